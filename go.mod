@@ -1,0 +1,3 @@
+module github.com/pairwise-canary/pairwise
+
+go 1.26
