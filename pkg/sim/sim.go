@@ -1,0 +1,514 @@
+// Package sim is the one definition of what the simulated baseline and canary
+// fleets do: their request rate (a smooth daily curve plus bursts), the canary's
+// share of the traffic, the per-request latency distribution, errors, and the
+// scenario effects (regression, gc-burst, cold-start, bad-pod, traffic-mix).
+//
+// It is pure and deterministic: the observations of a (fleet, pod, second) are
+// drawn from a random number generator seeded from a hash of (Seed, fleet, pod,
+// Unix second), so any interval always yields the same observations whatever
+// the order or the split of the calls. Both the TSDB generator
+// (tools/cmd/pairwise-gen) and a live simulator serving /metrics use it.
+//
+// Time model: time is cut into whole Unix seconds ("ticks"). Observe(from, to)
+// covers the ticks s with trunc(from) <= s < trunc(to), where trunc drops the
+// sub-second part, so consecutive calls [a,b), [b,c) partition the ticks.
+// Scenario minutes count from Config.Start (minute 0 is [Start, Start+60s)).
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Fleet names, as used in the track label.
+const (
+	FleetBaseline = "baseline"
+	FleetCanary   = "canary"
+)
+
+// Fleets lists the two fleets in a fixed order.
+var Fleets = []string{FleetBaseline, FleetCanary}
+
+// Scenario names.
+const (
+	ScenarioClean      = "clean"       // identical fleets
+	ScenarioRegression = "regression"  // canary latency x RegressionFactor from RegressionStartMinute on
+	ScenarioGCBurst    = "gc-burst"    // canary tail spikes while a traffic burst is under way
+	ScenarioColdStart  = "cold-start"  // canary slow for its first ColdStartMinutes, decaying linearly
+	ScenarioBadPod     = "bad-pod"     // canary pod BadPod is BadPodFactor x slower
+	ScenarioTrafficMix = "traffic-mix" // canary gets a cheaper request mix: a fake win
+)
+
+// Scenarios lists every scenario name.
+var Scenarios = []string{ScenarioClean, ScenarioRegression, ScenarioGCBurst, ScenarioColdStart, ScenarioBadPod, ScenarioTrafficMix}
+
+// Config describes a simulation. Start from DefaultConfig and change fields;
+// Validate reports invalid values. Zero values are not replaced by defaults.
+type Config struct {
+	Seed     int64
+	Scenario string
+	// Start is minute 0 of the run: scenario minutes count from it. Required.
+	Start time.Time
+
+	PodsPerFleet int
+	// TotalRPS is the mean request rate of both fleets together, before
+	// bursts (requests per second).
+	TotalRPS float64
+	// CanaryShare is the canary fleet's share of the traffic (0..1).
+	CanaryShare float64
+	// ErrorRatio is the probability that a request fails (code 500).
+	ErrorRatio float64
+
+	// Latency model: a request is "costly" with probability CostlyShare
+	// (latency x CostlyFactor); its latency is drawn from a mixture of a
+	// log-normal body (median MedianLatency, log-sd BodySigma) with probability
+	// 1-SlowShare and a slower log-normal component (median
+	// MedianLatency*SlowFactor, log-sd SlowSigma) with probability SlowShare.
+	MedianLatency float64 // seconds
+	BodySigma     float64
+	SlowShare     float64
+	SlowFactor    float64
+	SlowSigma     float64
+	CostlyShare   float64
+	CostlyFactor  float64
+
+	// Traffic shape. The rate follows 1 + DiurnalAmplitude*sin(...) over the
+	// UTC day (trough 06:00, peak 18:00). Time is cut into slots of
+	// BurstSlotMinutes aligned on the Unix epoch; a slot holds a burst with
+	// probability BurstProbability: a trapezoid (one-minute ramps) of 3 to 6
+	// minutes whose peak multiplies the rate by 2 to 3.
+	DiurnalAmplitude float64
+	BurstSlotMinutes int
+	BurstProbability float64
+
+	// regression
+	RegressionFactor      float64
+	RegressionStartMinute int
+	// gc-burst: during a burst the canary's slow share and slow latency are
+	// both multiplied by GCBurstFactor.
+	GCBurstFactor float64
+	// cold-start: at minute 0 the canary is ColdStartFactor x slower, decaying
+	// linearly to 1 at minute ColdStartMinutes.
+	ColdStartMinutes int
+	ColdStartFactor  float64
+	// bad-pod
+	BadPod       int
+	BadPodFactor float64
+	// traffic-mix: the canary's costly share is MixCostlyShare instead of
+	// CostlyShare, and it receives MixShareFactor x its nominal share of
+	// requests (extra cheap requests routed to it).
+	MixCostlyShare float64
+	MixShareFactor float64
+}
+
+// DefaultConfig returns the default simulation for a run starting at start.
+func DefaultConfig(start time.Time) Config {
+	return Config{
+		Seed:                  1,
+		Scenario:              ScenarioClean,
+		Start:                 start,
+		PodsPerFleet:          10,
+		TotalRPS:              500,
+		CanaryShare:           0.05,
+		ErrorRatio:            0.002,
+		MedianLatency:         0.012,
+		BodySigma:             0.30,
+		SlowShare:             0.02,
+		SlowFactor:            5,
+		SlowSigma:             0.50,
+		CostlyShare:           0.10,
+		CostlyFactor:          2.5,
+		DiurnalAmplitude:      0.30,
+		BurstSlotMinutes:      30,
+		BurstProbability:      0.5,
+		RegressionFactor:      1.20,
+		RegressionStartMinute: 30,
+		GCBurstFactor:         3,
+		ColdStartMinutes:      10,
+		ColdStartFactor:       3,
+		BadPod:                0,
+		BadPodFactor:          3,
+		MixCostlyShare:        0.02,
+		MixShareFactor:        1.2,
+	}
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	known := false
+	for _, s := range Scenarios {
+		if c.Scenario == s {
+			known = true
+		}
+	}
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(known, "unknown scenario %q (known: %v)", c.Scenario, Scenarios)
+	check(!c.Start.IsZero(), "start time must be set")
+	check(c.PodsPerFleet >= 1, "pods per fleet must be >= 1, got %d", c.PodsPerFleet)
+	check(c.TotalRPS > 0 && !math.IsInf(c.TotalRPS, 0), "total rps must be > 0, got %v", c.TotalRPS)
+	check(c.CanaryShare > 0 && c.CanaryShare < 1, "canary share must be in (0,1), got %v", c.CanaryShare)
+	check(c.ErrorRatio >= 0 && c.ErrorRatio <= 1, "error ratio must be in [0,1], got %v", c.ErrorRatio)
+	check(c.MedianLatency > 0, "median latency must be > 0, got %v", c.MedianLatency)
+	check(c.BodySigma >= 0 && c.SlowSigma >= 0, "sigmas must be >= 0")
+	check(c.SlowShare >= 0 && c.SlowShare <= 1, "slow share must be in [0,1], got %v", c.SlowShare)
+	check(c.SlowFactor > 0, "slow factor must be > 0, got %v", c.SlowFactor)
+	check(c.CostlyShare >= 0 && c.CostlyShare <= 1, "costly share must be in [0,1], got %v", c.CostlyShare)
+	check(c.CostlyFactor > 0, "costly factor must be > 0, got %v", c.CostlyFactor)
+	check(c.DiurnalAmplitude >= 0 && c.DiurnalAmplitude < 1, "diurnal amplitude must be in [0,1), got %v", c.DiurnalAmplitude)
+	check(c.BurstSlotMinutes >= 8, "burst slot must be >= 8 minutes, got %d", c.BurstSlotMinutes)
+	check(c.BurstProbability >= 0 && c.BurstProbability <= 1, "burst probability must be in [0,1], got %v", c.BurstProbability)
+	check(c.RegressionFactor > 0, "regression factor must be > 0, got %v", c.RegressionFactor)
+	check(c.RegressionStartMinute >= 0, "regression start minute must be >= 0, got %d", c.RegressionStartMinute)
+	check(c.GCBurstFactor > 0, "gc-burst factor must be > 0, got %v", c.GCBurstFactor)
+	check(c.ColdStartMinutes >= 0, "cold-start minutes must be >= 0, got %d", c.ColdStartMinutes)
+	check(c.ColdStartFactor > 0, "cold-start factor must be > 0, got %v", c.ColdStartFactor)
+	check(c.BadPod >= 0 && c.BadPod < c.PodsPerFleet, "bad pod must be in [0,%d), got %d", c.PodsPerFleet, c.BadPod)
+	check(c.BadPodFactor > 0, "bad-pod factor must be > 0, got %v", c.BadPodFactor)
+	check(c.MixCostlyShare >= 0 && c.MixCostlyShare <= 1, "mix costly share must be in [0,1], got %v", c.MixCostlyShare)
+	check(c.MixShareFactor > 0 && c.CanaryShare*c.MixShareFactor < 1, "mix share factor must be > 0 and keep the canary share below 1, got %v", c.MixShareFactor)
+	return errors.Join(errs...)
+}
+
+// Sim generates observations for a validated Config. It is immutable and safe
+// for concurrent use.
+type Sim struct {
+	c         Config
+	startUnix int64
+}
+
+// New validates c and returns a simulator.
+func New(c Config) (*Sim, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sim{c: c, startUnix: c.Start.Unix()}, nil
+}
+
+// Config returns the simulator's configuration.
+func (s *Sim) Config() Config { return s.c }
+
+// PodName returns the pod label value used for a fleet's i-th pod.
+func PodName(service, fleet string, i int) string {
+	return fmt.Sprintf("%s-%s-%d", service, fleet, i)
+}
+
+func fleetIndex(fleet string) uint64 {
+	switch fleet {
+	case FleetBaseline:
+		return 0
+	case FleetCanary:
+		return 1
+	}
+	panic(fmt.Sprintf("sim: unknown fleet %q", fleet))
+}
+
+// splitmix64 finaliser: a strong 64-bit mixer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+func (s *Sim) hash(parts ...uint64) uint64 {
+	h := mix64(uint64(s.c.Seed) ^ 0x9e3779b97f4a7c15)
+	for _, p := range parts {
+		h = mix64(h ^ (p + 0x9e3779b97f4a7c15))
+	}
+	return h
+}
+
+func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
+
+// Burst is one traffic burst: the rate ramps up linearly over the first
+// minute, holds Peak x, and ramps down over the last minute.
+type Burst struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	Peak  float64   `json:"peak"`
+}
+
+const hashBurst = 0x62757273 // "burs"
+
+// burstInSlot returns the burst of a slot (start/end in Unix seconds), if any.
+func (s *Sim) burstInSlot(slot int64) (start, end int64, peak float64, ok bool) {
+	h := s.hash(hashBurst, uint64(slot))
+	if unit(h) >= s.c.BurstProbability {
+		return 0, 0, 0, false
+	}
+	h2 := mix64(h ^ 1)
+	dur := int64(180 + h2%181) // 3..6 minutes
+	slotLen := int64(s.c.BurstSlotMinutes) * 60
+	h3 := mix64(h ^ 2)
+	off := int64(h3 % uint64(slotLen-dur))
+	peak = 2 + unit(mix64(h^3))
+	start = slot*slotLen + off
+	return start, start + dur, peak, true
+}
+
+// burstMultiplier is the traffic multiplier at Unix time t (seconds, float).
+func (s *Sim) burstMultiplier(t float64) float64 {
+	slotLen := float64(s.c.BurstSlotMinutes * 60)
+	slot := int64(math.Floor(t / slotLen))
+	start, end, peak, ok := s.burstInSlot(slot)
+	if !ok || t < float64(start) || t >= float64(end) {
+		return 1
+	}
+	ramp := 60.0
+	shape := 1.0
+	if d := t - float64(start); d < ramp {
+		shape = d / ramp
+	}
+	if d := float64(end) - t; d < ramp {
+		shape = math.Min(shape, d/ramp)
+	}
+	return 1 + (peak-1)*shape
+}
+
+// Bursts lists the bursts overlapping [from, to).
+func (s *Sim) Bursts(from, to time.Time) []Burst {
+	slotLen := int64(s.c.BurstSlotMinutes * 60)
+	var out []Burst
+	for slot := floorDiv(from.Unix(), slotLen); slot*slotLen < to.Unix(); slot++ {
+		start, end, peak, ok := s.burstInSlot(slot)
+		if !ok || end <= from.Unix() || start >= to.Unix() {
+			continue
+		}
+		out = append(out, Burst{Start: time.Unix(start, 0).UTC(), End: time.Unix(end, 0).UTC(), Peak: peak})
+	}
+	return out
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// totalRate is the request rate of both fleets together at Unix time t.
+func (s *Sim) totalRate(t float64) float64 {
+	day := math.Mod(t, 86400) / 86400
+	diurnal := 1 + s.c.DiurnalAmplitude*math.Sin(2*math.Pi*day-math.Pi)
+	return s.c.TotalRPS * diurnal * s.burstMultiplier(t)
+}
+
+func (s *Sim) fleetShare(fi uint64) float64 {
+	if fi == 0 {
+		return 1 - s.c.CanaryShare
+	}
+	if s.c.Scenario == ScenarioTrafficMix {
+		return s.c.CanaryShare * s.c.MixShareFactor
+	}
+	return s.c.CanaryShare
+}
+
+// Rate is a fleet's request rate (requests per second, all pods) at t.
+func (s *Sim) Rate(fleet string, t time.Time) float64 {
+	return s.totalRate(float64(t.UnixNano())/1e9) * s.fleetShare(fleetIndex(fleet))
+}
+
+// tickParams are the latency parameters of one (fleet, pod, second).
+type tickParams struct {
+	rate       float64 // expected requests in the tick
+	costly     float64 // probability of the costly class
+	factor     float64 // latency multiplier for every request
+	slowShare  float64
+	slowFactor float64 // slow component median multiplier (relative to body median)
+}
+
+func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
+	c := &s.c
+	mid := float64(sec) + 0.5
+	p := tickParams{
+		rate:       s.totalRate(mid) * s.fleetShare(fi) / float64(c.PodsPerFleet),
+		costly:     c.CostlyShare,
+		factor:     1,
+		slowShare:  c.SlowShare,
+		slowFactor: c.SlowFactor,
+	}
+	if fi == 0 {
+		return p
+	}
+	elapsed := sec - s.startUnix // seconds since minute 0
+	minute := floorDiv(elapsed, 60)
+	switch c.Scenario {
+	case ScenarioRegression:
+		if minute >= int64(c.RegressionStartMinute) {
+			p.factor = c.RegressionFactor
+		}
+	case ScenarioGCBurst:
+		if s.burstMultiplier(mid) > 1 {
+			p.slowShare = math.Min(0.5, c.SlowShare*c.GCBurstFactor)
+			p.slowFactor = c.SlowFactor * c.GCBurstFactor
+		}
+	case ScenarioColdStart:
+		k := float64(c.ColdStartMinutes * 60)
+		if e := float64(elapsed) + 0.5; e >= 0 && e < k {
+			p.factor = 1 + (c.ColdStartFactor-1)*(1-e/k)
+		}
+	case ScenarioBadPod:
+		if pod == c.BadPod {
+			p.factor = c.BadPodFactor
+		}
+	case ScenarioTrafficMix:
+		p.costly = c.MixCostlyShare
+	}
+	return p
+}
+
+// Observe calls fn for every request that the fleet's pod completes in the
+// ticks [trunc(from), trunc(to)), in a deterministic order. The same interval
+// always yields the same observations.
+func (s *Sim) Observe(fleet string, pod int, from, to time.Time, fn func(latencySeconds float64, isError bool)) {
+	fi := fleetIndex(fleet)
+	var src rand.PCG
+	r := rand.New(&src)
+	for sec := from.Unix(); sec < to.Unix(); sec++ {
+		s.observeTick(r, &src, fi, pod, sec, fn)
+	}
+}
+
+// ObserveSecond is Observe for the single tick [sec, sec+1) (Unix seconds).
+func (s *Sim) ObserveSecond(fleet string, pod int, sec int64, fn func(latencySeconds float64, isError bool)) {
+	var src rand.PCG
+	s.observeTick(rand.New(&src), &src, fleetIndex(fleet), pod, sec, fn)
+}
+
+func (s *Sim) observeTick(r *rand.Rand, src *rand.PCG, fi uint64, pod int, sec int64, fn func(float64, bool)) {
+	h := s.hash(fi, uint64(pod), uint64(sec))
+	src.Seed(h, mix64(h^0x5851f42d4c957f2d))
+	p := s.params(fi, pod, sec)
+	n := poisson(r, p.rate)
+	c := &s.c
+	logBody := math.Log(c.MedianLatency * p.factor)
+	logSlow := math.Log(p.slowFactor)
+	logCostly := math.Log(c.CostlyFactor)
+	for i := 0; i < n; i++ {
+		l := logBody
+		if r.Float64() < p.costly {
+			l += logCostly
+		}
+		if r.Float64() < p.slowShare {
+			l += logSlow + c.SlowSigma*r.NormFloat64()
+		} else {
+			l += c.BodySigma * r.NormFloat64()
+		}
+		isErr := r.Float64() < c.ErrorRatio
+		fn(math.Exp(l), isErr)
+	}
+}
+
+// poisson draws from Poisson(lambda): multiplication for small lambda, the
+// PTRS transformed rejection of Hörmann (1993) for large lambda.
+func poisson(r *rand.Rand, lambda float64) int {
+	if lambda <= 0 {
+		return 0
+	}
+	if lambda < 30 {
+		l := math.Exp(-lambda)
+		k := 0
+		p := r.Float64()
+		for p > l {
+			k++
+			p *= r.Float64()
+		}
+		return k
+	}
+	slam := math.Sqrt(lambda)
+	loglam := math.Log(lambda)
+	b := 0.931 + 2.53*slam
+	a := -0.059 + 0.02483*b
+	invalpha := 1.1239 + 1.1328/(b-3.4)
+	vr := 0.9277 - 3.6224/(b-2)
+	for {
+		u := r.Float64() - 0.5
+		v := r.Float64()
+		us := 0.5 - math.Abs(u)
+		k := math.Floor((2*a/us+b)*u + lambda + 0.43)
+		if us >= 0.07 && v <= vr {
+			return int(k)
+		}
+		if k < 0 || (us < 0.013 && v > us) {
+			continue
+		}
+		lg, _ := math.Lgamma(k + 1)
+		if math.Log(v)+math.Log(invalpha)-math.Log(a/(us*us)+b) <= -lambda+k*loglam-lg {
+			return int(k)
+		}
+	}
+}
+
+// Facts are the scenario's injected facts, for ground truth files.
+type Facts struct {
+	Scenario              string  `json:"scenario"`
+	Seed                  int64   `json:"seed"`
+	PodsPerFleet          int     `json:"pods_per_fleet"`
+	TotalRPS              float64 `json:"total_rps"`
+	CanaryShare           float64 `json:"canary_share"`
+	EffectiveCanaryShare  float64 `json:"effective_canary_share"`
+	ErrorRatio            float64 `json:"error_ratio"`
+	RegressionFactor      float64 `json:"regression_factor,omitempty"`
+	RegressionStartMinute *int    `json:"regression_start_minute,omitempty"`
+	RegressionStart       string  `json:"regression_start,omitempty"`
+	GCBurstFactor         float64 `json:"gc_burst_factor,omitempty"`
+	ColdStartMinutes      int     `json:"cold_start_minutes,omitempty"`
+	ColdStartFactor       float64 `json:"cold_start_factor,omitempty"`
+	BadPod                *int    `json:"bad_pod,omitempty"`
+	BadPodFactor          float64 `json:"bad_pod_factor,omitempty"`
+	BaselineCostlyShare   float64 `json:"baseline_costly_share"`
+	CanaryCostlyShare     float64 `json:"canary_costly_share"`
+	CostlyFactor          float64 `json:"costly_factor"`
+	Bursts                []Burst `json:"bursts"`
+}
+
+// Facts returns what the scenario injects, with the bursts in [from, to).
+func (s *Sim) Facts(from, to time.Time) Facts {
+	c := s.c
+	f := Facts{
+		Scenario:             c.Scenario,
+		Seed:                 c.Seed,
+		PodsPerFleet:         c.PodsPerFleet,
+		TotalRPS:             c.TotalRPS,
+		CanaryShare:          c.CanaryShare,
+		EffectiveCanaryShare: s.fleetShare(1) / (s.fleetShare(0) + s.fleetShare(1)),
+		ErrorRatio:           c.ErrorRatio,
+		BaselineCostlyShare:  c.CostlyShare,
+		CanaryCostlyShare:    c.CostlyShare,
+		CostlyFactor:         c.CostlyFactor,
+		Bursts:               s.Bursts(from, to),
+	}
+	if f.Bursts == nil {
+		f.Bursts = []Burst{}
+	}
+	switch c.Scenario {
+	case ScenarioRegression:
+		m := c.RegressionStartMinute
+		f.RegressionFactor = c.RegressionFactor
+		f.RegressionStartMinute = &m
+		f.RegressionStart = c.Start.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339)
+	case ScenarioGCBurst:
+		f.GCBurstFactor = c.GCBurstFactor
+	case ScenarioColdStart:
+		f.ColdStartMinutes = c.ColdStartMinutes
+		f.ColdStartFactor = c.ColdStartFactor
+	case ScenarioBadPod:
+		p := c.BadPod
+		f.BadPod = &p
+		f.BadPodFactor = c.BadPodFactor
+	case ScenarioTrafficMix:
+		f.CanaryCostlyShare = c.MixCostlyShare
+	}
+	return f
+}
