@@ -1,0 +1,51 @@
+// Command pairwise is Pairwise's command line: judge a canary window against
+// Prometheus (exit 0 promote, 1 hold, 2 rollback, 3 error), render the rule
+// pack, and simulate fleets.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `pairwise: paired-fleet canary analysis on Prometheus histograms
+
+Usage:
+  pairwise judge    --prometheus URL --metric NAME --baseline SELECTOR --canary SELECTOR [flags]
+  pairwise rules    --config rules/pairwise.yaml [--out FILE]
+  pairwise simulate [flags]
+
+Run "pairwise COMMAND -h" for the flags of a command.
+Exit status of judge: 0 promote, 1 hold, 2 rollback, 3 error.
+`
+
+// exitError is the status for anything that is not a decision.
+const exitError = 3
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitError
+	}
+	switch args[0] {
+	case "judge":
+		return judge(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		if cmd, ok := extraCommands[args[0]]; ok {
+			return cmd(args[1:], stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "pairwise: unknown command %q\n\n%s", args[0], usage)
+		return exitError
+	}
+}
+
+// extraCommands holds the commands defined in their own files.
+var extraCommands = map[string]func(args []string, stdout, stderr io.Writer) int{}

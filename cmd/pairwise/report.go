@@ -1,0 +1,114 @@
+package main
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// number marshals NaN and ±Inf as JSON null: JSON has no non-finite numbers.
+type number float64
+
+func (n number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return []byte(formatJSONFloat(f)), nil
+}
+
+// jsonReport is the judge's --output json document.
+type jsonReport struct {
+	Decision     string         `json:"decision"`
+	DecisionCode int            `json:"decision_code"`
+	Reason       string         `json:"reason"`
+	Good         int            `json:"good"`
+	Neutral      int            `json:"neutral"`
+	Bad          int            `json:"bad"`
+	Insufficient int            `json:"insufficient"`
+	NoData       int            `json:"no_data"`
+	Warmup       int            `json:"warmup"`
+	WorstMinute  *jsonWorst     `json:"worst_minute"`
+	Flags        []string       `json:"flags"`
+	Notes        []string       `json:"notes"`
+	Warnings     []string       `json:"warnings"`
+	Metric       string         `json:"metric"`
+	Baseline     string         `json:"baseline_selector"`
+	Canary       string         `json:"canary_selector"`
+	Histogram    string         `json:"histogram"`
+	Start        string         `json:"start"`
+	End          string         `json:"end"`
+	Config       verdict.Config `json:"config"`
+	Minutes      []jsonMinute   `json:"minutes"`
+}
+
+type jsonWorst struct {
+	Time  string `json:"time"`
+	Ratio number `json:"ratio"`
+}
+
+type jsonMinute struct {
+	Time     string    `json:"time"`
+	Verdict  string    `json:"verdict"`
+	Ratio    number    `json:"ratio"`
+	Warmup   bool      `json:"warmup"`
+	Reason   string    `json:"reason"`
+	Baseline jsonFleet `json:"baseline"`
+	Canary   jsonFleet `json:"canary"`
+}
+
+type jsonFleet struct {
+	Count     number            `json:"count"`
+	RPS       number            `json:"rps"`
+	Quantiles map[string]number `json:"quantiles"`
+	Tail      number            `json:"tail"`
+	Lower     number            `json:"lower"`
+	Upper     number            `json:"upper"`
+}
+
+func report(res *engine.Result) jsonReport {
+	r := jsonReport{
+		Decision: string(res.Decision), DecisionCode: res.Decision.Code(), Reason: res.Reason,
+		Good: res.Counts.Good, Neutral: res.Counts.Neutral, Bad: res.Counts.Bad,
+		Insufficient: res.Counts.Insufficient, NoData: res.Counts.NoData, Warmup: res.Counts.Warmup,
+		Flags: nonNil(res.Flags), Notes: nonNil(res.Notes), Warnings: nonNil(res.Warnings),
+		Metric: res.Request.Metric, Baseline: res.Request.Baseline.String(), Canary: res.Request.Canary.String(),
+		Histogram: string(res.BaselineKind), Config: res.Config,
+		Start: res.Request.Window.First.Add(-time.Minute).Format(time.RFC3339), End: res.Request.Window.Last.Format(time.RFC3339),
+	}
+	if res.Worst >= 0 {
+		m := res.Minutes[res.Worst]
+		r.WorstMinute = &jsonWorst{Time: m.Time.Format(time.RFC3339), Ratio: number(m.Ratio)}
+	}
+	for _, m := range res.Minutes {
+		r.Minutes = append(r.Minutes, jsonMinute{
+			Time: m.Time.Format(time.RFC3339), Verdict: string(m.Verdict), Ratio: number(m.Ratio), Warmup: m.Warmup, Reason: m.Reason,
+			Baseline: fleetJSON(res.Config, m.Baseline), Canary: fleetJSON(res.Config, m.Canary),
+		})
+	}
+	return r
+}
+
+func fleetJSON(c verdict.Config, s verdict.FleetStats) jsonFleet {
+	f := jsonFleet{Count: number(s.Count), RPS: number(s.RPS), Tail: number(s.Tail), Lower: number(s.Lower), Upper: number(s.Upper), Quantiles: map[string]number{}}
+	for i, q := range c.Quantiles {
+		v := math.NaN()
+		if i < len(s.Quantiles) {
+			v = s.Quantiles[i]
+		}
+		f.Quantiles[verdict.QuantileKey(q)] = number(v)
+	}
+	return f
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+func formatJSONFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

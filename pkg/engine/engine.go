@@ -1,0 +1,171 @@
+// Package engine runs one analysis: it fetches each fleet's merged histogram
+// per minute (one query per fleet), pairs the minutes and judges the window.
+// The command-line judge and the Grafana data source both call Analyze, so
+// they cannot disagree.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// Request is one analysis: a metric, the two fleets and the window.
+type Request struct {
+	Metric   string
+	Baseline selector.Selector
+	Canary   selector.Selector
+	Kind     prom.Kind
+	Config   verdict.Config
+	Window   pairing.Window
+}
+
+// Result is the judged window and what was queried.
+type Result struct {
+	verdict.Window
+	Request Request
+	// Kind is the histogram kind actually used for each fleet.
+	BaselineKind, CanaryKind prom.Kind
+	// Warnings are facts a user should see beside the result.
+	Warnings []string
+}
+
+// ErrNoData means neither fleet has a single observation in the window.
+var ErrNoData = errors.New("no data in the window")
+
+// Source is what Analyze needs from Prometheus; *prom.Client implements it.
+type Source interface {
+	FleetHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error)
+}
+
+// Analyze fetches both fleets concurrently and judges the window.
+func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
+	if err := req.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if err := selector.ValidMetricName(req.Metric); err != nil {
+		return nil, err
+	}
+	// Warm-up looks back WarmupMinutes before the window's first minute.
+	fetch := prom.Range{Start: req.Window.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: req.Window.Last}
+
+	type fetched struct {
+		series prom.Series
+		kind   prom.Kind
+		err    error
+	}
+	var base, canary fetched
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := func(into *fetched, sel selector.Selector, fleet string) {
+		defer wg.Done()
+		into.series, into.kind, into.err = src.FleetHistograms(ctx, req.Metric, sel, req.Kind, fetch)
+		if into.err != nil {
+			into.err = fmt.Errorf("query %s histogram: %w", fleet, into.err)
+			cancel() // the other fleet's query is of no use now
+		}
+	}
+	wg.Add(2)
+	go run(&base, req.Baseline, "baseline")
+	go run(&canary, req.Canary, "canary")
+	wg.Wait()
+	if err := errors.Join(base.err, canary.err); err != nil {
+		if base.err != nil && canary.err != nil && errors.Is(canary.err, context.Canceled) {
+			return nil, base.err
+		}
+		if base.err != nil && canary.err != nil && errors.Is(base.err, context.Canceled) {
+			return nil, canary.err
+		}
+		return nil, err
+	}
+	if len(base.series) == 0 && len(canary.series) == 0 {
+		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
+			ErrNoData, req.Metric, req.Baseline, req.Canary, req.Window.First.Format(time.RFC3339), req.Window.Last.Format(time.RFC3339))
+	}
+
+	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind}
+	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
+	}
+	pairs := pairing.Pairs(req.Window, base.series, canary.series)
+	minutes := make([]verdict.Minute, len(pairs))
+	for i, p := range pairs {
+		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary)}
+	}
+	canaryHadTraffic := func(t time.Time) bool {
+		h := canary.series[t.Unix()]
+		return h != nil && h.Count > 0
+	}
+	res.Window = verdict.Decide(req.Config, minutes, canaryHadTraffic)
+	return res, nil
+}
+
+// PodSource is what PodSpread needs; *prom.Client implements it.
+type PodSource interface {
+	PodHistograms(ctx context.Context, metric, podLabel string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[string]prom.Series, error)
+}
+
+// Spread is the verdict quantile of single pods in one fleet-minute: the
+// spread a fleet-merged quantile hides, with the worst pod named.
+type Spread struct {
+	Time             time.Time
+	Fleet            string
+	Min, Median, Max float64
+	WorstPod         string
+	Pods             int
+}
+
+// PodSpread fetches per-pod histograms (one query per fleet) and summarises
+// each minute's per-pod verdict quantiles. kind must be native or classic.
+func PodSpread(ctx context.Context, src PodSource, req Request, podLabel string, kind prom.Kind) ([]Spread, error) {
+	fetch := prom.Range{Start: req.Window.First, End: req.Window.Last}
+	var out []Spread
+	for _, fleet := range []struct {
+		name string
+		sel  selector.Selector
+	}{{"baseline", req.Baseline}, {"canary", req.Canary}} {
+		pods, err := src.PodHistograms(ctx, req.Metric, podLabel, fleet.sel, kind, fetch)
+		if err != nil {
+			return nil, fmt.Errorf("query %s pods: %w", fleet.name, err)
+		}
+		for _, t := range req.Window.Times() {
+			s := Spread{Time: t, Fleet: fleet.name, Min: math.NaN(), Median: math.NaN(), Max: math.NaN()}
+			var values []float64
+			for pod, series := range pods {
+				h := series[t.Unix()]
+				if h == nil || !(h.Count > 0) {
+					continue
+				}
+				v := h.Quantile(req.Config.VerdictQuantile)
+				if math.IsNaN(v) {
+					continue
+				}
+				values = append(values, v)
+				if len(values) == 1 || v > s.Max || v == s.Max && pod < s.WorstPod {
+					s.Max, s.WorstPod = v, pod
+				}
+			}
+			if len(values) > 0 {
+				slices.Sort(values)
+				s.Min = values[0]
+				s.Median = values[len(values)/2]
+				if len(values)%2 == 0 {
+					s.Median = (values[len(values)/2-1] + values[len(values)/2]) / 2
+				}
+				s.Pods = len(values)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,246 @@
+// Package selector parses the label-matcher selectors users give for a fleet
+// ({service="checkout",track="canary"}) and renders them back in canonical form.
+//
+// User text never reaches PromQL as typed: a selector is parsed into matchers,
+// anything that is not a pure list of label matchers is rejected, and the
+// PromQL that Pairwise sends is rendered from the parsed matchers.
+package selector
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Op is a label-matching operator.
+type Op string
+
+// The four operators Prometheus selectors allow.
+const (
+	Equal     Op = "="
+	NotEqual  Op = "!="
+	Regex     Op = "=~"
+	NotRegexp Op = "!~"
+)
+
+// Matcher is one label matcher.
+type Matcher struct {
+	Name  string
+	Op    Op
+	Value string
+}
+
+// Selector is a parsed list of label matchers.
+type Selector []Matcher
+
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// Parse accepts `{name op "value", ...}` and nothing else. A metric name in
+// front of the braces, a __name__ matcher, functions, operators, ranges and
+// trailing text are rejected, as is a selector that matches nothing specific
+// (every matcher matching the empty string), which Prometheus also rejects.
+func Parse(text string) (Selector, error) {
+	p := &parser{in: strings.TrimSpace(text)}
+	sel, err := p.parse()
+	if err != nil {
+		return nil, fmt.Errorf("invalid selector %q: %w", text, err)
+	}
+	return sel, nil
+}
+
+type parser struct {
+	in  string
+	pos int
+}
+
+func (p *parser) parse() (Selector, error) {
+	if p.in == "" {
+		return nil, fmt.Errorf("it is empty; write label matchers such as {service=\"checkout\",track=\"canary\"}")
+	}
+	if p.in[0] != '{' {
+		return nil, fmt.Errorf("it must start with '{' and hold only label matchers, such as {track=\"canary\"}")
+	}
+	p.pos = 1
+	var sel Selector
+	for {
+		p.skipSpace()
+		if p.peek() == '}' {
+			p.pos++
+			break
+		}
+		if len(sel) > 0 {
+			if p.peek() != ',' {
+				return nil, fmt.Errorf("expected ',' or '}' at offset %d", p.pos)
+			}
+			p.pos++
+			p.skipSpace()
+			if p.peek() == '}' { // trailing comma, as Prometheus allows
+				p.pos++
+				break
+			}
+		}
+		m, err := p.matcher()
+		if err != nil {
+			return nil, err
+		}
+		sel = append(sel, m)
+	}
+	p.skipSpace()
+	if p.pos != len(p.in) {
+		return nil, fmt.Errorf("unexpected text %q after the closing '}'", p.in[p.pos:])
+	}
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("it has no label matchers; a fleet needs at least one, such as {track=\"canary\"}")
+	}
+	if err := sel.validate(); err != nil {
+		return nil, err
+	}
+	return sel, nil
+}
+
+func (p *parser) matcher() (Matcher, error) {
+	start := p.pos
+	for p.pos < len(p.in) && isNameByte(p.in[p.pos]) {
+		p.pos++
+	}
+	name := p.in[start:p.pos]
+	if !labelName.MatchString(name) {
+		return Matcher{}, fmt.Errorf("expected a label name at offset %d", start)
+	}
+	p.skipSpace()
+	var op Op
+	switch {
+	case strings.HasPrefix(p.in[p.pos:], "=~"):
+		op = Regex
+	case strings.HasPrefix(p.in[p.pos:], "!~"):
+		op = NotRegexp
+	case strings.HasPrefix(p.in[p.pos:], "!="):
+		op = NotEqual
+	case strings.HasPrefix(p.in[p.pos:], "="):
+		op = Equal
+	default:
+		return Matcher{}, fmt.Errorf("expected one of = != =~ !~ after label %q", name)
+	}
+	p.pos += len(op)
+	p.skipSpace()
+	value, err := p.quoted()
+	if err != nil {
+		return Matcher{}, fmt.Errorf("value of label %q: %w", name, err)
+	}
+	return Matcher{Name: name, Op: op, Value: value}, nil
+}
+
+// quoted reads a double-, single- or back-quoted string as PromQL does.
+func (p *parser) quoted() (string, error) {
+	if p.pos >= len(p.in) {
+		return "", fmt.Errorf("missing quoted value")
+	}
+	q := p.in[p.pos]
+	if q != '"' && q != '\'' && q != '`' {
+		return "", fmt.Errorf("expected a quoted string at offset %d", p.pos)
+	}
+	end := p.pos + 1
+	for end < len(p.in) && p.in[end] != q {
+		if p.in[end] == '\\' && q != '`' {
+			end++
+		}
+		end++
+	}
+	if end >= len(p.in) {
+		return "", fmt.Errorf("unterminated string starting at offset %d", p.pos)
+	}
+	raw := p.in[p.pos : end+1]
+	p.pos = end + 1
+	if q == '`' {
+		return raw[1 : len(raw)-1], nil
+	}
+	if q == '\'' { // strconv only unquotes single characters in single quotes
+		raw = `"` + strings.ReplaceAll(strings.ReplaceAll(raw[1:len(raw)-1], `\'`, `'`), `"`, `\"`) + `"`
+	}
+	s, err := strconv.Unquote(raw)
+	if err != nil {
+		return "", fmt.Errorf("bad escape in %s", raw)
+	}
+	return s, nil
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.in) && strings.ContainsRune(" \t\r\n", rune(p.in[p.pos])) {
+		p.pos++
+	}
+}
+
+func (p *parser) peek() byte {
+	if p.pos >= len(p.in) {
+		return 0
+	}
+	return p.in[p.pos]
+}
+
+func isNameByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+func (s Selector) validate() error {
+	allMatchEmpty := true
+	for _, m := range s {
+		if m.Name == "__name__" {
+			return fmt.Errorf("__name__ is set by the metric, not by a fleet selector")
+		}
+		matchesEmpty := false
+		switch m.Op {
+		case Regex, NotRegexp:
+			re, err := regexp.Compile("^(?:" + m.Value + ")$")
+			if err != nil {
+				return fmt.Errorf("regular expression for label %q does not compile: %w", m.Name, err)
+			}
+			matchesEmpty = re.MatchString("") == (m.Op == Regex)
+		case Equal:
+			matchesEmpty = m.Value == ""
+		case NotEqual:
+			matchesEmpty = m.Value != ""
+		}
+		if !matchesEmpty {
+			allMatchEmpty = false
+		}
+	}
+	if allMatchEmpty {
+		return fmt.Errorf("every matcher also matches series without the label; add one that must match, such as track=\"canary\"")
+	}
+	return nil
+}
+
+// String renders the selector canonically: `{a="x",b=~"y"}` with values
+// escaped by strconv.Quote, so the output is always valid PromQL.
+func (s Selector) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, m := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(m.Name)
+		b.WriteString(string(m.Op))
+		b.WriteString(strconv.Quote(m.Value))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// With returns the selector's matchers inside a series selector for metric,
+// for example http_request_duration_seconds_bucket{service="checkout"}.
+// The metric name must already be validated with ValidMetricName.
+func (s Selector) With(metric string) string {
+	return metric + s.String()
+}
+
+var metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+
+// ValidMetricName checks a metric name as Prometheus's classic syntax allows it.
+func ValidMetricName(name string) error {
+	if !metricName.MatchString(name) {
+		return fmt.Errorf("invalid metric name %q: use letters, digits, '_' and ':', not starting with a digit", name)
+	}
+	return nil
+}

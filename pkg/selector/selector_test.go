@@ -1,0 +1,97 @@
+package selector
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    string // canonical form; empty when an error is expected
+		wantErr string
+	}{
+		{name: "two matchers", in: `{service="checkout",track="canary"}`, want: `{service="checkout",track="canary"}`},
+		{name: "spaces and trailing comma", in: ` { service = "checkout" , track!="canary", } `, want: `{service="checkout",track!="canary"}`},
+		{name: "regex", in: `{pod=~"checkout-[a-f0-9]+-.*"}`, want: `{pod=~"checkout-[a-f0-9]+-.*"}`},
+		{name: "not regex with required label", in: `{app="x",pod!~"primary.*"}`, want: `{app="x",pod!~"primary.*"}`},
+		{name: "single quotes", in: `{track='canary'}`, want: `{track="canary"}`},
+		{name: "backquotes keep backslashes", in: "{pod=~`a\\d+`}", want: `{pod=~"a\\d+"}`},
+		{name: "escaped quote stays inside the value", in: `{a="x\"} or vector(1) #"}`, want: `{a="x\"} or vector(1) #"}`},
+		{name: "empty", in: ``, wantErr: "empty"},
+		{name: "metric name in front", in: `up{job="x"}`, wantErr: "must start with '{'"},
+		{name: "function", in: `rate({job="x"}[5m])`, wantErr: "must start with '{'"},
+		{name: "trailing expression", in: `{job="x"} or vector(1)`, wantErr: "unexpected text"},
+		{name: "range", in: `{job="x"}[5m]`, wantErr: "unexpected text"},
+		{name: "no matchers", in: `{}`, wantErr: "no label matchers"},
+		{name: "unquoted value", in: `{job=x}`, wantErr: "quoted string"},
+		{name: "unterminated", in: `{job="x}`, wantErr: "unterminated"},
+		{name: "bad operator", in: `{job=="x"}`, wantErr: "quoted string"},
+		{name: "missing comma", in: `{a="x" b="y"}`, wantErr: "expected ','"},
+		{name: "bad label name", in: `{1a="x"}`, wantErr: "label name"},
+		{name: "name label", in: `{__name__="up"}`, wantErr: "__name__"},
+		{name: "regex does not compile", in: `{a=~"("}`, wantErr: "does not compile"},
+		{name: "all matchers match empty", in: `{a=~".*"}`, wantErr: "every matcher"},
+		{name: "not-equal alone matches empty", in: `{a!="x"}`, wantErr: "every matcher"},
+		{name: "bad escape", in: `{a="\q"}`, wantErr: "bad escape"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse(%q) error = %v, want one containing %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tt.in, err)
+			}
+			if got.String() != tt.want {
+				t.Fatalf("Parse(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+			again, err := Parse(got.String())
+			if err != nil || again.String() != got.String() {
+				t.Fatalf("canonical form does not round-trip: %s -> %v, %v", got, again, err)
+			}
+		})
+	}
+}
+
+func TestValidMetricName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"http_request_duration_seconds", true},
+		{"job:latency:rate1m", true},
+		{"", false},
+		{"9lives", false},
+		{"up or vector(1)", false},
+		{"a{b=\"c\"}", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := ValidMetricName(tt.name); (err == nil) != tt.ok {
+				t.Fatalf("ValidMetricName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{a="b"}`, `{a=~"x|y",b!="z",}`, `{a="\"}"}`, "{a=`x`}", `up{a="b"}`, `{`, `{a='b'}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		sel, err := Parse(in)
+		if err != nil {
+			return
+		}
+		// Whatever parses renders to a canonical form that parses to itself.
+		again, err := Parse(sel.String())
+		if err != nil || again.String() != sel.String() {
+			t.Fatalf("%q -> %s does not round-trip: %v", in, sel, err)
+		}
+	})
+}

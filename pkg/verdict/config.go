@@ -1,0 +1,105 @@
+// Package verdict holds Pairwise's one definition of a good, bad, neutral,
+// insufficient and no-data minute, and of the window decision. The panel, the
+// command-line judge, Grafana alerting and the generated Prometheus rule pack
+// all take their thresholds from Config.
+package verdict
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Config is every number that decides a verdict. Default gives the values of
+// the paired-fleet canary reference; every field can be overridden.
+type Config struct {
+	// Quantiles shown for both fleets every minute.
+	Quantiles []float64 `json:"quantiles" yaml:"quantiles"`
+	// VerdictQuantile is the quantile whose canary/baseline ratio judges a minute.
+	VerdictQuantile float64 `json:"verdictQuantile" yaml:"verdictQuantile"`
+	// A minute is good when ratio <= PromoteThreshold, bad when ratio >= RollbackThreshold.
+	PromoteThreshold  float64 `json:"promoteThreshold" yaml:"promoteThreshold"`
+	RollbackThreshold float64 `json:"rollbackThreshold" yaml:"rollbackThreshold"`
+	// WindowMinutes is the number of wall-clock minutes judged together.
+	WindowMinutes int `json:"windowMinutes" yaml:"windowMinutes"`
+	// The window rolls back when bad >= BadLimit, else promotes when good >= GoodNeeded.
+	GoodNeeded int `json:"goodNeeded" yaml:"goodNeeded"`
+	BadLimit   int `json:"badLimit" yaml:"badLimit"`
+	// WarmupMinutes: a minute is warm-up, shown but not counted, when the
+	// canary had no traffic WarmupMinutes minutes earlier.
+	WarmupMinutes int `json:"warmupMinutes" yaml:"warmupMinutes"`
+	// MinTailObservations is how many observations each fleet needs beyond
+	// the verdict quantile for the minute to be judged at all.
+	MinTailObservations float64 `json:"minTailObservations" yaml:"minTailObservations"`
+	// Confidence of the per-minute quantile bounds (0.95 gives 95% bounds).
+	Confidence float64 `json:"confidence" yaml:"confidence"`
+	// SuspiciousWin: a window whose median ratio is at or below this is
+	// flagged for a traffic-mix check instead of being celebrated.
+	SuspiciousWin float64 `json:"suspiciousWin" yaml:"suspiciousWin"`
+	// MaxShareDrift: the canary's share of requests in a minute may move this
+	// far (relative) from its window median before traffic parity is flagged.
+	MaxShareDrift float64 `json:"maxShareDrift" yaml:"maxShareDrift"`
+}
+
+// Default returns the reference configuration.
+func Default() Config {
+	return Config{
+		Quantiles:           []float64{0.5, 0.99, 0.999, 0.9999},
+		VerdictQuantile:     0.99,
+		PromoteThreshold:    0.95,
+		RollbackThreshold:   1.10,
+		WindowMinutes:       60,
+		GoodNeeded:          45,
+		BadLimit:            5,
+		WarmupMinutes:       0,
+		MinTailObservations: 10,
+		Confidence:          0.95,
+		SuspiciousWin:       0.70,
+		MaxShareDrift:       0.50,
+	}
+}
+
+// Validate reports the first field that makes no sense, by its name.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(len(c.Quantiles) > 0, "quantiles: at least one quantile is needed")
+	for _, q := range c.Quantiles {
+		check(q > 0 && q < 1, "quantiles: %v is not between 0 and 1", q)
+	}
+	check(c.VerdictQuantile > 0 && c.VerdictQuantile < 1, "verdictQuantile: %v is not between 0 and 1", c.VerdictQuantile)
+	check(c.PromoteThreshold > 0, "promoteThreshold: %v must be positive", c.PromoteThreshold)
+	check(c.RollbackThreshold > c.PromoteThreshold, "rollbackThreshold: %v must be above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
+	check(c.WindowMinutes >= 1 && c.WindowMinutes <= 7*24*60, "windowMinutes: %d is not between 1 and 10080", c.WindowMinutes)
+	check(c.GoodNeeded >= 1 && c.GoodNeeded <= c.WindowMinutes, "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
+	check(c.BadLimit >= 1 && c.BadLimit <= c.WindowMinutes, "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
+	check(c.WarmupMinutes >= 0 && c.WarmupMinutes < c.WindowMinutes, "warmupMinutes: %d is not between 0 and the window", c.WarmupMinutes)
+	check(c.MinTailObservations >= 0, "minTailObservations: %v must not be negative", c.MinTailObservations)
+	check(c.Confidence > 0 && c.Confidence < 1, "confidence: %v is not between 0 and 1", c.Confidence)
+	check(c.SuspiciousWin >= 0 && c.SuspiciousWin < c.PromoteThreshold, "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
+	check(c.MaxShareDrift > 0, "maxShareDrift: %v must be positive", c.MaxShareDrift)
+	return errors.Join(errs...)
+}
+
+// QuantileLabel names a quantile as dashboards do: 0.99 -> "p99", 0.999 -> "p99.9".
+func QuantileLabel(q float64) string {
+	s := strconv.FormatFloat(q, 'f', -1, 64)
+	if digits, ok := strings.CutPrefix(s, "0."); ok {
+		for len(digits) < 2 {
+			digits += "0"
+		}
+		if len(digits) == 2 {
+			return "p" + strings.TrimLeft(digits, "0")
+		}
+		return "p" + strings.TrimLeft(digits[:2], "0") + "." + digits[2:]
+	}
+	return "p" + strconv.FormatFloat(q*100, 'f', -1, 64)
+}
+
+// QuantileKey writes a quantile as it is written in JSON output and PromQL: "0.99".
+func QuantileKey(q float64) string { return strconv.FormatFloat(q, 'f', -1, 64) }

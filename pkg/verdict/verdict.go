@@ -1,0 +1,106 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+)
+
+// Verdict of one wall-clock minute.
+type Verdict string
+
+// The five minute verdicts. Only good and bad minutes count towards a decision.
+const (
+	Good         Verdict = "good"
+	Neutral      Verdict = "neutral"
+	Bad          Verdict = "bad"
+	Insufficient Verdict = "insufficient"
+	NoData       Verdict = "no-data"
+)
+
+// Verdicts lists every verdict in code order.
+var Verdicts = []Verdict{Good, Neutral, Bad, Insufficient, NoData}
+
+// Code is the numeric form used in frames and alert rules: good 0, neutral 1,
+// bad 2, insufficient 3, no-data 4.
+func (v Verdict) Code() int {
+	for i, w := range Verdicts {
+		if v == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// Decision of a window.
+type Decision string
+
+// The three decisions; their codes are the judge's exit statuses.
+const (
+	Promote  Decision = "promote"
+	Hold     Decision = "hold"
+	Rollback Decision = "rollback"
+)
+
+// Code is 0 promote, 1 hold, 2 rollback.
+func (d Decision) Code() int {
+	switch d {
+	case Promote:
+		return 0
+	case Hold:
+		return 1
+	case Rollback:
+		return 2
+	}
+	return -1
+}
+
+// FleetStats is what one fleet looked like in one minute.
+type FleetStats struct {
+	Present bool // false when the fleet has no histogram for the minute
+	// Count of observations in the minute, and RPS = Count/60.
+	Count float64
+	RPS   float64
+	// Quantiles aligned with Config.Quantiles, in seconds.
+	Quantiles []float64
+	// Value of the verdict quantile, observations beyond it, and its bounds.
+	Value        float64
+	Tail         float64
+	Lower, Upper float64
+}
+
+// Judge gives a minute its verdict from the verdict quantile of both fleets.
+// Boundaries are inclusive on both sides: ratio <= promote is good,
+// ratio >= rollback is bad. The reason says why in one sentence.
+func Judge(c Config, baseline, canary FleetStats) (v Verdict, ratio float64, reason string) {
+	ratio = math.NaN()
+	switch {
+	case !baseline.Present && !canary.Present:
+		return NoData, ratio, "neither fleet has data this minute"
+	case !baseline.Present || baseline.Count <= 0:
+		return NoData, ratio, "the baseline fleet has no data this minute"
+	case !canary.Present || canary.Count <= 0:
+		return NoData, ratio, "the canary fleet has no data this minute"
+	case math.IsNaN(baseline.Value) || math.IsNaN(canary.Value):
+		return NoData, ratio, fmt.Sprintf("the %s is not defined for one fleet (no +Inf bucket or no observations)", QuantileLabel(c.VerdictQuantile))
+	}
+	ratio = canary.Value / baseline.Value
+	if baseline.Value == 0 && canary.Value == 0 {
+		ratio = 1
+	}
+	label := QuantileLabel(c.VerdictQuantile)
+	if tail := math.Min(baseline.Tail, canary.Tail); tail < c.MinTailObservations {
+		fleet := "canary"
+		if baseline.Tail < canary.Tail {
+			fleet = "baseline"
+		}
+		return Insufficient, ratio, fmt.Sprintf("the %s fleet has %.0f observations beyond its %s, fewer than the %.0f needed to judge it", fleet, tail, label, c.MinTailObservations)
+	}
+	switch {
+	case ratio <= c.PromoteThreshold:
+		return Good, ratio, fmt.Sprintf("canary %s is %.3fx baseline, at or below %.2fx", label, ratio, c.PromoteThreshold)
+	case ratio >= c.RollbackThreshold:
+		return Bad, ratio, fmt.Sprintf("canary %s is %.3fx baseline, at or above %.2fx", label, ratio, c.RollbackThreshold)
+	default:
+		return Neutral, ratio, fmt.Sprintf("canary %s is %.3fx baseline, between %.2fx and %.2fx", label, ratio, c.PromoteThreshold, c.RollbackThreshold)
+	}
+}

@@ -1,0 +1,208 @@
+package verdict
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func fleet(value, tail float64) FleetStats {
+	return FleetStats{Present: true, Count: 1000, RPS: 1000.0 / 60, Value: value, Tail: tail}
+}
+
+// div divides at run time, as Judge does; constant division is exact.
+func div(a, b float64) float64 { return a / b }
+
+func TestJudge(t *testing.T) {
+	c := Default()
+	tests := []struct {
+		name      string
+		baseline  FleetStats
+		canary    FleetStats
+		want      Verdict
+		wantRatio float64 // NaN for none
+		reason    string
+	}{
+		{name: "ratio exactly 0.95 is good", baseline: fleet(1, 20), canary: fleet(0.95, 20), want: Good, wantRatio: 0.95},
+		{name: "ratio just above 0.95 is neutral", baseline: fleet(1, 20), canary: fleet(0.9500001, 20), want: Neutral, wantRatio: 0.9500001},
+		{name: "seed minute 2: 12.80/13.40 is neutral, not good", baseline: fleet(0.01340, 20), canary: fleet(0.01280, 20), want: Neutral, wantRatio: div(0.0128, 0.0134)},
+		{name: "ratio exactly 1.10 is bad", baseline: fleet(1, 20), canary: fleet(1.1, 20), want: Bad, wantRatio: 1.1},
+		{name: "ratio just below 1.10 is neutral", baseline: fleet(1, 20), canary: fleet(1.0999999, 20), want: Neutral, wantRatio: 1.0999999},
+		{name: "seed minute 0 is bad", baseline: fleet(0.0142, 20), canary: fleet(0.0184, 20), want: Bad, wantRatio: div(0.0184, 0.0142)},
+		{name: "canary missing", baseline: fleet(1, 20), canary: FleetStats{}, want: NoData, wantRatio: math.NaN(), reason: "canary fleet has no data"},
+		{name: "baseline missing", baseline: FleetStats{}, canary: fleet(1, 20), want: NoData, wantRatio: math.NaN(), reason: "baseline fleet has no data"},
+		{name: "both missing", want: NoData, wantRatio: math.NaN(), reason: "neither"},
+		{name: "present with zero count", baseline: FleetStats{Present: true}, canary: fleet(1, 20), want: NoData, wantRatio: math.NaN()},
+		{name: "NaN quantile", baseline: fleet(math.NaN(), 20), canary: fleet(1, 20), want: NoData, wantRatio: math.NaN(), reason: "not defined"},
+		{name: "canary tail of 9 is insufficient", baseline: fleet(1, 20), canary: fleet(2, 9), want: Insufficient, wantRatio: 2, reason: "canary fleet has 9 observations"},
+		{name: "baseline tail short", baseline: fleet(1, 3), canary: fleet(2, 90), want: Insufficient, wantRatio: 2, reason: "baseline fleet has 3"},
+		{name: "tail of exactly 10 is enough", baseline: fleet(1, 10), canary: fleet(2, 10), want: Bad, wantRatio: 2},
+		{name: "both zero is neutral", baseline: fleet(0, 20), canary: fleet(0, 20), want: Neutral, wantRatio: 1},
+		{name: "zero baseline, slow canary is bad", baseline: fleet(0, 20), canary: fleet(0.1, 20), want: Bad, wantRatio: math.Inf(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ratio, reason := Judge(c, tt.baseline, tt.canary)
+			if got != tt.want {
+				t.Errorf("verdict = %s, want %s (reason %q)", got, tt.want, reason)
+			}
+			if !(ratio == tt.wantRatio || math.IsNaN(ratio) && math.IsNaN(tt.wantRatio)) {
+				t.Errorf("ratio = %v, want %v", ratio, tt.wantRatio)
+			}
+			if reason == "" || !strings.Contains(reason, tt.reason) {
+				t.Errorf("reason %q does not contain %q", reason, tt.reason)
+			}
+		})
+	}
+}
+
+// window builds minutes whose verdicts follow the given ratios; 0 means the
+// canary has no data that minute.
+func window(start time.Time, ratios ...float64) []Minute {
+	ms := make([]Minute, len(ratios))
+	for i, r := range ratios {
+		ms[i] = Minute{Time: start.Add(time.Duration(i+1) * time.Minute), Baseline: fleet(1, 20), Canary: fleet(r, 20)}
+		if r == 0 {
+			ms[i].Canary = FleetStats{}
+		}
+	}
+	return ms
+}
+
+func repeat(r float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	c := Default()
+	tests := []struct {
+		name   string
+		ratios []float64
+		want   Decision
+		counts Counts
+	}{
+		{name: "exactly 5 bad rolls back", ratios: append(repeat(1.10, 5), repeat(0.9, 55)...), want: Rollback, counts: Counts{Good: 55, Bad: 5}},
+		{name: "4 bad and 56 good promotes", ratios: append(repeat(1.5, 4), repeat(0.9, 56)...), want: Promote, counts: Counts{Good: 56, Bad: 4}},
+		{name: "exactly 45 good promotes", ratios: append(repeat(0.95, 45), repeat(1, 15)...), want: Promote, counts: Counts{Good: 45, Neutral: 15}},
+		{name: "44 good holds", ratios: append(repeat(0.95, 44), repeat(1, 16)...), want: Hold, counts: Counts{Good: 44, Neutral: 16}},
+		{name: "rollback is checked before promote", ratios: append(repeat(0.5, 50), repeat(2, 10)...), want: Rollback, counts: Counts{Good: 50, Bad: 10}},
+		{name: "gaps are neither good nor bad", ratios: append(repeat(0, 20), repeat(0.9, 40)...), want: Hold, counts: Counts{Good: 40, NoData: 20}},
+		{name: "empty window holds", ratios: nil, want: Hold},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := Decide(c, window(start, tt.ratios...), nil)
+			if w.Decision != tt.want || w.Counts != tt.counts {
+				t.Fatalf("decision %s %+v, want %s %+v (%s)", w.Decision, w.Counts, tt.want, tt.counts, w.Reason)
+			}
+		})
+	}
+}
+
+func TestDecideWorstMinute(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ms := window(start, 0.9, 1.3, 0, 1.2)
+	ms[2].Canary = fleet(9, 1) // insufficient with a huge ratio: not the worst judged minute
+	w := Decide(Default(), ms, nil)
+	if w.Worst != 1 {
+		t.Fatalf("worst = %d, want 1", w.Worst)
+	}
+	if w := Decide(Default(), window(start, 0, 0), nil); w.Worst != -1 {
+		t.Fatalf("worst of an empty window = %d, want -1", w.Worst)
+	}
+}
+
+func TestDecideWarmup(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	c := Default()
+	c.WarmupMinutes = 3
+	// The canary starts serving at minute 1; minutes 1..3 are warm-up.
+	ms := window(start, 0, 2, 2, 2, 2, 0.9)
+	firstTraffic := ms[1].Time
+	had := func(at time.Time) bool { return !at.Before(firstTraffic) }
+	w := Decide(c, ms, had)
+	wantWarm := []bool{true, true, true, true, false, false}
+	for i, m := range w.Minutes {
+		if m.Warmup != wantWarm[i] {
+			t.Errorf("minute %d warmup = %v, want %v", i, m.Warmup, wantWarm[i])
+		}
+	}
+	if w.Counts != (Counts{Good: 1, Bad: 1, Warmup: 4}) {
+		t.Fatalf("counts %+v", w.Counts)
+	}
+	if !strings.HasPrefix(w.Minutes[1].Reason, "warm-up") || w.Minutes[1].Verdict != Bad {
+		t.Fatalf("warm-up minute keeps its verdict and says why: %s %q", w.Minutes[1].Verdict, w.Minutes[1].Reason)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	w := Decide(Default(), window(start, repeat(0.6, 50)...), nil)
+	if w.Decision != Promote || !contains(w.Flags, FlagSuspiciousWin) {
+		t.Fatalf("a 0.6x win promotes with a flag: %s %v", w.Decision, w.Flags)
+	}
+	ms := window(start, repeat(1, 10)...)
+	ms[4].Canary.Count = 5000 // the canary suddenly gets five times its share
+	ms[7].Canary = FleetStats{}
+	w = Decide(Default(), ms, nil)
+	if !contains(w.Flags, FlagTrafficParity) || !contains(w.Flags, FlagFleetMissing) || contains(w.Flags, FlagSuspiciousWin) {
+		t.Fatalf("flags %v notes %v", w.Flags, w.Notes)
+	}
+	if len(w.Flags) != len(w.Notes) {
+		t.Fatal("every flag has a note")
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("default config: %v", err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		field  string
+	}{
+		{"verdict quantile above 1", func(c *Config) { c.VerdictQuantile = 1.5 }, "verdictQuantile"},
+		{"thresholds crossed", func(c *Config) { c.RollbackThreshold = 0.9 }, "rollbackThreshold"},
+		{"good needed beyond window", func(c *Config) { c.GoodNeeded = 61 }, "goodNeeded"},
+		{"zero bad limit", func(c *Config) { c.BadLimit = 0 }, "badLimit"},
+		{"negative warm-up", func(c *Config) { c.WarmupMinutes = -1 }, "warmupMinutes"},
+		{"no quantiles", func(c *Config) { c.Quantiles = nil }, "quantiles"},
+		{"quantile 1", func(c *Config) { c.Quantiles = []float64{1} }, "quantiles"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.mutate(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.field) {
+				t.Fatalf("Validate() = %v, want an error naming %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func TestQuantileLabel(t *testing.T) {
+	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.99: "p99", 0.999: "p99.9", 0.9999: "p99.99", 0.95: "p95", 0.05: "p5", 0.995: "p99.5"} {
+		if got := QuantileLabel(q); got != want {
+			t.Errorf("QuantileLabel(%v) = %s, want %s", q, got, want)
+		}
+	}
+	if QuantileKey(0.999) != "0.999" {
+		t.Error(QuantileKey(0.999))
+	}
+}

@@ -1,0 +1,165 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Minute is one judged wall-clock minute: the window (Time-60s, Time].
+type Minute struct {
+	Time     time.Time
+	Baseline FleetStats
+	Canary   FleetStats
+	Ratio    float64
+	Verdict  Verdict
+	Warmup   bool // shown but not counted
+	Reason   string
+}
+
+// Counts of minutes by verdict; warm-up minutes are counted only in Warmup.
+type Counts struct {
+	Good, Neutral, Bad, Insufficient, NoData, Warmup int
+}
+
+// Flags raised over a window: facts that make a result suspect.
+const (
+	FlagSuspiciousWin = "suspicious-win"
+	FlagTrafficParity = "traffic-parity"
+	FlagFleetMissing  = "fleet-missing"
+)
+
+// Window is the judged window and its decision.
+type Window struct {
+	Config   Config
+	Minutes  []Minute
+	Counts   Counts
+	Decision Decision
+	// Worst is the index in Minutes of the counted minute with the highest
+	// ratio, or -1 when no minute has one.
+	Worst  int
+	Reason string
+	Flags  []string
+	// Notes explain each flag in a sentence, in the order of Flags.
+	Notes []string
+}
+
+// Decide judges each minute, marks warm-up minutes, counts and decides.
+// minutes must be in time order; previousCanary reports whether the canary had
+// traffic WarmupMinutes before a minute (the caller fetches those minutes).
+func Decide(c Config, minutes []Minute, canaryHadTrafficAt func(time.Time) bool) Window {
+	w := Window{Config: c, Minutes: minutes, Worst: -1}
+	for i := range w.Minutes {
+		m := &w.Minutes[i]
+		m.Verdict, m.Ratio, m.Reason = Judge(c, m.Baseline, m.Canary)
+		if c.WarmupMinutes > 0 && canaryHadTrafficAt != nil &&
+			!canaryHadTrafficAt(m.Time.Add(-time.Duration(c.WarmupMinutes)*time.Minute)) {
+			m.Warmup = true
+			m.Reason = fmt.Sprintf("warm-up, not counted (the canary had no traffic %d minutes earlier); %s", c.WarmupMinutes, m.Reason)
+			w.Counts.Warmup++
+			continue
+		}
+		switch m.Verdict {
+		case Good:
+			w.Counts.Good++
+		case Neutral:
+			w.Counts.Neutral++
+		case Bad:
+			w.Counts.Bad++
+		case Insufficient:
+			w.Counts.Insufficient++
+		case NoData:
+			w.Counts.NoData++
+		}
+		if counted(m.Verdict) && (w.Worst < 0 || m.Ratio > w.Minutes[w.Worst].Ratio) {
+			w.Worst = i
+		}
+	}
+	w.Decision, w.Reason = decide(c, w.Counts, len(minutes))
+	w.flag(c)
+	return w
+}
+
+func counted(v Verdict) bool { return v == Good || v == Neutral || v == Bad }
+
+// decide applies the window rule: rollback is checked first.
+func decide(c Config, n Counts, total int) (Decision, string) {
+	switch {
+	case n.Bad >= c.BadLimit:
+		return Rollback, fmt.Sprintf("%d bad minutes of %d, limit %d", n.Bad, total, c.BadLimit)
+	case n.Good >= c.GoodNeeded:
+		return Promote, fmt.Sprintf("%d good minutes of %d, needed %d", n.Good, total, c.GoodNeeded)
+	default:
+		return Hold, fmt.Sprintf("%d good minutes (needed %d) and %d bad (limit %d) of %d", n.Good, c.GoodNeeded, n.Bad, c.BadLimit, total)
+	}
+}
+
+// flag raises the guards the reference script lacks: a win too large to
+// believe without a traffic-mix check, a canary share that moves, and a fleet
+// that is missing while the other serves.
+func (w *Window) flag(c Config) {
+	var ratios, shares []float64
+	missing := 0
+	for _, m := range w.Minutes {
+		if m.Warmup {
+			continue
+		}
+		if counted(m.Verdict) {
+			ratios = append(ratios, m.Ratio)
+		}
+		if m.Baseline.Count > 0 && m.Canary.Count > 0 {
+			shares = append(shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count))
+		}
+		if (m.Baseline.Count > 0) != (m.Canary.Count > 0) {
+			missing++
+		}
+	}
+	if r := median(ratios); len(ratios) > 0 && r <= c.SuspiciousWin {
+		w.add(FlagSuspiciousWin, fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r))
+	}
+	if s := median(shares); len(shares) > 0 && s > 0 {
+		drifted := 0
+		for _, x := range shares {
+			if math.Abs(x-s)/s > c.MaxShareDrift {
+				drifted++
+			}
+		}
+		if drifted > 0 {
+			w.add(FlagTrafficParity, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes: the fleets may not see the same traffic", c.MaxShareDrift*100, s*100, drifted))
+		}
+	}
+	if missing > 0 {
+		w.add(FlagFleetMissing, fmt.Sprintf("in %d minutes one fleet served traffic and the other had none", missing))
+	}
+}
+
+func (w *Window) add(flag, note string) {
+	w.Flags = append(w.Flags, flag)
+	w.Notes = append(w.Notes, note)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Summary is the decision line the judge prints.
+func (w Window) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", strings.ToUpper(string(w.Decision)), w.Reason)
+	fmt.Fprintf(&b, " (good %d, neutral %d, bad %d, insufficient %d, no-data %d", w.Counts.Good, w.Counts.Neutral, w.Counts.Bad, w.Counts.Insufficient, w.Counts.NoData)
+	if w.Counts.Warmup > 0 {
+		fmt.Fprintf(&b, ", warm-up %d", w.Counts.Warmup)
+	}
+	b.WriteString(")")
+	return b.String()
+}
