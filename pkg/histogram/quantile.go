@@ -1,0 +1,400 @@
+package histogram
+
+import (
+	"math"
+	"sort"
+)
+
+// Quantile returns the q-quantile exactly as Prometheus 3.x's
+// histogram_quantile computes it for this histogram.
+//
+// Special cases (both kinds): q < 0 gives -Inf, q > 1 gives +Inf, q NaN
+// gives NaN, no observations give NaN.
+//
+// Classic (bucketQuantile): no +Inf bucket or fewer than two buckets give
+// NaN; linear interpolation within a bucket, with 0 as the lower bound of the
+// lowest bucket if its upper bound is positive (otherwise its upper bound is
+// returned); a rank in the +Inf bucket returns the highest finite bound.
+//
+// Native (HistogramQuantile): for q < 0.5 (or Sum NaN) the rank q*Count is
+// searched from the lowest bucket, otherwise (1-q)*Count from the highest
+// bucket; empty buckets are skipped. Interpolation is exponential in
+// exponential buckets, linear in the zero bucket and in custom buckets. The
+// zero bucket is [0, zt] if there are only positive buckets and [-zt, 0] if
+// there are only negative ones. In custom buckets the first bucket [-Inf, b0]
+// counts as [0, b0] (or returns b0 if b0 <= 0) and the +Inf bucket returns its
+// lower bound. If the rank is not reached (NaN observations: Count exceeds the
+// bucket total), the result is NaN when Sum is NaN.
+func (h *Histogram) Quantile(q float64) float64 {
+	if h.Kind == Classic {
+		return h.classicQuantile(q)
+	}
+	return h.nativeQuantile(q)
+}
+
+// classicData returns upper bounds and cumulative counts of a classic
+// histogram, and whether it has a +Inf bucket.
+func (h *Histogram) classicData() (ub, cum []float64, hasInf bool) {
+	ub = make([]float64, len(h.Buckets))
+	for i, b := range h.Buckets {
+		ub[i] = b.Upper
+	}
+	if h.cumulative != nil && len(h.cumulative) == len(h.Buckets) {
+		return ub, h.cumulative, h.hasInf
+	}
+	cum = make([]float64, len(h.Buckets))
+	var c float64
+	for i, b := range h.Buckets {
+		c += b.Count
+		cum[i] = c
+	}
+	return ub, cum, len(ub) > 0 && math.IsInf(ub[len(ub)-1], +1)
+}
+
+func (h *Histogram) classicQuantile(q float64) float64 {
+	switch {
+	case math.IsNaN(q):
+		return math.NaN()
+	case q < 0:
+		return math.Inf(-1)
+	case q > 1:
+		return math.Inf(+1)
+	}
+	ub, cum, hasInf := h.classicData()
+	if !hasInf || len(ub) < 2 {
+		return math.NaN()
+	}
+	observations := cum[len(cum)-1]
+	if observations == 0 {
+		return math.NaN()
+	}
+	rank := q * observations
+	n := len(cum)
+	b := sort.Search(n-1, func(i int) bool { return cum[i] >= rank })
+	switch {
+	case b == n-1:
+		return ub[n-2]
+	case b == 0 && ub[0] <= 0:
+		return ub[0]
+	}
+	var (
+		bucketStart float64
+		bucketEnd   = ub[b]
+		count       = cum[b]
+	)
+	if b > 0 {
+		bucketStart = ub[b-1]
+		count -= cum[b-1]
+		rank -= cum[b-1]
+	}
+	return bucketStart + (bucketEnd-bucketStart)*(rank/count)
+}
+
+// iterBucket returns bucket i as Prometheus's bucket iterator yields it:
+// bounds of negative/positive buckets inside the zero bucket are clamped to
+// the zero threshold.
+func (h *Histogram) iterBucket(i int) Bucket {
+	b := h.Buckets[i]
+	zt := h.ZeroThreshold
+	if h.isZeroBucket(b) {
+		return b
+	}
+	switch {
+	case b.Upper < 0 && b.Upper > -zt:
+		b.Upper = -zt
+	case b.Lower > 0 && b.Lower < zt:
+		b.Lower = zt
+	}
+	return b
+}
+
+// skipInIteration reports whether Prometheus's iterator would not yield
+// bucket b at all (the zero bucket is only yielded if it is populated).
+func (h *Histogram) skipInIteration(b Bucket) bool {
+	return h.isZeroBucket(b) && b.Count == 0
+}
+
+func (h *Histogram) nativeQuantile(q float64) float64 {
+	if q < 0 {
+		return math.Inf(-1)
+	}
+	if q > 1 {
+		return math.Inf(+1)
+	}
+	if h.Count == 0 || math.IsNaN(q) {
+		return math.NaN()
+	}
+	custom := h.Kind != NativeExponential
+	forward := math.IsNaN(h.Sum) || q < 0.5
+
+	var (
+		bucket Bucket
+		count  float64
+		rank   float64
+	)
+	if forward {
+		rank = q * h.Count
+	} else {
+		rank = (1 - q) * h.Count
+	}
+	n := len(h.Buckets)
+	for k := 0; k < n; k++ {
+		i := k
+		if !forward {
+			i = n - 1 - k
+		}
+		b := h.iterBucket(i)
+		if h.skipInIteration(b) {
+			continue
+		}
+		bucket = b
+		if bucket.Count == 0 {
+			continue
+		}
+		count += bucket.Count
+		if count >= rank {
+			break
+		}
+	}
+	if !custom && bucket.Lower < 0 && bucket.Upper > 0 {
+		hasNeg, hasPos := h.negPos()
+		switch {
+		case !hasNeg && hasPos:
+			bucket.Lower = 0
+		case !hasPos && hasNeg:
+			bucket.Upper = 0
+		}
+	} else if custom {
+		if math.IsInf(bucket.Lower, -1) {
+			if bucket.Upper <= 0 {
+				return bucket.Upper
+			}
+			bucket.Lower = 0
+		} else if math.IsInf(bucket.Upper, +1) {
+			return bucket.Lower
+		}
+	}
+	if count > h.Count {
+		count = h.Count
+	}
+	if count < rank {
+		if math.IsNaN(h.Sum) {
+			return math.NaN()
+		}
+		return bucket.Upper
+	}
+	if forward {
+		rank -= count - bucket.Count
+	} else {
+		rank = count - rank
+	}
+	fraction := rank / bucket.Count
+
+	if custom || (bucket.Lower <= 0 && bucket.Upper >= 0) {
+		return bucket.Lower + (bucket.Upper-bucket.Lower)*fraction
+	}
+	logLower := math.Log2(math.Abs(bucket.Lower))
+	logUpper := math.Log2(math.Abs(bucket.Upper))
+	if bucket.Lower > 0 {
+		return math.Exp2(logLower + (logUpper-logLower)*fraction)
+	}
+	return -math.Exp2(logUpper + (logLower-logUpper)*(1-fraction))
+}
+
+// interpBucket is a bucket with the interpolation Quantile uses for it.
+type interpBucket struct {
+	Bucket
+	linear bool
+}
+
+// effectiveBuckets returns the populated-or-not buckets in ascending order
+// with the bounds Quantile assumes when a rank falls into them: classic
+// buckets as stored (lowest bucket from 0 if its upper bound is positive);
+// native buckets clamped to the zero threshold, the zero bucket one-sided if
+// the histogram has only positive (or only negative) buckets, and a custom
+// first bucket [-Inf, b0] with b0 > 0 taken as [0, b0].
+func (h *Histogram) effectiveBuckets() []interpBucket {
+	out := make([]interpBucket, 0, len(h.Buckets))
+	if h.Kind == Classic {
+		for _, b := range h.Buckets {
+			out = append(out, interpBucket{Bucket: b, linear: true})
+		}
+		// Use the exact Prometheus cumulative differences if available.
+		if h.cumulative != nil && len(h.cumulative) == len(out) {
+			for i := range out {
+				if i == 0 {
+					out[i].Count = h.cumulative[0]
+				} else {
+					out[i].Count = h.cumulative[i] - h.cumulative[i-1]
+				}
+			}
+		}
+		return out
+	}
+	hasNeg, hasPos := h.negPos()
+	for i := range h.Buckets {
+		b := h.iterBucket(i)
+		if h.skipInIteration(b) {
+			continue
+		}
+		ib := interpBucket{Bucket: b, linear: h.Kind != NativeExponential}
+		if h.Kind == NativeExponential && b.Lower <= 0 && b.Upper >= 0 {
+			ib.linear = true
+			if b.Lower < 0 && b.Upper > 0 {
+				switch {
+				case !hasNeg && hasPos:
+					ib.Lower = 0
+				case !hasPos && hasNeg:
+					ib.Upper = 0
+				}
+			}
+		}
+		if h.Kind != NativeExponential && math.IsInf(b.Lower, -1) && b.Upper > 0 {
+			ib.Lower = 0
+		}
+		out = append(out, ib)
+	}
+	return out
+}
+
+// fractionAbove returns the fraction of the observations of b above v,
+// interpolating as Quantile does. Observations in an infinite-width bucket are
+// taken to lie at its infinite end.
+func (b interpBucket) fractionAbove(v float64) float64 {
+	switch {
+	case b.Upper <= v:
+		return 0
+	case b.Lower >= v:
+		return 1
+	case math.IsInf(b.Upper, +1):
+		return 1
+	case math.IsInf(b.Lower, -1):
+		return 0
+	}
+	if b.linear {
+		return (b.Upper - v) / (b.Upper - b.Lower)
+	}
+	logLower := math.Log2(math.Abs(b.Lower))
+	logUpper := math.Log2(math.Abs(b.Upper))
+	logV := math.Log2(math.Abs(v))
+	if v > 0 {
+		return (logUpper - logV) / (logUpper - logLower)
+	}
+	return (logV - logUpper) / (logLower - logUpper)
+}
+
+// CountAbove returns the number of observations strictly above v. Buckets
+// entirely above v count fully; a bucket containing v counts the part above v
+// by the same interpolation Quantile uses (linear for classic, custom and zero
+// buckets, exponential for exponential buckets, with the same natural bounds
+// at zero). Observations in an infinite-width bucket are taken to lie at its
+// infinite end: a +Inf bucket containing v counts fully, a bucket reaching
+// down to -Inf that contains v (upper bound <= 0) not at all. Observations
+// that are in Count but in no bucket (NaN observations of a native histogram)
+// are not counted. v NaN gives NaN.
+func (h *Histogram) CountAbove(v float64) float64 {
+	if math.IsNaN(v) {
+		return math.NaN()
+	}
+	var total float64
+	for _, b := range h.effectiveBuckets() {
+		if b.Count == 0 {
+			continue
+		}
+		total += b.Count * b.fractionAbove(v)
+	}
+	return total
+}
+
+// TailCount returns the number of observations beyond the q-quantile, i.e.
+// CountAbove(Quantile(q)). It is computed from the bucket counts, not as
+// (1-q)*Count: if the quantile is pinned to a bucket bound (Prometheus returns
+// the highest finite bound for a rank in the +Inf bucket, or the edge of a
+// populated bucket after empty ones) the tail holds the whole bucket. NaN if
+// Quantile(q) is NaN.
+func (h *Histogram) TailCount(q float64) float64 {
+	v := h.Quantile(q)
+	switch {
+	case math.IsNaN(v):
+		return math.NaN()
+	case math.IsInf(v, +1):
+		return 0
+	}
+	return h.CountAbove(v)
+}
+
+// QuantileBounds returns distribution-free confidence bounds for the
+// q-quantile at the given confidence level (e.g. 0.95).
+//
+// The rank of the true q-quantile among n = Count observations is uncertain:
+// the number of observations below it is Binomial(n, q). With the normal
+// approximation, ranks r_lo/hi = n*q -/+ z*sqrt(n*q*(1-q)) (z = ZFromConfidence,
+// 1.96 for 0.95), clamped to [1, n], form an order-statistic interval. Each
+// rank is mapped to a value at bucket level: lower is the LOWER edge of the
+// bucket holding rank r_lo, upper the UPPER edge of the bucket holding rank
+// r_hi (cumulative counts, empty buckets skipped), so the bounds also cover
+// the bucket resolution. Edges are those Quantile assumes (e.g. 0 as the lower
+// edge of a classic lowest bucket with positive bound). If r_hi falls into the
+// +Inf bucket (or beyond all buckets) upper is +Inf; if r_lo falls into a
+// bucket reaching down to -Inf, lower is -Inf. Finally the interval is widened
+// to contain Quantile(q) if needed (only possible with fractional counts
+// below 1).
+//
+// An empty histogram, q outside [0, 1] or NaN, a confidence outside (0, 1),
+// or a classic histogram without +Inf bucket give NaN, NaN.
+func (h *Histogram) QuantileBounds(q, confidence float64) (lower, upper float64) {
+	nan := math.NaN()
+	if math.IsNaN(q) || q < 0 || q > 1 || !(confidence > 0 && confidence < 1) {
+		return nan, nan
+	}
+	qv := h.Quantile(q)
+	n := h.Count
+	if !(n > 0) || math.IsNaN(qv) {
+		return nan, nan
+	}
+	z := ZFromConfidence(confidence)
+	r := n * q
+	d := z * math.Sqrt(n*q*(1-q))
+	lo, hi := math.Min(1, n), n
+	rLo := math.Max(lo, math.Min(hi, r-d))
+	rHi := math.Max(lo, math.Min(hi, r+d))
+
+	bs := h.effectiveBuckets()
+	lower, upper = math.Inf(-1), math.Inf(+1)
+	var cum float64
+	lowerSet := false
+	for _, b := range bs {
+		if b.Count <= 0 {
+			continue
+		}
+		cum += b.Count
+		if !lowerSet && cum >= rLo {
+			lower, lowerSet = b.Lower, true
+		}
+		if cum >= rHi {
+			upper = b.Upper
+			break
+		}
+	}
+	if !lowerSet {
+		// Rank beyond all buckets (NaN observations): fall back to Quantile below.
+		lower = upper
+	}
+	if !math.IsInf(qv, 0) {
+		lower = math.Min(lower, qv)
+		upper = math.Max(upper, qv)
+	}
+	return lower, upper
+}
+
+// ZFromConfidence returns the two-sided standard normal quantile z for a
+// confidence level c, i.e. Phi^-1(1 - (1-c)/2): 0.90 -> 1.6449,
+// 0.95 -> 1.9600, 0.99 -> 2.5758. It uses the inverse complementary error
+// function (accurate to float64 precision): z = sqrt(2) * erfcinv(1-c).
+// NaN for c outside (0, 1).
+func ZFromConfidence(c float64) float64 {
+	if !(c > 0 && c < 1) {
+		return math.NaN()
+	}
+	return math.Sqrt2 * math.Erfcinv(1-c)
+}
