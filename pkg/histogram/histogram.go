@@ -329,6 +329,9 @@ func inferSchema(bs []Bucket) (schema int32, zt float64, ok bool) {
 		}
 	}
 
+	if hiNeg < 0 && loPos < 0 {
+		return 0, zt, true // Only a zero bucket (or nothing): schema 0.
+	}
 	fits := make(map[int32]bool)
 	for s := int32(ExponentialSchemaMin); s <= ExponentialSchemaMax; s++ {
 		fits[s] = true

@@ -1,0 +1,567 @@
+package histogram
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+var (
+	inf  = math.Inf(+1)
+	ninf = math.Inf(-1)
+	nan  = math.NaN()
+)
+
+func mustClassic(t *testing.T, ub, cum []float64) *Histogram {
+	t.Helper()
+	h, err := FromClassic(ub, cum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func mustNotation(t *testing.T, s string) *Histogram {
+	t.Helper()
+	n, err := parseNotation(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.histogram()
+}
+
+func mustNative(t *testing.T, bs []APIBucket, count, sum float64) *Histogram {
+	t.Helper()
+	h, err := FromNative(bs, count, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestQuantileSpecialCases(t *testing.T) {
+	classic := func() *Histogram {
+		return mustClassic(t, []float64{1, 2, inf}, []float64{10, 20, 30})
+	}
+	native := func() *Histogram { return mustNotation(t, "{{schema:0 count:4 sum:5 buckets:[1 2 1]}}") }
+	custom := func() *Histogram {
+		return mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[5 10] buckets:[1 2 1]}}")
+	}
+	for _, tc := range []struct {
+		name string
+		h    *Histogram
+		q    float64
+		want float64
+	}{
+		{"classic NaN q", classic(), nan, nan},
+		{"classic q<0", classic(), -0.5, ninf},
+		{"classic q>1", classic(), 1.5, inf},
+		{"classic q=0", classic(), 0, 0},
+		{"classic q=1 in +Inf bucket gives highest finite bound", classic(), 1, 2},
+		{"classic rank in +Inf bucket", classic(), 0.9, 2},
+		{"classic linear", classic(), 0.5, 1.5},
+		{"classic empty", mustClassic(t, []float64{1, inf}, []float64{0, 0}), 0.5, nan},
+		{"classic empty q<0 still -Inf", mustClassic(t, []float64{1, inf}, []float64{0, 0}), -1, ninf},
+		{"classic only +Inf bucket", mustClassic(t, []float64{inf}, []float64{5}), 0.5, nan},
+		{"classic no +Inf bucket", mustClassic(t, []float64{1, 2}, []float64{1, 2}), 0.5, nan},
+		{"classic unsorted input", mustClassic(t, []float64{inf, 1, 2}, []float64{30, 10, 20}), 0.5, 1.5},
+		{"classic lowest bucket <= 0 returns its bound", mustClassic(t, []float64{-1, 0, inf}, []float64{5, 10, 10}), 0.2, -1},
+		{"classic negative buckets", mustClassic(t, []float64{-3, -2, -1, inf}, []float64{10, 12, 15, 15}), 0.9, -2 + (13.5-12)/3},
+		{"classic non-monotonic fixed", mustClassic(t, []float64{1, 2, 3, inf}, []float64{10, 5, 20, 20}), 0.75, 2.5},
+		{"classic non-monotonic fixed, rank at held count", mustClassic(t, []float64{1, 2, 3, inf}, []float64{10, 5, 20, 20}), 0.5, 1},
+		{"native empty", mustNotation(t, "{{schema:0 count:0 sum:0}}"), 0.5, nan},
+		{"native NaN q", native(), nan, nan},
+		{"native q<0", native(), -0.1, ninf},
+		{"native q>1", native(), 1.1, inf},
+		{"native q=0 lowest populated lower bound", native(), 0, 0.5},
+		{"native q=1 highest populated upper bound", native(), 1, 4},
+		{"native zero bucket linear, positive only -> [0, zt]", mustNotation(t, "{{schema:0 count:10 sum:1 z_bucket:4 z_bucket_w:0.5 buckets:[6]}}"), 0.2, 0.25},
+		{"native zero bucket symmetric with both sides", mustNotation(t, "{{schema:0 count:12 sum:1 z_bucket:4 z_bucket_w:0.5 buckets:[4] n_buckets:[4]}}"), 0.5, 0},
+		{"native zero bucket negative only -> [-zt, 0]", mustNotation(t, "{{schema:0 count:10 sum:-1 z_bucket:4 z_bucket_w:0.5 n_buckets:[6]}}"), 0.8, -0.25},
+		{"native zero bucket only", mustNotation(t, "{{schema:0 count:4 sum:0 z_bucket:4 z_bucket_w:0.5}}"), 0.25, -0.25},
+		{"native negative mirrored", mustNotation(t, "{{schema:0 count:4 sum:-5 n_buckets:[1 2 1]}}"), 0.25, -2},
+		{"native NaN observations, rank reached", mustNotation(t, "{{schema:0 count:15 sum:NaN buckets:[12]}}"), 0.5, math.Exp2(-1 + 7.5/12)},
+		{"native NaN observations, rank beyond buckets", mustNotation(t, "{{schema:0 count:15 sum:NaN buckets:[12]}}"), 0.9, nan},
+		{"custom linear", custom(), 0.5, 7.5},
+		{"custom first bucket [-Inf,5] taken as [0,5]", custom(), 0.125, 2.5},
+		{"custom first bucket with bound <= 0 returns bound", mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[-2 3] buckets:[2 2]}}"), 0.25, -2},
+		{"custom +Inf bucket returns lower bound", custom(), 1, 10},
+		// Prometheus takes [-Inf, +Inf] as [0, +Inf] and interpolates: +Inf (unlike classic, which gives NaN).
+		{"custom only +Inf bucket", mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[] buckets:[4]}}"), 0.5, inf},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.h.Quantile(tc.q); !sameFloat(got, tc.want) {
+				t.Errorf("Quantile(%v) = %v, want %v", tc.q, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSmallDeltas is "real example 2 - non-monotonic" of Prometheus's
+// promql/quantile_test.go (TestBucketQuantile_ForcedMonotonicity): relative
+// differences below 1e-12 are floating point noise and ignored.
+func TestSmallDeltas(t *testing.T) {
+	ub := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, inf}
+	cum := []float64{9.6, 9.688888889, 9.755555556, 9.844444444, 9.888888889, 9.888888889, 9.888888889,
+		9.888888889, 9.888888889, 9.888888889, 9.888888889001, 9.888888889, 9.888888888999, 9.888888889, 9.888888889}
+	h := mustClassic(t, ub, cum)
+	for _, tc := range []struct {
+		name    string
+		q, want float64
+	}{
+		{"q=1", 1, 0.1},
+		{"q=0.99", 0.99, 0.03468750000281261},
+		{"q=0.9", 0.9, 0.00463541666671875},
+		{"q=0.5", 0.5, 0.0025752314815104174},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := h.Quantile(tc.q); !sameFloat(got, tc.want) {
+				t.Errorf("Quantile(%v) = %v, want %v", tc.q, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestExponentialInterpolation checks exponential interpolation for several
+// schemas against the closed form 2^((i-1+f)*2^-s) for a quantile at fraction
+// f of the bucket with index i.
+func TestExponentialInterpolation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		schema int32
+		idx    int32
+	}{
+		{"schema -4", -4, 1},
+		{"schema -4 negative index", -4, -1},
+		{"schema 0", 0, 3},
+		{"schema 3", 3, 13},
+		{"schema 3 below one", 3, -5},
+		{"schema 8", 8, 300},
+		{"schema 8 below one", 8, -77},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &Histogram{Kind: NativeExponential, Schema: tc.schema, Count: 8, Sum: 1, Buckets: []Bucket{{
+				Lower: getBoundExponential(tc.idx-1, tc.schema), Upper: getBoundExponential(tc.idx, tc.schema),
+				UpperInclusive: true, Count: 8,
+			}}}
+			for _, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
+				want := math.Exp2((float64(tc.idx) - 1 + q) * math.Exp2(-float64(tc.schema)))
+				if got := h.Quantile(q); math.Abs(got-want) > 1e-12*want {
+					t.Errorf("q=%v: got %v, want %v", q, got, want)
+				}
+				// Mirrored negative bucket.
+				n := &Histogram{Kind: NativeExponential, Schema: tc.schema, Count: 8, Sum: -1, Buckets: []Bucket{{
+					Lower: -getBoundExponential(tc.idx, tc.schema), Upper: -getBoundExponential(tc.idx-1, tc.schema),
+					LowerInclusive: true, Count: 8,
+				}}}
+				if got := n.Quantile(1 - q); math.Abs(got+want) > 1e-12*want {
+					t.Errorf("negative q=%v: got %v, want %v", 1-q, got, -want)
+				}
+			}
+			// The JSON rendering infers the same schema.
+			fh := mustNative(t, apiBuckets(h), h.Count, h.Sum)
+			if fh.Kind != NativeExponential || fh.Schema != tc.schema {
+				t.Errorf("inferred %v schema %d", fh.Kind, fh.Schema)
+			}
+		})
+	}
+}
+
+func TestGetBound(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		idx    int32
+		schema int32
+		want   float64
+	}{
+		{"schema 0 idx 0", 0, 0, 1},
+		{"schema 0 idx 1", 1, 0, 2},
+		{"schema 0 idx -1", -1, 0, 0.5},
+		{"schema 1 idx 1", 1, 1, math.Sqrt2},
+		{"schema -1 idx 1", 1, -1, 4},
+		{"schema -4 idx 1", 1, -4, 65536},
+		{"schema 3 idx 8", 8, 3, 2},
+		{"schema 8 idx 256", 256, 8, 2},
+		{"schema 0 last finite bucket", 1024, 0, math.MaxFloat64},
+		{"schema 0 overflow bucket", 1025, 0, inf},
+		{"schema -2 last finite bucket", 256, -2, math.MaxFloat64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := getBoundExponential(tc.idx, tc.schema); got != tc.want && math.Abs(got-tc.want) > 1e-15*tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFromNativeInference(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		buckets    []APIBucket
+		wantKind   Kind
+		wantSchema int32
+		wantZT     float64
+	}{
+		{"schema 0", []APIBucket{{0, 1, 2, 3}, {0, 2, 4, 1}}, NativeExponential, 0, 0},
+		{"schema 0 unsorted with gap", []APIBucket{{0, 8, 16, 1}, {0, 1, 2, 3}}, NativeExponential, 0, 0},
+		{"schema -1", []APIBucket{{0, 1, 4, 3}}, NativeExponential, -1, 0},
+		{"schema -4", []APIBucket{{0, 1, 65536, 3}}, NativeExponential, -4, 0},
+		{"schema 1", []APIBucket{{0, 1, getBoundExponential(1, 1), 3}}, NativeExponential, 1, 0},
+		// Prometheus's bound 2^(1/2) is 1.414213562373095, one ulp below math.Sqrt2.
+		{"custom: sqrt(2) is not the schema 1 bound", []APIBucket{{0, 1, math.Sqrt2, 3}}, NativeCustom, 0, 0},
+		{"schema 3 from table bounds", []APIBucket{{0, getBoundExponential(4, 3), getBoundExponential(5, 3), 1}}, NativeExponential, 3, 0},
+		{"schema 8 from table bounds", []APIBucket{{0, getBoundExponential(-9, 8), getBoundExponential(-8, 8), 1}}, NativeExponential, 8, 0},
+		{"negative and zero bucket", []APIBucket{{1, -2, -1, 1}, {3, -0.001, 0.001, 2}, {0, 0.5, 1, 1}}, NativeExponential, 0, 0.001},
+		{"clamped lowest positive bucket", []APIBucket{{3, -0.75, 0.75, 2}, {0, 0.75, 1, 1}, {0, 1, 2, 1}}, NativeExponential, 0, 0.75},
+		{"clamped without zero bucket", []APIBucket{{0, 0.75, 1, 1}, {0, 1, 2, 1}}, NativeExponential, 0, 0.75},
+		{"zero bucket only", []APIBucket{{3, -0.5, 0.5, 2}}, NativeExponential, 0, 0.5},
+		{"custom: not exponential bounds", []APIBucket{{3, ninf, 0.1, 1}, {0, 0.1, 0.25, 2}, {0, 0.25, inf, 1}}, NativeCustom, 0, 0},
+		{"custom: 1,2,5 is not one schema", []APIBucket{{0, 1, 2, 1}, {0, 2, 5, 1}}, NativeCustom, 0, 0},
+		{"custom: two schemas mixed", []APIBucket{{0, 1, 2, 1}, {0, 2, 2 * math.Sqrt2, 1}}, NativeCustom, 0, 0},
+		{"custom: positive bucket with wrong rule", []APIBucket{{1, 1, 2, 1}}, NativeCustom, 0, 0},
+		{"custom: bucket spanning zero", []APIBucket{{0, -2, 3, 1}}, NativeCustom, 0, 0},
+		{"custom: clamp not next to zero", []APIBucket{{0, 0.5, 1, 1}, {0, 1.5, 2, 1}}, NativeCustom, 0, 0},
+		{"ambiguous custom on exponential bounds taken as exponential", []APIBucket{{0, 1, 2, 1}, {0, 2, 4, 1}}, NativeExponential, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := mustNative(t, tc.buckets, 4, 1)
+			if h.Kind != tc.wantKind || (h.Kind == NativeExponential && (h.Schema != tc.wantSchema || h.ZeroThreshold != tc.wantZT)) {
+				t.Errorf("got %v schema %d zt %g, want %v schema %d zt %g", h.Kind, h.Schema, h.ZeroThreshold, tc.wantKind, tc.wantSchema, tc.wantZT)
+			}
+		})
+	}
+}
+
+func TestFromNativeBoundaryRules(t *testing.T) {
+	h := mustNative(t, []APIBucket{
+		{0, 1, 2, 1}, {1, -2, -1, 1}, {2, 5, 6, 1}, {3, -0.5, 0.5, 1},
+	}, 4, 0)
+	want := map[float64][2]bool{ // by lower bound: LowerInclusive, UpperInclusive
+		-2: {true, false}, -0.5: {true, true}, 1: {false, true}, 5: {false, false},
+	}
+	for _, b := range h.Buckets {
+		w := want[b.Lower]
+		if b.LowerInclusive != w[0] || b.UpperInclusive != w[1] {
+			t.Errorf("bucket [%g,%g]: inclusive %v/%v, want %v/%v", b.Lower, b.Upper, b.LowerInclusive, b.UpperInclusive, w[0], w[1])
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		bs   []APIBucket
+		err  error
+	}{
+		{"rule 4", []APIBucket{{4, 1, 2, 1}}, ErrInvalidRule},
+		{"rule -1", []APIBucket{{-1, 1, 2, 1}}, ErrInvalidRule},
+		{"lower above upper", []APIBucket{{0, 2, 1, 1}}, ErrInvalidBound},
+		{"NaN bound", []APIBucket{{0, nan, 1, 1}}, ErrInvalidBound},
+		{"overlap", []APIBucket{{0, 1, 3, 1}, {0, 2, 4, 1}}, ErrOverlap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := FromNative(tc.bs, 1, 0); !errors.Is(err, tc.err) {
+				t.Errorf("err = %v, want %v", err, tc.err)
+			}
+		})
+	}
+}
+
+func TestFromNativeQuantile(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		bs      []APIBucket
+		count   float64
+		sum     float64
+		q, want float64
+	}{
+		// Custom buckets: linear.
+		{"custom linear", []APIBucket{{3, ninf, 5, 1}, {0, 5, 10, 2}, {0, 10, inf, 1}}, 4, 5, 0.5, 7.5},
+		// Not exponential (1,2],(2,5]: linear in (2,5].
+		{"non-exponential layout is linear", []APIBucket{{0, 1, 2, 2}, {0, 2, 5, 2}}, 4, 8, 0.75, 3.5},
+		// Exponential: (1,2] and (2,4], median at the boundary, q=0.75 at sqrt(8).
+		{"exponential", []APIBucket{{0, 1, 2, 2}, {0, 2, 4, 2}}, 4, 8, 0.75, 2 * math.Sqrt2},
+		// Zero bucket + positive: zero bucket taken as [0, zt].
+		{"zero bucket positive only", []APIBucket{{3, -0.5, 0.5, 2}, {0, 0.5, 1, 2}}, 4, 2, 0.25, 0.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := mustNative(t, tc.bs, tc.count, tc.sum)
+			if got := h.Quantile(tc.q); !sameFloat(got, tc.want) {
+				t.Errorf("Quantile(%v) = %v, want %v (kind %v)", tc.q, got, tc.want, h.Kind)
+			}
+		})
+	}
+}
+
+// TestMixedSchemaSum: native_histograms.test:174 loads a schema -1 histogram
+// plus a schema 0 histogram; line 177 gives the result in the lowest schema,
+// {{schema:-1 count:5 sum:8 offset:1 buckets:[5]}}. The test file has no
+// histogram_quantile for it; the expectation here is derived by hand: all 5
+// observations in (1,4], q=0.5 at fraction 1/2 on the log scale = 2.
+func TestMixedSchemaSum(t *testing.T) {
+	h := mustNotation(t, "{{schema:-1 count:5 sum:8 offset:1 buckets:[5]}}")
+	for _, tc := range []struct {
+		name    string
+		q, want float64
+	}{
+		{"median", 0.5, 2},
+		{"q=0.25", 0.25, math.Sqrt2},
+		{"q=1", 1, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := h.Quantile(tc.q); !sameFloat(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			fh := mustNative(t, apiBuckets(h), h.Count, h.Sum)
+			if fh.Kind != NativeExponential || fh.Schema != -1 {
+				t.Errorf("inferred %v schema %d", fh.Kind, fh.Schema)
+			}
+		})
+	}
+}
+
+func TestCountAboveTailCount(t *testing.T) {
+	classic := mustClassic(t, []float64{1, 2, 4, inf}, []float64{10, 30, 36, 40})
+	native := mustNotation(t, "{{schema:0 count:12 sum:100 z_bucket:2 z_bucket_w:0.001 buckets:[2 3 0 1 4]}}")
+	custom := mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[5 10] buckets:[1 2 1]}}")
+	for _, tc := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"classic above everything finite", classic.CountAbove(100), 4},
+		{"classic below everything", classic.CountAbove(-1), 40},
+		{"classic on a bound", classic.CountAbove(2), 10},
+		{"classic inside a bucket (linear)", classic.CountAbove(1.5), 20},
+		{"classic lowest bucket from 0", classic.CountAbove(0.5), 35},
+		{"classic NaN", classic.CountAbove(nan), nan},
+		{"classic tail of median", classic.TailCount(0.5), 20},
+		{"classic tail in +Inf bucket is the whole +Inf bucket", classic.TailCount(0.95), 4},
+		{"classic tail q>1", classic.TailCount(2), 0},
+		{"classic tail q<0", classic.TailCount(-1), 40},
+		{"native inside exponential bucket", native.CountAbove(math.Sqrt2), 1.5 + 0 + 1 + 4},
+		{"native in zero bucket (positive only: [0, zt])", native.CountAbove(0.0005), 1 + 10},
+		{"native above all", native.CountAbove(1000), 0},
+		{"native tail q=0.9", native.TailCount(0.9), 12 - 0.9*12},
+		{"native tail q=0.5", native.TailCount(0.5), 6},
+		{"custom inside", custom.CountAbove(7.5), 1 + 1},
+		{"custom +Inf bucket counts fully", custom.CountAbove(20), 1},
+		{"custom first bucket [0,5]", custom.CountAbove(2.5), 3.5},
+		{"custom tail q=1 (lower bound of +Inf bucket)", custom.TailCount(1), 1},
+		{"empty tail", mustClassic(t, []float64{1, inf}, []float64{0, 0}).TailCount(0.5), nan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !sameFloat(tc.got, tc.want) && math.Abs(tc.got-tc.want) > 1e-12 {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+	// Consistency: CountAbove(Quantile(q)) = (1-q)*Count inside interior buckets.
+	for _, q := range []float64{0.1, 0.3, 0.6, 0.8} {
+		if got, want := native.TailCount(q), (1-q)*native.Count; math.Abs(got-want) > 1e-9 {
+			t.Errorf("native TailCount(%v) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestZFromConfidence(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		c, want float64
+	}{
+		{"0.90", 0.90, 1.6449},
+		{"0.95", 0.95, 1.9600},
+		{"0.99", 0.99, 2.5758},
+		{"0.6827", 0.682689492137, 1.0000},
+		{"0 invalid", 0, nan},
+		{"1 invalid", 1, nan},
+		{"NaN invalid", nan, nan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ZFromConfidence(tc.c)
+			if math.IsNaN(tc.want) {
+				if !math.IsNaN(got) {
+					t.Errorf("got %v, want NaN", got)
+				}
+				return
+			}
+			if math.Abs(got-tc.want) > 5e-5 {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// More digits: Phi^-1(0.975) = 1.959963984540054.
+	if got := ZFromConfidence(0.95); math.Abs(got-1.959963984540054) > 1e-12 {
+		t.Errorf("z(0.95) = %.15f", got)
+	}
+}
+
+func TestQuantileBounds(t *testing.T) {
+	ub := []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, inf}
+	mk := func(scale float64) *Histogram {
+		cum := make([]float64, len(ub))
+		for i := range ub {
+			c := float64(i+1) * 10
+			if c > 100 {
+				c = 100
+			}
+			if i == len(ub)-1 {
+				c = 101 // one observation above 1
+			}
+			cum[i] = c * scale
+		}
+		return mustClassic(t, ub, cum)
+	}
+	t.Run("contain quantile", func(t *testing.T) {
+		for _, scale := range []float64{0.05, 0.3, 1, 10, 1000} {
+			h := mk(scale)
+			for _, q := range []float64{0, 0.01, 0.1, 0.5, 0.9, 0.99, 1} {
+				lo, hi := h.QuantileBounds(q, 0.95)
+				v := h.Quantile(q)
+				if !(lo <= v && v <= hi) {
+					t.Errorf("scale %v q %v: %v not in [%v, %v]", scale, q, v, lo, hi)
+				}
+			}
+		}
+	})
+	t.Run("widen as n shrinks", func(t *testing.T) {
+		prevW := 0.0
+		for _, scale := range []float64{1000, 10, 1, 0.3} {
+			lo, hi := mk(scale).QuantileBounds(0.5, 0.95)
+			w := hi - lo
+			if w < prevW {
+				t.Errorf("scale %v: width %v narrower than %v", scale, w, prevW)
+			}
+			prevW = w
+		}
+		lo, hi := mk(1000).QuantileBounds(0.5, 0.95)
+		if lo != 0.5 || hi != 0.6 {
+			t.Errorf("large n: [%v, %v], want the median's bucket [0.5, 0.6]", lo, hi)
+		}
+		// n=101: ranks 50.5 -/+ 1.96*sqrt(25.25) = 40.65, 60.35.
+		lo, hi = mk(1).QuantileBounds(0.5, 0.95)
+		if lo != 0.4 || hi != 0.7 {
+			t.Errorf("n=101: [%v, %v], want [0.4, 0.7]", lo, hi)
+		}
+	})
+	t.Run("wider with higher confidence", func(t *testing.T) {
+		h := mk(1)
+		l90, h90 := h.QuantileBounds(0.5, 0.90)
+		l99, h99 := h.QuantileBounds(0.5, 0.99)
+		if l99 > l90 || h99 < h90 {
+			t.Errorf("0.99 [%v,%v] not wider than 0.90 [%v,%v]", l99, h99, l90, h90)
+		}
+	})
+	t.Run("+Inf upper when the upper rank is in the +Inf bucket", func(t *testing.T) {
+		h := mk(1)
+		if _, hi := h.QuantileBounds(0.999, 0.95); !math.IsInf(hi, +1) {
+			t.Errorf("upper = %v, want +Inf", hi)
+		}
+		h = mustClassic(t, []float64{1, inf}, []float64{50, 100})
+		lo, hi := h.QuantileBounds(0.9, 0.95)
+		if lo != 1 || !math.IsInf(hi, +1) {
+			t.Errorf("got [%v, %v], want [1, +Inf]", lo, hi)
+		}
+	})
+	t.Run("native exponential and custom", func(t *testing.T) {
+		h := mustNotation(t, hq3)
+		for _, q := range []float64{0.01, 0.3, 0.5, 0.7, 0.99} {
+			lo, hi := h.QuantileBounds(q, 0.95)
+			v := h.Quantile(q)
+			if !(lo <= v && v <= hi) {
+				t.Errorf("q %v: %v not in [%v, %v]", q, v, lo, hi)
+			}
+		}
+		c := mustNotation(t, "{{schema:-53 count:400 sum:5 custom_values:[5 10] buckets:[100 200 100]}}")
+		if lo, hi := c.QuantileBounds(0.5, 0.95); lo != 5 || hi != 10 {
+			t.Errorf("custom: [%v, %v], want [5, 10]", lo, hi)
+		}
+		if _, hi := c.QuantileBounds(0.9, 0.95); !math.IsInf(hi, +1) {
+			t.Errorf("custom +Inf bucket: upper %v", hi)
+		}
+	})
+	t.Run("NaN cases", func(t *testing.T) {
+		for name, f := range map[string]func() (float64, float64){
+			"empty classic": func() (float64, float64) { return mk(0).QuantileBounds(0.5, 0.95) },
+			"empty native":  func() (float64, float64) { return mustNotation(t, "{{count:0 sum:0}}").QuantileBounds(0.5, 0.95) },
+			"q NaN":         func() (float64, float64) { return mk(1).QuantileBounds(nan, 0.95) },
+			"q > 1":         func() (float64, float64) { return mk(1).QuantileBounds(1.5, 0.95) },
+			"confidence 1":  func() (float64, float64) { return mk(1).QuantileBounds(0.5, 1) },
+			"no +Inf classic": func() (float64, float64) {
+				return mustClassic(t, []float64{1, 2}, []float64{1, 2}).QuantileBounds(0.5, 0.95)
+			},
+			"confidence zero":   func() (float64, float64) { return mk(1).QuantileBounds(0.5, 0) },
+			"negative quantile": func() (float64, float64) { return mk(1).QuantileBounds(-0.5, 0.95) },
+		} {
+			t.Run(name, func(t *testing.T) {
+				lo, hi := f()
+				if !math.IsNaN(lo) || !math.IsNaN(hi) {
+					t.Errorf("got [%v, %v], want NaN, NaN", lo, hi)
+				}
+			})
+		}
+	})
+}
+
+func TestMerge(t *testing.T) {
+	t.Run("classic", func(t *testing.T) {
+		a := mustClassic(t, []float64{0.1, 0.2, inf}, []float64{1, 3, 4})
+		b := mustClassic(t, []float64{0.1, 0.2, inf}, []float64{2, 5, 6})
+		m, err := Merge(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// histograms.test:954 {instance="ins1"/"ins2", job="job1"} summed = by (instance) ... job1 only:
+		// 0.1: 3, 0.2: 8, +Inf: 10 -> q=0.3: 0.1, see histograms.test:906 {job="job1"} 0.1.
+		if got := m.Quantile(0.3); !sameFloat(got, 0.1) {
+			t.Errorf("got %v, want 0.1", got)
+		}
+		if got := m.Quantile(0.5); !sameFloat(got, 0.14) {
+			t.Errorf("got %v, want 0.14 (histograms.test:914)", got)
+		}
+	})
+	t.Run("native same schema, different bucket sets", func(t *testing.T) {
+		a := mustNative(t, []APIBucket{{0, 1, 2, 2}}, 2, 3)
+		b := mustNative(t, []APIBucket{{0, 2, 4, 2}, {0, 1, 2, 0}}, 2, 6)
+		m, err := Merge(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Count != 4 || len(m.Buckets) != 2 || m.Buckets[0].Count != 2 {
+			t.Fatalf("merged %+v", m)
+		}
+		if got := m.Quantile(0.75); !sameFloat(got, 2*math.Sqrt2) {
+			t.Errorf("got %v", got)
+		}
+	})
+	t.Run("errors", func(t *testing.T) {
+		a := mustNative(t, []APIBucket{{0, 1, 2, 2}}, 2, 3)
+		b := mustNative(t, []APIBucket{{0, 1, 4, 2}}, 2, 3) // schema -1
+		if _, err := Merge(a, b); !errors.Is(err, ErrLayoutMismatch) {
+			t.Errorf("schemas: err = %v", err)
+		}
+		c := mustClassic(t, []float64{1, inf}, []float64{1, 2})
+		if _, err := Merge(a, c); !errors.Is(err, ErrLayoutMismatch) {
+			t.Errorf("kinds: err = %v", err)
+		}
+		d := mustClassic(t, []float64{2, inf}, []float64{1, 2})
+		if _, err := Merge(c, d); !errors.Is(err, ErrLayoutMismatch) {
+			t.Errorf("le: err = %v", err)
+		}
+	})
+}
+
+func TestFromClassicErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ub, cum []float64
+		err     error
+	}{
+		{"length mismatch", []float64{1}, []float64{1, 2}, ErrLengthMismatch},
+		{"empty", nil, nil, ErrNoBuckets},
+		{"NaN bound", []float64{nan, inf}, []float64{1, 2}, ErrInvalidBound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := FromClassic(tc.ub, tc.cum); !errors.Is(err, tc.err) {
+				t.Errorf("err = %v, want %v", err, tc.err)
+			}
+		})
+	}
+}
