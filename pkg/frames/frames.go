@@ -1,0 +1,187 @@
+// Package frames lays an analysis out as wide tables: the minutes, the
+// decision and the per-pod spread. It is pure: pkg/plugin turns each Table
+// into a Grafana data frame field by field, without knowing what they mean.
+// Field names here are the contract with the panel (src/panel/data).
+package frames
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// Table is a named wide table with typed columns of equal length.
+type Table struct {
+	Name    string
+	Columns []Column
+	// Meta travels in the frame's meta.custom: the thresholds in force.
+	Meta map[string]any
+	// Warnings become frame notices.
+	Warnings []string
+}
+
+// Column holds one of: []time.Time, []*time.Time, []*float64, []string, []bool.
+// Unit is a Grafana unit id ("s", "reqps") or empty.
+type Column struct {
+	Name   string
+	Values any
+	Unit   string
+}
+
+// Frame names, one per query type.
+const (
+	MinutesName  = "minutes"
+	DecisionName = "decision"
+	PodsName     = "pods"
+)
+
+// num is a nullable number: NaN becomes null; infinities are kept.
+func num(f float64) *float64 {
+	if math.IsNaN(f) {
+		return nil
+	}
+	return &f
+}
+
+// Meta is what the panel needs to label what it shows.
+func Meta(res *engine.Result) map[string]any {
+	c := res.Config
+	labels := make([]string, len(c.Quantiles))
+	for i, q := range c.Quantiles {
+		labels[i] = verdict.QuantileLabel(q)
+	}
+	return map[string]any{
+		"quantiles":            labels,
+		"quantileValues":       c.Quantiles,
+		"verdictQuantile":      verdict.QuantileLabel(c.VerdictQuantile),
+		"verdictQuantileValue": c.VerdictQuantile,
+		"promoteThreshold":     c.PromoteThreshold,
+		"rollbackThreshold":    c.RollbackThreshold,
+		"goodNeeded":           c.GoodNeeded,
+		"badLimit":             c.BadLimit,
+		"windowMinutes":        c.WindowMinutes,
+		"warmupMinutes":        c.WarmupMinutes,
+		"minTailObservations":  c.MinTailObservations,
+		"confidence":           c.Confidence,
+		"metric":               res.Request.Metric,
+		"histogramKind":        string(res.BaselineKind),
+		"baselineSelector":     res.Request.Baseline.String(),
+		"canarySelector":       res.Request.Canary.String(),
+		"decision":             string(res.Decision),
+	}
+}
+
+// warnings are the engine's warnings and the window's flag notes.
+func warnings(res *engine.Result) []string {
+	return append(append([]string{}, res.Warnings...), res.Notes...)
+}
+
+// Minutes is one row per wall-clock minute.
+func Minutes(res *engine.Result) Table {
+	n := len(res.Minutes)
+	c := res.Config
+	times := make([]time.Time, n)
+	baseRPS, canRPS, ratio := make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	baseQ, canQ := make([][]*float64, len(c.Quantiles)), make([][]*float64, len(c.Quantiles))
+	for i := range c.Quantiles {
+		baseQ[i], canQ[i] = make([]*float64, n), make([]*float64, n)
+	}
+	verdicts, reasons := make([]string, n), make([]string, n)
+	codes, baseCount, canCount := make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	baseLo, baseHi, canLo, canHi := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	warm := make([]bool, n)
+	for r, m := range res.Minutes {
+		times[r] = m.Time
+		baseRPS[r], canRPS[r] = present(m.Baseline, m.Baseline.RPS), present(m.Canary, m.Canary.RPS)
+		for i := range c.Quantiles {
+			baseQ[i][r], canQ[i][r] = num(m.Baseline.Quantiles[i]), num(m.Canary.Quantiles[i])
+		}
+		ratio[r] = num(m.Ratio)
+		verdicts[r], reasons[r], warm[r] = string(m.Verdict), m.Reason, m.Warmup
+		codes[r] = num(float64(m.Verdict.Code()))
+		baseCount[r], canCount[r] = num(m.Baseline.Count), num(m.Canary.Count)
+		baseLo[r], baseHi[r], canLo[r], canHi[r] = num(m.Baseline.Lower), num(m.Baseline.Upper), num(m.Canary.Lower), num(m.Canary.Upper)
+	}
+	cols := []Column{{Name: "time", Values: times}, {Name: "baseline_rps", Values: baseRPS, Unit: "reqps"}, {Name: "canary_rps", Values: canRPS, Unit: "reqps"}}
+	for i, q := range c.Quantiles {
+		label := verdict.QuantileLabel(q)
+		cols = append(cols, Column{Name: "baseline_" + label, Values: baseQ[i], Unit: "s"}, Column{Name: "canary_" + label, Values: canQ[i], Unit: "s"})
+	}
+	cols = append(cols,
+		Column{Name: "ratio", Values: ratio},
+		Column{Name: "verdict", Values: verdicts},
+		Column{Name: "verdict_code", Values: codes},
+		Column{Name: "warmup", Values: warm},
+		Column{Name: "baseline_count", Values: baseCount},
+		Column{Name: "canary_count", Values: canCount},
+		Column{Name: "baseline_lower", Values: baseLo, Unit: "s"},
+		Column{Name: "baseline_upper", Values: baseHi, Unit: "s"},
+		Column{Name: "canary_lower", Values: canLo, Unit: "s"},
+		Column{Name: "canary_upper", Values: canHi, Unit: "s"},
+		Column{Name: "reason", Values: reasons},
+	)
+	return Table{Name: MinutesName, Columns: cols, Meta: Meta(res), Warnings: warnings(res)}
+}
+
+func present(s verdict.FleetStats, v float64) *float64 {
+	if !s.Present {
+		return nil
+	}
+	return num(v)
+}
+
+// Decision is one row with numeric fields, so a Grafana-managed alert rule
+// can use it directly (decision_code 2 means rollback).
+func Decision(res *engine.Result) Table {
+	c, n := res.Config, res.Counts
+	f := func(v float64) []*float64 { return []*float64{num(v)} }
+	var worstTime *time.Time
+	worstRatio := math.NaN()
+	if res.Worst >= 0 {
+		t := res.Minutes[res.Worst].Time
+		worstTime, worstRatio = &t, res.Minutes[res.Worst].Ratio
+	}
+	return Table{Name: DecisionName, Meta: Meta(res), Warnings: warnings(res), Columns: []Column{
+		{Name: "time", Values: []time.Time{res.Request.Window.Last}},
+		{Name: "decision", Values: []string{string(res.Decision)}},
+		{Name: "decision_code", Values: f(float64(res.Decision.Code()))},
+		{Name: "good", Values: f(float64(n.Good))},
+		{Name: "neutral", Values: f(float64(n.Neutral))},
+		{Name: "bad", Values: f(float64(n.Bad))},
+		{Name: "insufficient", Values: f(float64(n.Insufficient))},
+		{Name: "no_data", Values: f(float64(n.NoData))},
+		{Name: "warmup", Values: f(float64(n.Warmup))},
+		{Name: "window_minutes", Values: f(float64(c.WindowMinutes))},
+		{Name: "good_needed", Values: f(float64(c.GoodNeeded))},
+		{Name: "bad_limit", Values: f(float64(c.BadLimit))},
+		{Name: "promote_threshold", Values: f(c.PromoteThreshold)},
+		{Name: "rollback_threshold", Values: f(c.RollbackThreshold)},
+		{Name: "worst_minute", Values: []*time.Time{worstTime}},
+		{Name: "worst_ratio", Values: f(worstRatio)},
+		{Name: "reason", Values: []string{res.Reason}},
+		{Name: "flags", Values: []string{strings.Join(res.Flags, ",")}},
+	}}
+}
+
+// Pods is the per-pod spread of the verdict quantile, one row per minute and fleet.
+func Pods(res *engine.Result, spread []engine.Spread) Table {
+	n := len(spread)
+	times, fleets, worst := make([]time.Time, n), make([]string, n), make([]string, n)
+	lo, med, hi, pods := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	for i, s := range spread {
+		times[i], fleets[i], worst[i] = s.Time, s.Fleet, s.WorstPod
+		lo[i], med[i], hi[i], pods[i] = num(s.Min), num(s.Median), num(s.Max), num(float64(s.Pods))
+	}
+	return Table{Name: PodsName, Meta: Meta(res), Warnings: warnings(res), Columns: []Column{
+		{Name: "time", Values: times},
+		{Name: "fleet", Values: fleets},
+		{Name: "min", Values: lo, Unit: "s"},
+		{Name: "median", Values: med, Unit: "s"},
+		{Name: "max", Values: hi, Unit: "s"},
+		{Name: "worst_pod", Values: worst},
+		{Name: "pods", Values: pods},
+	}}
+}
