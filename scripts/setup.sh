@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything Pairwise's demo and tests need on a fresh Debian machine,
+# reusing whatever is already there: Chromium (panel harness), npm packages
+# from the lock file, and the pinned Prometheus 3.13.5 / Alertmanager 0.31.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v go >/dev/null 2>&1 || need_apt+=(golang)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  step "apt-get install ${need_apt[*]}"
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ -f package-lock.json ]; then
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    step "npm ci"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+fi
+
+step "pinned Prometheus and Alertmanager (tools/install.sh)"
+bash tools/install.sh
