@@ -1,0 +1,96 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
+
+// These servers stand in for what a real Prometheus cannot be made to do on
+// demand: refuse credentials, hang, or be something else entirely. Answers of
+// a real Prometheus are tested live in internal/ and cmd/pairwise.
+func TestClientErrors(t *testing.T) {
+	sel, _ := selector.Parse(`{track="canary"}`)
+	r := Range{Start: time.Unix(1_800_000_000, 0), End: time.Unix(1_800_000_600, 0)}
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		timeout time.Duration
+		want    error
+	}{
+		{name: "401", handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(401) }, want: ErrAuth},
+		{name: "403", handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(403) }, want: ErrAuth},
+		{name: "not the Prometheus API", handler: func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>Grafana</html>")) }, want: ErrNotProm},
+		{name: "slow", timeout: 50 * time.Millisecond, handler: func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+		}, want: ErrTimeout},
+		{name: "query timeout reported by Prometheus", handler: func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(503)
+			w.Write([]byte(`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`))
+		}, want: ErrTimeout},
+		{name: "bad data", handler: func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(400)
+			w.Write([]byte(`{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution"}`))
+		}, want: ErrBadQuery},
+		{name: "float samples are not a native histogram", handler: func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1800000000,"1"]]}]}}`))
+		}, want: ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			c, err := New(srv.URL, tt.timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = c.FleetHistograms(context.Background(), "m", sel, Native, r)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("error = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestClientUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	c, _ := New(url, time.Second)
+	if _, err := c.BuildInfo(context.Background()); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("error = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestNewRejectsBadURL(t *testing.T) {
+	for _, u := range []string{"", "localhost:9090", "ftp://x", "http://"} {
+		if _, err := New(u, 0); err == nil {
+			t.Errorf("New(%q) accepted", u)
+		}
+	}
+}
+
+func TestQueriesRenderParsedSelectors(t *testing.T) {
+	sel, err := selector.Parse(`{ track = "canary", pod =~ 'a.*' }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NativeQuery("h", sel); got != `sum(increase(h{track="canary",pod=~"a.*"}[1m]))` {
+		t.Error(got)
+	}
+	if got := ClassicQuery("h", sel); got != `sum by (le) (increase(h_bucket{track="canary",pod=~"a.*"}[1m]))` {
+		t.Error(got)
+	}
+	if got := PodsClassicQuery("h", "pod", sel); !strings.HasPrefix(got, "sum by (pod, le) (") {
+		t.Error(got)
+	}
+}
