@@ -215,51 +215,54 @@ func (r resolved) rules(runbookBase string) []rule {
 		return [2]string{"runbook_url", runbookBase + "#" + strings.ToLower(alert)}
 	}
 	thresholds := fmt.Sprintf("good at or below %sx, bad at or above %sx the baseline %s", fmtNum(c.PromoteThreshold), fmtNum(c.RollbackThreshold), vq)
+	// Annotations are Go templates: user text must not open an action.
+	name := templateSafe(r.Name)
+	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	missing := func(present, absent fleetExprs) expr {
 		return op(
 			lastMinute(fn("label_replace", op(op(present.count, ">", leaf("0")), "unless", op(absent.count, ">", leaf("0"))),
 				leaf(`"missing_fleet"`), leaf(strconv.Quote(absent.name)), leaf(`""`), leaf(`""`))),
-			"and", op(absent.served, ">", leaf("0")))
+			"and on()", op(absent.served, ">", leaf("0")))
 	}
 	out = append(out,
 		rule{alert: "PairwiseCanaryRollback", expr: op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit))), keepFiring: "10m",
 			labels: [][2]string{canaryLabel, {"severity", "critical"}, {"action", "rollback"}},
 			annotations: [][2]string{
-				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: roll back, {{ $value }} bad minutes in the last %s", window)},
+				{"summary", fmt.Sprintf("Canary %s: roll back, {{ $value }} bad minutes in the last %s", name, window)},
 				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes had a canary %s of %s at or above %sx the baseline's (limit %d bad minutes; %s). Canary %s, baseline %s.",
-					c.WindowMinutes, vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, thresholds, r.canary, r.baseline)},
+					c.WindowMinutes, vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, thresholds, canarySel, baselineSel)},
 				runbook("PairwiseCanaryRollback"),
 			}},
 		rule{alert: "PairwiseCanaryBadMinute", expr: lastMinute(m.bad),
 			labels: [][2]string{canaryLabel, {"severity", "warning"}},
 			annotations: [][2]string{
-				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: the last minute was bad ({{ $value | printf \"%%.3f\" }}x the baseline %s)", vq)},
+				{"summary", fmt.Sprintf("Canary %s: the last minute was bad ({{ $value | printf \"%%.3f\" }}x the baseline %s)", name, vq)},
 				{"description", fmt.Sprintf("In the last complete wall-clock minute the canary's %s of %s was {{ $value | printf \"%%.3f\" }}x the baseline's, at or above %sx. %d such minutes in %d roll back. Canary %s, baseline %s.",
-					vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, c.WindowMinutes, r.canary, r.baseline)},
+					vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, c.WindowMinutes, canarySel, baselineSel)},
 				runbook("PairwiseCanaryBadMinute"),
 			}},
 		rule{alert: "PairwiseCanaryInsufficientTraffic", expr: lastMinute(op(m.insufficient, "and", m.data)), forDur: "10m",
 			labels: [][2]string{canaryLabel, {"severity", "warning"}},
 			annotations: [][2]string{
-				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: too little traffic to judge its %s", vq)},
+				{"summary", fmt.Sprintf("Canary %s: too little traffic to judge its %s", name, vq)},
 				{"description", fmt.Sprintf("For 10 minutes a fleet has had only {{ $value | printf \"%%.1f\" }} observations beyond its %s of %s in a minute, fewer than the %s needed: those minutes are insufficient and count neither good nor bad, so the canary can neither promote nor roll back. Send the canary more traffic or judge a lower quantile. Canary %s, baseline %s.",
-					vq, r.Metric, fmtNum(c.MinTailObservations), r.canary, r.baseline)},
+					vq, r.Metric, fmtNum(c.MinTailObservations), canarySel, baselineSel)},
 				runbook("PairwiseCanaryInsufficientTraffic"),
 			}},
 		rule{alert: "PairwiseCanaryFleetMissing", expr: op(missing(m.base, m.canary), "or", missing(m.canary, m.base)), forDur: "5m",
 			labels: [][2]string{canaryLabel, {"severity", "warning"}},
 			annotations: [][2]string{
-				{"summary", "Canary {{ $labels.canary }}: the {{ $labels.missing_fleet }} fleet has stopped serving"},
+				{"summary", "Canary " + name + ": the {{ $labels.missing_fleet }} fleet has stopped serving"},
 				{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",
-					r.Metric, window, r.canary, r.baseline)},
+					r.Metric, window, canarySel, baselineSel)},
 				runbook("PairwiseCanaryFleetMissing"),
 			}},
 		rule{alert: "PairwiseCanaryPromotable", expr: op(op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))),
 			labels: [][2]string{canaryLabel, {"severity", "info"}, {"action", "promote"}},
 			annotations: [][2]string{
-				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: promotable, {{ $value }} good minutes in the last %s", window)},
+				{"summary", fmt.Sprintf("Canary %s: promotable, {{ $value }} good minutes in the last %s", name, window)},
 				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes were good (%s; %d needed) and fewer than %d were bad. Canary %s, baseline %s.",
-					c.WindowMinutes, thresholds, c.GoodNeeded, c.BadLimit, r.canary, r.baseline)},
+					c.WindowMinutes, thresholds, c.GoodNeeded, c.BadLimit, canarySel, baselineSel)},
 				runbook("PairwiseCanaryPromotable"),
 			}},
 	)
@@ -267,3 +270,7 @@ func (r resolved) rules(runbookBase string) []rule {
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// templateSafe escapes text for an alert annotation, which Prometheus expands
+// as a Go template: a literal "{{" is written as an action printing it.
+func templateSafe(s string) string { return strings.ReplaceAll(s, "{{", `{{ "{{" }}`) }
