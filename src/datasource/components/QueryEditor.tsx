@@ -1,0 +1,241 @@
+import React, { ChangeEvent, useEffect, useMemo, useState } from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2, QueryEditorProps, SelectableValue } from '@grafana/data';
+import { Combobox, ComboboxOption, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
+import { DataSource } from '../datasource';
+import { dsTestIds } from '../testIds';
+import {
+  DEFAULT_QUERY,
+  HistogramKind,
+  MetricInfo,
+  PairwiseOptions,
+  PairwiseQuery,
+  PairwiseQueryType,
+  WindowMode,
+} from '../types';
+import { parseQuantiles, quantileLabel, validateQuery } from '../validation';
+
+type Props = QueryEditorProps<DataSource, PairwiseQuery, PairwiseOptions>;
+
+const QUERY_TYPES: Array<SelectableValue<PairwiseQueryType>> = [
+  { label: 'Minutes', value: 'minutes', description: 'One row per minute with both fleets and the verdict' },
+  { label: 'Decision', value: 'decision', description: 'PROMOTE / HOLD / ROLLBACK for the window' },
+  { label: 'Pods', value: 'pods', description: 'Spread of per-pod quantiles in each fleet' },
+];
+const HISTOGRAM_KINDS: Array<SelectableValue<HistogramKind>> = [
+  { label: 'Auto', value: 'auto' },
+  { label: 'Native', value: 'native' },
+  { label: 'Classic', value: 'classic' },
+];
+const WINDOW_MODES: Array<SelectableValue<WindowMode>> = [
+  { label: 'Dashboard range', value: 'range' },
+  { label: 'Last window', value: 'last' },
+];
+
+type NumericKey =
+  | 'verdictQuantile'
+  | 'promoteThreshold'
+  | 'rollbackThreshold'
+  | 'windowMinutes'
+  | 'goodNeeded'
+  | 'badLimit'
+  | 'warmupMinutes'
+  | 'minTailObservations';
+
+const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: string; step: number }> = [
+  { key: 'verdictQuantile', label: 'Verdict quantile', description: 'Decides each minute, e.g. 0.99', step: 0.001 },
+  { key: 'promoteThreshold', label: 'Good at ratio ≤', description: 'canary / baseline', step: 0.01 },
+  { key: 'rollbackThreshold', label: 'Bad at ratio ≥', description: 'canary / baseline', step: 0.01 },
+  { key: 'windowMinutes', label: 'Window (min)', description: 'Minutes judged together', step: 1 },
+  { key: 'goodNeeded', label: 'Good needed', description: 'Minutes to PROMOTE', step: 1 },
+  { key: 'badLimit', label: 'Bad limit', description: 'Minutes to ROLLBACK', step: 1 },
+  { key: 'warmupMinutes', label: 'Warm-up (min)', description: 'Not counted at start', step: 1 },
+  { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
+];
+
+/** Loads histogram metrics from the backend; on failure the metric field stays free text. */
+function useMetrics(datasource: DataSource): { metrics: MetricInfo[]; failed: boolean } {
+  const [state, setState] = useState<{ metrics: MetricInfo[]; failed: boolean }>({ metrics: [], failed: false });
+  useEffect(() => {
+    let cancelled = false;
+    datasource
+      .getMetrics()
+      .then((metrics) => !cancelled && setState({ metrics, failed: false }))
+      .catch(() => !cancelled && setState({ metrics: [], failed: true }));
+    return () => {
+      cancelled = true;
+    };
+  }, [datasource]);
+  return state;
+}
+
+export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasource }: Props) {
+  const styles = useStyles2(getStyles);
+  const query: PairwiseQuery = useMemo(() => ({ ...DEFAULT_QUERY, ...partialQuery }), [partialQuery]);
+  const errors = useMemo(() => validateQuery(query), [query]);
+  const { metrics, failed } = useMetrics(datasource);
+  const [quantilesText, setQuantilesText] = useState(query.quantiles.join(', '));
+  const [quantilesError, setQuantilesError] = useState<string | undefined>();
+
+  const update = (patch: Partial<PairwiseQuery>, run = false) => {
+    const next = { ...query, ...patch };
+    onChange(next);
+    if (run && Object.keys(validateQuery(next)).length === 0) {
+      onRunQuery();
+    }
+  };
+  const runIfValid = () => {
+    if (Object.keys(errors).length === 0) {
+      onRunQuery();
+    }
+  };
+
+  const metricOptions: Array<ComboboxOption<string>> = metrics.map((m) => ({
+    value: m.name,
+    label: m.name,
+    description: m.kind === 'native' ? 'native histogram' : m.kind === 'classic' ? 'classic histogram' : m.kind,
+  }));
+
+  return (
+    <div className={styles.editor}>
+      <Field label="Query type">
+        <RadioButtonGroup<PairwiseQueryType>
+          options={QUERY_TYPES}
+          value={query.queryType}
+          onChange={(queryType) => update({ queryType }, true)}
+        />
+      </Field>
+      <div className={styles.row}>
+        <Field
+          label="Histogram metric"
+          description={failed ? 'Metric list unavailable: type the name' : 'Without the _bucket suffix'}
+          invalid={Boolean(errors.metric)}
+          error={errors.metric}
+          className={styles.grow}
+        >
+          {failed || metricOptions.length === 0 ? (
+            <Input
+              data-testid={dsTestIds.queryEditor.metric}
+              value={query.metric}
+              placeholder="http_request_duration_seconds"
+              onChange={(e: ChangeEvent<HTMLInputElement>) => update({ metric: e.currentTarget.value })}
+              onBlur={runIfValid}
+            />
+          ) : (
+            <Combobox<string>
+              data-testid={dsTestIds.queryEditor.metric}
+              options={metricOptions}
+              value={query.metric || null}
+              createCustomValue
+              placeholder="http_request_duration_seconds"
+              onChange={(option) => update({ metric: option.value }, true)}
+            />
+          )}
+        </Field>
+        <Field label="Histogram kind">
+          <RadioButtonGroup<HistogramKind>
+            options={HISTOGRAM_KINDS}
+            value={query.histogramKind}
+            onChange={(histogramKind) => update({ histogramKind }, true)}
+          />
+        </Field>
+      </div>
+      <div className={styles.row}>
+        <Field
+          label="Baseline selector"
+          invalid={Boolean(errors.baselineSelector)}
+          error={errors.baselineSelector}
+          className={styles.grow}
+        >
+          <Input
+            data-testid={dsTestIds.queryEditor.baselineSelector}
+            value={query.baselineSelector}
+            placeholder='{app="api",track="baseline"}'
+            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ baselineSelector: e.currentTarget.value })}
+            onBlur={runIfValid}
+          />
+        </Field>
+        <Field
+          label="Canary selector"
+          invalid={Boolean(errors.canarySelector)}
+          error={errors.canarySelector}
+          className={styles.grow}
+        >
+          <Input
+            data-testid={dsTestIds.queryEditor.canarySelector}
+            value={query.canarySelector}
+            placeholder='{app="api",track="canary"}'
+            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ canarySelector: e.currentTarget.value })}
+            onBlur={runIfValid}
+          />
+        </Field>
+      </div>
+      <div className={styles.row}>
+        <Field
+          label="Quantiles"
+          description={query.quantiles.map(quantileLabel).join(', ')}
+          invalid={Boolean(quantilesError ?? errors.quantiles)}
+          error={quantilesError ?? errors.quantiles}
+        >
+          <Input
+            data-testid={dsTestIds.queryEditor.quantiles}
+            width={32}
+            value={quantilesText}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setQuantilesText(e.currentTarget.value)}
+            onBlur={() => {
+              const parsed = parseQuantiles(quantilesText);
+              if (!parsed) {
+                setQuantilesError('Write quantiles as numbers separated by commas, e.g. 0.5, 0.99, 0.999.');
+                return;
+              }
+              setQuantilesError(undefined);
+              update({ quantiles: parsed }, true);
+            }}
+          />
+        </Field>
+        <Field label="Window">
+          <RadioButtonGroup<WindowMode>
+            options={WINDOW_MODES}
+            value={query.windowMode}
+            onChange={(windowMode) => update({ windowMode }, true)}
+          />
+        </Field>
+      </div>
+      <div className={styles.row}>
+        {NUMERIC_FIELDS.map(({ key, label, description, step }) => (
+          <Field key={key} label={label} description={description} invalid={Boolean(errors[key])} error={errors[key]}>
+            <Input
+              aria-label={label}
+              type="number"
+              width={16}
+              step={step}
+              value={Number.isFinite(query[key]) ? query[key] : ''}
+              onChange={(e: ChangeEvent<HTMLInputElement>) =>
+                update({ [key]: e.currentTarget.value === '' ? NaN : Number(e.currentTarget.value) })
+              }
+              onBlur={runIfValid}
+            />
+          </Field>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  editor: css({
+    display: 'flex',
+    flexDirection: 'column',
+    gap: theme.spacing(1),
+  }),
+  row: css({
+    display: 'flex',
+    flexWrap: 'wrap',
+    gap: theme.spacing(2),
+    alignItems: 'flex-start',
+  }),
+  grow: css({
+    flex: '1 1 0',
+    minWidth: theme.spacing(30),
+  }),
+});

@@ -1,0 +1,34 @@
+import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
+import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
+import { DEFAULT_QUERY, MetricInfo, PairwiseOptions, PairwiseQuery } from './types';
+
+export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOptions> {
+  constructor(instanceSettings: DataSourceInstanceSettings<PairwiseOptions>) {
+    super(instanceSettings);
+  }
+
+  getDefaultQuery(_app: CoreApp): Partial<PairwiseQuery> {
+    return DEFAULT_QUERY;
+  }
+
+  /** Interpolates dashboard variables in the string fields that may hold them. */
+  applyTemplateVariables(query: PairwiseQuery, scopedVars: ScopedVars): PairwiseQuery {
+    const templateSrv = getTemplateSrv();
+    return {
+      ...query,
+      metric: templateSrv.replace(query.metric ?? '', scopedVars),
+      baselineSelector: templateSrv.replace(query.baselineSelector ?? '', scopedVars),
+      canarySelector: templateSrv.replace(query.canarySelector ?? '', scopedVars),
+    };
+  }
+
+  filterQuery(query: PairwiseQuery): boolean {
+    return !query.hide && Boolean(query.metric);
+  }
+
+  /** Histogram metrics known to Prometheus, from the backend's `metrics` resource. */
+  async getMetrics(): Promise<MetricInfo[]> {
+    const result = await this.getResource<MetricInfo[]>('metrics');
+    return Array.isArray(result) ? result : [];
+  }
+}

@@ -1,0 +1,15 @@
+export const dsTestIds = {
+  configEditor: {
+    url: 'pairwise-config-url',
+    timeout: 'pairwise-config-timeout',
+    basicAuthUser: 'pairwise-config-basic-user',
+    basicAuthPassword: 'pairwise-config-basic-password',
+    bearerToken: 'pairwise-config-bearer-token',
+  },
+  queryEditor: {
+    metric: 'pairwise-query-metric',
+    baselineSelector: 'pairwise-query-baseline',
+    canarySelector: 'pairwise-query-canary',
+    quantiles: 'pairwise-query-quantiles',
+  },
+} as const;

@@ -1,0 +1,73 @@
+import { DataSourceJsonData } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+export type PairwiseQueryType = 'minutes' | 'decision' | 'pods';
+export type HistogramKind = 'auto' | 'native' | 'classic';
+export type WindowMode = 'range' | 'last';
+
+/** One Pairwise query. The backend validates every field again; these are the editor's defaults. */
+export interface PairwiseQuery extends DataQuery {
+  queryType: PairwiseQueryType;
+  /** Histogram metric name without the _bucket suffix, e.g. http_request_duration_seconds. */
+  metric: string;
+  /** Label selector of the baseline fleet, e.g. {app="api",track="baseline"}. */
+  baselineSelector: string;
+  /** Label selector of the canary fleet, e.g. {app="api",track="canary"}. */
+  canarySelector: string;
+  histogramKind: HistogramKind;
+  /** Quantiles shown for both fleets, as fractions (0.99 = p99). */
+  quantiles: number[];
+  /** The quantile whose canary/baseline ratio decides each minute. */
+  verdictQuantile: number;
+  /** ratio <= promoteThreshold: good minute. */
+  promoteThreshold: number;
+  /** ratio >= rollbackThreshold: bad minute. */
+  rollbackThreshold: number;
+  windowMinutes: number;
+  goodNeeded: number;
+  badLimit: number;
+  warmupMinutes: number;
+  /** Fewer observations than this beyond a quantile make it "insufficient". */
+  minTailObservations: number;
+  /** range: the dashboard time range; last: the last windowMinutes whole minutes. */
+  windowMode: WindowMode;
+}
+
+export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
+  queryType: 'minutes',
+  metric: '',
+  baselineSelector: '',
+  canarySelector: '',
+  histogramKind: 'auto',
+  quantiles: [0.5, 0.99, 0.999, 0.9999],
+  verdictQuantile: 0.99,
+  promoteThreshold: 0.95,
+  rollbackThreshold: 1.1,
+  windowMinutes: 60,
+  goodNeeded: 45,
+  badLimit: 5,
+  warmupMinutes: 0,
+  minTailObservations: 10,
+  windowMode: 'range',
+};
+
+/** jsonData of a Pairwise data source. */
+export interface PairwiseOptions extends DataSourceJsonData {
+  /** Prometheus-compatible HTTP API root, e.g. http://prometheus:9090 or a Mimir /prometheus path. */
+  prometheusUrl?: string;
+  timeoutSeconds?: number;
+  /** User name for basic auth; the password lives in secureJsonData. */
+  basicAuthUser?: string;
+}
+
+/** secureJsonData: write-only, never sent back to the browser. */
+export interface PairwiseSecureJsonData {
+  basicAuthPassword?: string;
+  bearerToken?: string;
+}
+
+/** One entry of the backend's GET resource `metrics`. */
+export interface MetricInfo {
+  name: string;
+  kind: 'native' | 'classic' | string;
+}

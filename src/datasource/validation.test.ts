@@ -1,0 +1,101 @@
+import { DEFAULT_QUERY, PairwiseQuery } from './types';
+import { parseQuantiles, quantileLabel, validateMetric, validateQuery, validateSelector } from './validation';
+
+describe('validateSelector', () => {
+  it.each([
+    '{app="api",track="canary"}',
+    '{ app = "api" , track != "baseline" }',
+    '{pod=~"api-canary-.*"}',
+    '{pod!~"x|y",}',
+    '{track="$fleet"}',
+    '{"service.name"="checkout"}',
+    '{msg="quote \\" inside"}',
+  ])('accepts %s', (selector) => {
+    expect(validateSelector(selector)).toBeUndefined();
+  });
+
+  it.each([
+    ['', /Enter a label selector/],
+    ['app="api"', /wrapped in braces/],
+    ['{}', /empty selector/],
+    ['{app=api}', /double quotes/],
+    ['{app="api" track="x"}', /commas/],
+    ['{app=="api"}', /double quotes/],
+    ['{app:"api"}', /Expected =/],
+    ['{app="api}', /double quotes/],
+    ['{1app="x"}', /label name/],
+  ])('rejects %p', (selector, message) => {
+    expect(validateSelector(selector)).toMatch(message);
+  });
+});
+
+describe('validateMetric', () => {
+  it('accepts plain names and variables', () => {
+    expect(validateMetric('http_request_duration_seconds')).toBeUndefined();
+    expect(validateMetric('$metric')).toBeUndefined();
+  });
+  it('rejects empty names, selectors and _bucket', () => {
+    expect(validateMetric('')).toMatch(/Enter the histogram metric/);
+    expect(validateMetric('http{a="b"}')).toMatch(/letters, digits/);
+    expect(validateMetric('http_request_duration_seconds_bucket')).toMatch(/_bucket/);
+  });
+});
+
+describe('validateQuery', () => {
+  const valid: PairwiseQuery = {
+    ...DEFAULT_QUERY,
+    refId: 'A',
+    metric: 'http_request_duration_seconds',
+    baselineSelector: '{track="baseline"}',
+    canarySelector: '{track="canary"}',
+  };
+
+  it('finds nothing wrong with the defaults plus metric and selectors', () => {
+    expect(validateQuery(valid)).toEqual({});
+  });
+
+  it('rejects identical fleets', () => {
+    expect(validateQuery({ ...valid, canarySelector: '{ track="baseline" }' }).canarySelector).toMatch(/identical/);
+  });
+
+  it('checks thresholds, counts and quantiles', () => {
+    const errors = validateQuery({
+      ...valid,
+      quantiles: [0.5, 1.2],
+      verdictQuantile: 0.95,
+      promoteThreshold: 1.2,
+      rollbackThreshold: 1.1,
+      goodNeeded: 61,
+      badLimit: 0,
+      warmupMinutes: 60,
+      minTailObservations: -1,
+    });
+    expect(Object.keys(errors).sort()).toEqual(
+      [
+        'badLimit',
+        'goodNeeded',
+        'minTailObservations',
+        'quantiles',
+        'rollbackThreshold',
+        'verdictQuantile',
+        'warmupMinutes',
+      ].sort()
+    );
+  });
+
+  it('accepts the boundary values', () => {
+    expect(
+      validateQuery({ ...valid, goodNeeded: 60, badLimit: 60, warmupMinutes: 59, minTailObservations: 0 })
+    ).toEqual({});
+  });
+});
+
+describe('quantile helpers', () => {
+  it('parses fractions and p-labels', () => {
+    expect(parseQuantiles('0.5, 0.99 p99.9')).toEqual([0.5, 0.99, 0.999]);
+    expect(parseQuantiles('0.5, x')).toBeUndefined();
+  });
+  it('labels quantiles like the backend', () => {
+    expect([0.5, 0.99, 0.999, 0.9999].map(quantileLabel)).toEqual(['p50', 'p99', 'p99.9', 'p99.99']);
+  });
+});

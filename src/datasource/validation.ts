@@ -1,0 +1,174 @@
+import { PairwiseQuery } from './types';
+
+/**
+ * Checks that a selector looks like a PromQL label selector: `{label="value", other=~"re.*"}`.
+ * Returns a sentence describing the first problem, or undefined when it looks fine.
+ * Template variables inside values ($var, ${var}) are allowed; the backend validates again.
+ */
+export function validateSelector(selector: string): string | undefined {
+  const text = selector.trim();
+  if (text === '') {
+    return 'Enter a label selector such as {app="api",track="canary"}.';
+  }
+  if (!text.startsWith('{') || !text.endsWith('}')) {
+    return 'A selector is wrapped in braces: {label="value",...}.';
+  }
+  const body = text.slice(1, -1);
+  let pos = 0;
+  let matchers = 0;
+  const skipSpace = () => {
+    while (pos < body.length && /\s/.test(body[pos])) {
+      pos++;
+    }
+  };
+  const readQuoted = (): string | undefined => {
+    const quote = body[pos];
+    if (quote !== '"' && quote !== "'" && quote !== '`') {
+      return undefined;
+    }
+    pos++;
+    let value = '';
+    while (pos < body.length && body[pos] !== quote) {
+      if (body[pos] === '\\' && quote !== '`') {
+        pos++;
+      }
+      value += body[pos] ?? '';
+      pos++;
+    }
+    if (pos >= body.length) {
+      return undefined;
+    }
+    pos++;
+    return value;
+  };
+
+  skipSpace();
+  while (pos < body.length) {
+    // Label name: identifier, or a quoted name (Prometheus 3 UTF-8 names).
+    let name: string | undefined;
+    const ident = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(body.slice(pos));
+    if (ident) {
+      name = ident[0];
+      pos += name.length;
+    } else {
+      name = readQuoted();
+    }
+    if (!name) {
+      return `Expected a label name at "${body.slice(pos, pos + 12)}".`;
+    }
+    skipSpace();
+    const op = /^(=~|!~|!=|=)/.exec(body.slice(pos));
+    if (!op) {
+      return `Expected =, !=, =~ or !~ after "${name}".`;
+    }
+    pos += op[0].length;
+    skipSpace();
+    const value = readQuoted();
+    if (value === undefined) {
+      return `The value of "${name}" must be in double quotes, e.g. ${name}${op[0]}"value".`;
+    }
+    matchers++;
+    skipSpace();
+    if (pos < body.length) {
+      if (body[pos] !== ',') {
+        return `Separate matchers with commas (after "${name}").`;
+      }
+      pos++;
+      skipSpace();
+    }
+  }
+  if (matchers === 0) {
+    return 'An empty selector matches every series: name at least one label, e.g. {track="canary"}.';
+  }
+  return undefined;
+}
+
+/** Checks that a metric name is a Prometheus metric name without selector. */
+export function validateMetric(metric: string): string | undefined {
+  const text = metric.trim();
+  if (text === '') {
+    return 'Enter the histogram metric, e.g. http_request_duration_seconds.';
+  }
+  if (text.startsWith('$')) {
+    return undefined;
+  }
+  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text)) {
+    return 'A metric name has letters, digits, _ and : only; put labels in the selectors.';
+  }
+  if (text.endsWith('_bucket')) {
+    return 'Leave out the _bucket suffix: Pairwise adds it for classic histograms.';
+  }
+  return undefined;
+}
+
+export type QueryErrors = Partial<Record<keyof PairwiseQuery, string>>;
+
+/** Every inline validation message of the query editor, keyed by field. */
+export function validateQuery(query: PairwiseQuery): QueryErrors {
+  const errors: QueryErrors = {};
+  const set = (key: keyof PairwiseQuery, message: string | undefined) => {
+    if (message) {
+      errors[key] = message;
+    }
+  };
+  set('metric', validateMetric(query.metric ?? ''));
+  set('baselineSelector', validateSelector(query.baselineSelector ?? ''));
+  set('canarySelector', validateSelector(query.canarySelector ?? ''));
+  if (!errors.baselineSelector && !errors.canarySelector) {
+    const norm = (s: string) => s.replace(/\s+/g, '');
+    if (norm(query.baselineSelector) === norm(query.canarySelector)) {
+      errors.canarySelector = 'Baseline and canary selectors are identical: the canary would be compared with itself.';
+    }
+  }
+  const quantiles = query.quantiles ?? [];
+  if (quantiles.length === 0) {
+    errors.quantiles = 'List at least one quantile, e.g. 0.5, 0.99, 0.999.';
+  } else if (quantiles.some((q) => !(q > 0 && q < 1))) {
+    errors.quantiles = 'Quantiles are fractions between 0 and 1 (0.99 is p99).';
+  }
+  if (!quantiles.includes(query.verdictQuantile)) {
+    errors.verdictQuantile = 'The verdict quantile must be one of the listed quantiles.';
+  }
+  if (!(query.promoteThreshold > 0)) {
+    errors.promoteThreshold = 'The promote threshold is a positive ratio, e.g. 0.95.';
+  }
+  if (!(query.rollbackThreshold > query.promoteThreshold)) {
+    errors.rollbackThreshold = 'The rollback threshold must be above the promote threshold.';
+  }
+  if (!(Number.isInteger(query.windowMinutes) && query.windowMinutes >= 1 && query.windowMinutes <= 1440)) {
+    errors.windowMinutes = 'The window is a whole number of minutes from 1 to 1440.';
+  }
+  if (!(Number.isInteger(query.goodNeeded) && query.goodNeeded >= 1 && query.goodNeeded <= query.windowMinutes)) {
+    errors.goodNeeded = 'Good minutes needed must be between 1 and the window length.';
+  }
+  if (!(Number.isInteger(query.badLimit) && query.badLimit >= 1 && query.badLimit <= query.windowMinutes)) {
+    errors.badLimit = 'The bad-minute limit must be between 1 and the window length.';
+  }
+  if (!(
+    Number.isInteger(query.warmupMinutes) &&
+    query.warmupMinutes >= 0 &&
+    query.warmupMinutes < query.windowMinutes
+  )) {
+    errors.warmupMinutes = 'Warm-up minutes must be 0 or more and shorter than the window.';
+  }
+  if (!(Number.isInteger(query.minTailObservations) && query.minTailObservations >= 0)) {
+    errors.minTailObservations = 'Minimum tail observations is a whole number, 0 or more.';
+  }
+  return errors;
+}
+
+/** Parses "0.5, 0.99, p99.9" into fractions; undefined when any entry is not a number. */
+export function parseQuantiles(text: string): number[] | undefined {
+  const parts = text
+    .split(/[\s,]+/)
+    .map((p) => p.trim())
+    .filter(Boolean);
+  // toPrecision drops the float noise of the division (p99.9 -> 0.999, not 0.9990000000000001).
+  const values = parts.map((p) => (/^p/i.test(p) ? Number((Number(p.slice(1)) / 100).toPrecision(12)) : Number(p)));
+  return values.every((v) => Number.isFinite(v)) ? values : undefined;
+}
+
+/** 0.999 -> "p99.9" */
+export function quantileLabel(q: number): string {
+  return `p${Number((q * 100).toFixed(6))}`;
+}

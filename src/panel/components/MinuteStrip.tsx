@@ -1,0 +1,317 @@
+import React, { KeyboardEvent, useCallback, useId, useRef, useState } from 'react';
+import { css, cx } from '@emotion/css';
+import { GrafanaTheme2 } from '@grafana/data';
+import { useStyles2, useTheme2, VizTooltipContainer } from '@grafana/ui';
+import { MinuteView, PairwiseMeta, Verdict, VERDICT_SYMBOL, VERDICT_TEXT, VerdictCounts } from '../data/viewModel';
+import { panelTestIds } from '../testIds';
+import { MinuteTooltip } from './MinuteTooltip';
+import { verdictColors } from './verdictStyle';
+
+interface Props {
+  minutes: MinuteView[];
+  meta: PairwiseMeta;
+  counts: VerdictCounts;
+  width: number;
+  /** Height the strip may take before it scrolls. */
+  maxHeight: number;
+  formatLatency: (seconds: number | null) => string;
+  showLegend: boolean;
+}
+
+/** Cell geometry from the panel width: wide cells for an hour, narrow wrapped rows for a day. */
+export function stripLayout(count: number, width: number, gridSize: number) {
+  const minPitch = gridSize * 0.75;
+  const maxPitch = gridSize * 3.5;
+  const pitch = Math.max(minPitch, Math.min(maxPitch, Math.floor(width / Math.max(count, 1))));
+  const perRow = Math.max(1, Math.floor(width / pitch));
+  const cellHeight = Math.max(gridSize * 1.25, Math.min(gridSize * 3, pitch));
+  return { perRow, cellHeight, showSymbols: pitch >= gridSize * 1.75 };
+}
+
+const LEGEND: Array<{ verdict: Verdict; key: keyof VerdictCounts }> = [
+  { verdict: 'good', key: 'good' },
+  { verdict: 'neutral', key: 'neutral' },
+  { verdict: 'bad', key: 'bad' },
+  { verdict: 'insufficient', key: 'insufficient' },
+  { verdict: 'no-data', key: 'noData' },
+];
+
+export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLatency, showLegend }: Props) {
+  const theme = useTheme2();
+  const styles = useStyles2(getStyles);
+  const colors = verdictColors(theme);
+  const idPrefix = useId().replace(/:/g, '');
+  const stripRef = useRef<HTMLDivElement>(null);
+  const [active, setActive] = useState<number | null>(null);
+  const [visible, setVisible] = useState(false);
+  const [pinned, setPinned] = useState(false);
+  const [anchor, setAnchor] = useState<{ x: number; y: number } | null>(null);
+  const { perRow, cellHeight, showSymbols } = stripLayout(minutes.length, width, theme.spacing.gridSize);
+
+  const cellId = useCallback((index: number) => `${idPrefix}-minute-${index}`, [idPrefix]);
+
+  // Anchor the tooltip to a cell (all cells are rendered, so the element exists).
+  const anchorTo = (index: number, scroll: boolean) => {
+    const el = document.getElementById(cellId(index));
+    if (el) {
+      if (scroll) {
+        el.scrollIntoView?.({ block: 'nearest' });
+      }
+      const rect = el.getBoundingClientRect();
+      setAnchor({ x: rect.left, y: rect.bottom });
+    }
+  };
+
+  const move = (index: number) => {
+    const next = Math.max(0, Math.min(minutes.length - 1, index));
+    setActive(next);
+    setVisible(true);
+    anchorTo(next, true);
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const current = active ?? 0;
+    const steps: Record<string, number> = {
+      ArrowRight: 1,
+      ArrowLeft: -1,
+      ArrowDown: perRow,
+      ArrowUp: -perRow,
+      PageDown: 60,
+      PageUp: -60,
+    };
+    if (event.key in steps) {
+      move(active === null ? 0 : current + steps[event.key]);
+    } else if (event.key === 'Home') {
+      move(0);
+    } else if (event.key === 'End') {
+      move(minutes.length - 1);
+    } else if (event.key === 'Enter' || event.key === ' ') {
+      if (active === null) {
+        move(0);
+      }
+      setVisible(true);
+      setPinned((p) => !p);
+    } else if (event.key === 'Escape') {
+      setPinned(false);
+      setVisible(false);
+    } else {
+      return;
+    }
+    event.preventDefault();
+  };
+
+  const indexFromEvent = (target: EventTarget): number | null => {
+    const cell = (target as HTMLElement).closest?.('[data-index]');
+    return cell ? Number(cell.getAttribute('data-index')) : null;
+  };
+
+  const activeMinute = active !== null ? minutes[active] : undefined;
+
+  return (
+    <div className={styles.wrapper}>
+      <div
+        ref={stripRef}
+        className={styles.strip}
+        style={{ gridTemplateColumns: `repeat(${perRow}, minmax(0, 1fr))`, maxHeight }}
+        data-testid={panelTestIds.strip}
+        role="listbox"
+        aria-label={`Minute verdicts, ${minutes.length} minutes. Arrow keys move, Enter pins the details.`}
+        aria-orientation="horizontal"
+        tabIndex={0}
+        aria-activedescendant={active !== null ? cellId(active) : undefined}
+        onKeyDown={onKeyDown}
+        onFocus={() => {
+          if (minutes.length > 0) {
+            move(active ?? 0);
+          }
+        }}
+        onBlur={(event) => {
+          if (!pinned && !event.currentTarget.contains(event.relatedTarget as Node | null)) {
+            setVisible(false);
+          }
+        }}
+        onMouseOver={(event) => {
+          const index = indexFromEvent(event.target);
+          if (index !== null && !pinned && index !== active) {
+            setActive(index);
+            setVisible(true);
+            anchorTo(index, false);
+          } else if (index !== null && !pinned) {
+            setVisible(true);
+          }
+        }}
+        onMouseLeave={() => !pinned && setVisible(false)}
+        onClick={(event) => {
+          const index = indexFromEvent(event.target);
+          if (index !== null) {
+            setActive(index);
+            setVisible(true);
+            anchorTo(index, false);
+            setPinned((p) => !(p && index === active));
+          }
+        }}
+      >
+        {minutes.map((minute) => {
+          const isActive = minute.index === active;
+          return (
+            <div
+              key={minute.time}
+              id={cellId(minute.index)}
+              data-index={minute.index}
+              data-verdict={minute.verdict}
+              data-testid={panelTestIds.stripCell}
+              role="option"
+              aria-selected={isActive}
+              aria-label={minute.accessibleName}
+              className={cx(
+                styles.cell,
+                minute.verdict === 'no-data' && styles.noData,
+                minute.verdict === 'insufficient' && styles.insufficient,
+                minute.warmup && styles.warmup,
+                isActive && styles.active
+              )}
+              style={{
+                height: cellHeight,
+                backgroundColor: minute.verdict === 'no-data' ? undefined : colors[minute.verdict],
+                color:
+                  minute.verdict === 'no-data'
+                    ? theme.colors.text.secondary
+                    : theme.colors.getContrastText(
+                        colors[minute.verdict] === 'transparent'
+                          ? theme.colors.background.primary
+                          : colors[minute.verdict]
+                      ),
+              }}
+            >
+              {showSymbols ? VERDICT_SYMBOL[minute.verdict] : null}
+            </div>
+          );
+        })}
+      </div>
+      {showLegend && (
+        <div className={styles.legend} aria-hidden>
+          {minutes.length > 0 && (
+            <span className={styles.range}>
+              {minutes[0].timeLabel}–{minutes[minutes.length - 1].timeLabel}
+            </span>
+          )}
+          {LEGEND.map(({ verdict, key }) => (
+            <span key={verdict} className={styles.legendItem}>
+              <span
+                className={cx(
+                  styles.swatch,
+                  verdict === 'no-data' && styles.noData,
+                  verdict === 'insufficient' && styles.insufficient
+                )}
+                style={{
+                  backgroundColor: verdict === 'no-data' ? undefined : colors[verdict],
+                  color: theme.colors.getContrastText(
+                    colors[verdict] === 'transparent' ? theme.colors.background.primary : colors[verdict]
+                  ),
+                }}
+              >
+                {VERDICT_SYMBOL[verdict]}
+              </span>
+              {VERDICT_TEXT[verdict]} {counts[key]}
+            </span>
+          ))}
+          {counts.warmup > 0 && (
+            <span className={styles.legendItem}>
+              <span className={cx(styles.swatch, styles.warmup)} style={{ backgroundColor: colors.bad }} />
+              faded: warm-up (not counted) {counts.warmup}
+            </span>
+          )}
+        </div>
+      )}
+      {visible && activeMinute && anchor && (
+        <VizTooltipContainer
+          position={anchor}
+          offset={{ x: 0, y: theme.spacing.gridSize }}
+          allowPointerEvents={pinned}
+          className={styles.tooltipBox}
+        >
+          <MinuteTooltip minute={activeMinute} meta={meta} formatLatency={formatLatency} pinned={pinned} />
+        </VizTooltipContainer>
+      )}
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => {
+  const hatch = `repeating-linear-gradient(135deg, ${theme.colors.border.strong} 0, ${theme.colors.border.strong} 1px, transparent 1px, transparent ${theme.spacing(0.5)})`;
+  return {
+    wrapper: css({
+      display: 'flex',
+      flexDirection: 'column',
+      gap: theme.spacing(0.5),
+      flexShrink: 0,
+    }),
+    strip: css({
+      display: 'grid',
+      gap: theme.spacing(0.125),
+      overflowY: 'auto',
+      borderRadius: theme.shape.radius.default,
+      '&:focus-visible': {
+        outline: `2px solid ${theme.colors.primary.main}`,
+        outlineOffset: theme.spacing(0.25),
+      },
+    }),
+    cell: css({
+      display: 'flex',
+      alignItems: 'center',
+      justifyContent: 'center',
+      fontSize: theme.typography.bodySmall.fontSize,
+      lineHeight: 1,
+      borderRadius: theme.shape.radius.default,
+      cursor: 'pointer',
+      userSelect: 'none',
+      overflow: 'hidden',
+    }),
+    noData: css({
+      backgroundImage: hatch,
+      boxShadow: `inset 0 0 0 1px ${theme.colors.border.medium}`,
+    }),
+    insufficient: css({
+      backgroundImage: `radial-gradient(${theme.colors.background.primary} 20%, transparent 21%)`,
+      backgroundSize: `${theme.spacing(0.75)} ${theme.spacing(0.75)}`,
+    }),
+    warmup: css({
+      opacity: 0.4,
+    }),
+    active: css({
+      outline: `2px solid ${theme.colors.text.primary}`,
+      outlineOffset: '-1px',
+      opacity: 1,
+      zIndex: 1,
+    }),
+    legend: css({
+      display: 'flex',
+      flexWrap: 'wrap',
+      columnGap: theme.spacing(1.5),
+      rowGap: theme.spacing(0.25),
+      color: theme.colors.text.secondary,
+      fontSize: theme.typography.bodySmall.fontSize,
+    }),
+    range: css({
+      color: theme.colors.text.primary,
+    }),
+    legendItem: css({
+      display: 'inline-flex',
+      alignItems: 'center',
+      gap: theme.spacing(0.5),
+    }),
+    swatch: css({
+      display: 'inline-flex',
+      alignItems: 'center',
+      justifyContent: 'center',
+      width: theme.spacing(1.75),
+      height: theme.spacing(1.75),
+      borderRadius: theme.shape.radius.default,
+      fontSize: theme.typography.bodySmall.fontSize,
+      lineHeight: 1,
+    }),
+    tooltipBox: css({
+      padding: theme.spacing(1),
+    }),
+  };
+};

@@ -1,0 +1,132 @@
+import React from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2, locationUtil } from '@grafana/data';
+import { Icon, useStyles2 } from '@grafana/ui';
+import { Bounds, formatRatio, MinuteView, PairwiseMeta, VERDICT_SYMBOL, VERDICT_TEXT } from '../data/viewModel';
+import { panelTestIds } from '../testIds';
+
+interface Props {
+  minute: MinuteView;
+  meta: PairwiseMeta;
+  formatLatency: (seconds: number | null) => string;
+  pinned: boolean;
+}
+
+function formatCount(n: number | null): string {
+  return n === null ? '—' : Math.round(n).toLocaleString('en-US');
+}
+
+function formatRps(n: number | null): string {
+  return n === null ? '—' : `${n.toFixed(1)} req/s`;
+}
+
+export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
+  const styles = useStyles2(getStyles);
+  const bounds = (b: Bounds) =>
+    b.lower === null && b.upper === null ? '—' : `${formatLatency(b.lower)} – ${formatLatency(b.upper)}`;
+
+  return (
+    <div className={styles.tooltip} data-testid={panelTestIds.tooltip}>
+      <div className={styles.title}>
+        {minute.fullTimeLabel}: {VERDICT_SYMBOL[minute.verdict]} {VERDICT_TEXT[minute.verdict]}
+        {minute.warmup ? ' (warm-up, not counted)' : ''}, ratio {formatRatio(minute.ratio)}
+      </div>
+      <table className={styles.table}>
+        <thead>
+          <tr>
+            <th scope="col" />
+            <th scope="col">baseline</th>
+            <th scope="col">canary</th>
+          </tr>
+        </thead>
+        <tbody>
+          {meta.quantiles.map((label) => (
+            <tr key={label} className={label === meta.verdictQuantile ? styles.verdictRow : undefined}>
+              <th scope="row">{label}</th>
+              <td>{formatLatency(minute.quantiles[label]?.baseline ?? null)}</td>
+              <td>{formatLatency(minute.quantiles[label]?.canary ?? null)}</td>
+            </tr>
+          ))}
+          <tr>
+            <th scope="row">{meta.verdictQuantile} 95% bounds</th>
+            <td>{bounds(minute.baselineBounds)}</td>
+            <td>{bounds(minute.canaryBounds)}</td>
+          </tr>
+          <tr>
+            <th scope="row">rate</th>
+            <td>{formatRps(minute.rps.baseline)}</td>
+            <td>{formatRps(minute.rps.canary)}</td>
+          </tr>
+          <tr>
+            <th scope="row">observations</th>
+            <td>{formatCount(minute.counts.baseline)}</td>
+            <td>{formatCount(minute.counts.canary)}</td>
+          </tr>
+          {minute.pods.length > 0 && (
+            <tr>
+              <th scope="row">pods min / median / max</th>
+              {(['baseline', 'canary'] as const).map((fleet) => {
+                const spread = minute.pods.find((p) => p.fleet === fleet);
+                return (
+                  <td key={fleet}>
+                    {spread
+                      ? `${formatLatency(spread.min)} / ${formatLatency(spread.median)} / ${formatLatency(spread.max)} (worst ${spread.worstPod})`
+                      : '—'}
+                  </td>
+                );
+              })}
+            </tr>
+          )}
+        </tbody>
+      </table>
+      {minute.reason && <div className={styles.reason}>{minute.reason}</div>}
+      {pinned && minute.exploreUrl ? (
+        <a className={styles.link} href={locationUtil.assureBaseUrl(minute.exploreUrl)}>
+          <Icon name="compass" size="sm" aria-hidden /> Open this minute in Explore
+        </a>
+      ) : (
+        <div className={styles.hint}>Click or press Enter to pin; Esc closes.</div>
+      )}
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  tooltip: css({
+    display: 'flex',
+    flexDirection: 'column',
+    gap: theme.spacing(0.75),
+    maxWidth: theme.spacing(60),
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
+  title: css({
+    fontWeight: theme.typography.fontWeightMedium,
+  }),
+  table: css({
+    borderCollapse: 'collapse',
+    'th, td': {
+      padding: theme.spacing(0.125, 1, 0.125, 0),
+      textAlign: 'right',
+      fontVariantNumeric: 'tabular-nums',
+      whiteSpace: 'nowrap',
+    },
+    'th[scope=row]': {
+      textAlign: 'left',
+      color: theme.colors.text.secondary,
+      fontWeight: theme.typography.fontWeightRegular,
+    },
+  }),
+  verdictRow: css({
+    fontWeight: theme.typography.fontWeightBold,
+  }),
+  reason: css({
+    color: theme.colors.text.primary,
+  }),
+  link: css({
+    color: theme.colors.text.link,
+    '&:hover': { textDecoration: 'underline' },
+  }),
+  hint: css({
+    color: theme.colors.text.secondary,
+  }),
+});

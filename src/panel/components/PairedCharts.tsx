@@ -1,0 +1,404 @@
+import React, { useId } from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2 } from '@grafana/data';
+import { useStyles2, useTheme2 } from '@grafana/ui';
+import { formatRatio, MinuteView, PairwiseMeta } from '../data/viewModel';
+import { panelTestIds } from '../testIds';
+import { fleetColors, verdictColors } from './verdictStyle';
+
+interface Props {
+  minutes: MinuteView[];
+  meta: PairwiseMeta;
+  width: number;
+  height: number;
+  formatLatency: (seconds: number | null) => string;
+}
+
+type Point = [number, number];
+
+/** SVG path through the points, broken where a value is missing. */
+export function linePath(points: Array<Point | null>): string {
+  let d = '';
+  let open = false;
+  for (const p of points) {
+    if (!p) {
+      open = false;
+      continue;
+    }
+    d += `${open ? 'L' : 'M'}${p[0].toFixed(1)},${p[1].toFixed(1)}`;
+    open = true;
+  }
+  return d;
+}
+
+/** Closed area paths between lower and upper, one per run of minutes where both are finite. */
+export function bandPaths(lower: Array<Point | null>, upper: Array<Point | null>): string[] {
+  const paths: string[] = [];
+  let run: number[] = [];
+  const flush = () => {
+    if (run.length > 0) {
+      const top = run.map((i) => upper[i] as Point);
+      const bottom = run.map((i) => lower[i] as Point).reverse();
+      paths.push(`${linePath(top)}${linePath(bottom).replace(/^M/, 'L')}Z`);
+    }
+    run = [];
+  };
+  for (let i = 0; i < lower.length; i++) {
+    if (lower[i] && upper[i]) {
+      run.push(i);
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return paths;
+}
+
+function niceTicks(min: number, max: number, count: number): number[] {
+  if (!(max > min)) {
+    return [min];
+  }
+  const rawStep = (max - min) / count;
+  const magnitude = 10 ** Math.floor(Math.log10(rawStep));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= rawStep) ?? rawStep;
+  const ticks: number[] = [];
+  for (let v = Math.ceil(min / step) * step; v <= max + step * 1e-9; v += step) {
+    ticks.push(Number(v.toPrecision(12)));
+  }
+  return ticks;
+}
+
+const finite = (v: number | null): v is number => v !== null && Number.isFinite(v);
+
+export function PairedCharts({ minutes, meta, width, height, formatLatency }: Props) {
+  const styles = useStyles2(getStyles);
+  const sideBySide = width >= 900;
+  const chartWidth = sideBySide ? (width - 16) / 2 : width;
+  const chartHeight = sideBySide ? height : (height - 8) / 2;
+  return (
+    <div className={styles.charts} style={{ flexDirection: sideBySide ? 'row' : 'column', height }}>
+      <LatencyChart
+        minutes={minutes}
+        meta={meta}
+        width={chartWidth}
+        height={chartHeight}
+        formatLatency={formatLatency}
+      />
+      <RatioChart minutes={minutes} meta={meta} width={chartWidth} height={chartHeight} />
+    </div>
+  );
+}
+
+interface ChartProps {
+  minutes: MinuteView[];
+  meta: PairwiseMeta;
+  width: number;
+  height: number;
+}
+
+function useFrame(minutes: MinuteView[], width: number, height: number, gridSize: number) {
+  const margin = { left: gridSize * 8, right: gridSize * 2, top: gridSize * 3, bottom: gridSize * 2.5 };
+  const innerWidth = Math.max(1, width - margin.left - margin.right);
+  const innerHeight = Math.max(1, height - margin.top - margin.bottom);
+  const t0 = minutes[0]?.time ?? 0;
+  const t1 = minutes[minutes.length - 1]?.time ?? t0 + 60_000;
+  const x = (t: number) => margin.left + (t1 > t0 ? ((t - t0) / (t1 - t0)) * innerWidth : innerWidth / 2);
+  const xTicks =
+    minutes.length > 1 ? [0, 0.25, 0.5, 0.75, 1].map((f) => minutes[Math.round(f * (minutes.length - 1))]) : minutes;
+  return { margin, innerWidth, innerHeight, x, xTicks };
+}
+
+function LatencyChart({
+  minutes,
+  meta,
+  width,
+  height,
+  formatLatency,
+}: ChartProps & { formatLatency: Props['formatLatency'] }) {
+  const theme = useTheme2();
+  const styles = useStyles2(getStyles);
+  const clipId = `${useId().replace(/:/g, '')}-latency`;
+  const colors = fleetColors(theme);
+  const { margin, innerHeight, innerWidth, x, xTicks } = useFrame(minutes, width, height, theme.spacing.gridSize);
+  const vq = meta.verdictQuantile;
+  const values = minutes
+    .flatMap((m) => [m.quantiles[vq]?.baseline ?? null, m.quantiles[vq]?.canary ?? null])
+    .filter(finite);
+  const yMax = values.length ? Math.max(...values) * 1.25 : 1;
+  const y = (v: number) => margin.top + innerHeight - (Math.min(v, yMax) / yMax) * innerHeight;
+  const series = (pick: (m: MinuteView) => number | null) =>
+    minutes.map((m) => {
+      const v = pick(m);
+      return finite(v) ? ([x(m.time), y(v)] as Point) : null;
+    });
+  const ticks = niceTicks(0, yMax, 4);
+
+  return (
+    <figure className={styles.figure} data-testid={panelTestIds.chart}>
+      <svg
+        width={width}
+        height={height}
+        role="img"
+        aria-label={`${vq} of baseline and canary per minute, with 95% confidence bands`}
+      >
+        <defs>
+          <clipPath id={clipId}>
+            <rect x={margin.left} y={margin.top} width={innerWidth} height={innerHeight} />
+          </clipPath>
+        </defs>
+        <text x={margin.left} y={theme.spacing.gridSize * 1.75} className={styles.title}>
+          {vq} per minute
+        </text>
+        <Legend
+          x={margin.left + innerWidth}
+          y={theme.spacing.gridSize * 1.75}
+          items={[
+            { label: 'baseline', color: colors.baseline, dashed: false },
+            { label: 'canary', color: colors.canary, dashed: true },
+          ]}
+        />
+        {ticks.map((t) => (
+          <g key={t}>
+            <line x1={margin.left} x2={margin.left + innerWidth} y1={y(t)} y2={y(t)} className={styles.grid} />
+            <text x={margin.left - 4} y={y(t)} className={styles.axisLabel} textAnchor="end" dominantBaseline="middle">
+              {formatLatency(t)}
+            </text>
+          </g>
+        ))}
+        <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
+        <g clipPath={`url(#${clipId})`}>
+          {bandPaths(
+            series((m) => m.baselineBounds.lower),
+            series((m) => m.baselineBounds.upper)
+          ).map((d, i) => (
+            <path key={`b${i}`} d={d} fill={colors.baseline} fillOpacity={0.18} stroke="none" />
+          ))}
+          {bandPaths(
+            series((m) => m.canaryBounds.lower),
+            series((m) => m.canaryBounds.upper)
+          ).map((d, i) => (
+            <path key={`c${i}`} d={d} fill={colors.canary} fillOpacity={0.18} stroke="none" />
+          ))}
+          <path
+            d={linePath(series((m) => m.quantiles[vq]?.baseline ?? null))}
+            fill="none"
+            stroke={colors.baseline}
+            strokeWidth={1.5}
+          />
+          <path
+            d={linePath(series((m) => m.quantiles[vq]?.canary ?? null))}
+            fill="none"
+            stroke={colors.canary}
+            strokeWidth={1.5}
+            strokeDasharray="5 3"
+          />
+        </g>
+      </svg>
+    </figure>
+  );
+}
+
+function RatioChart({ minutes, meta, width, height }: ChartProps) {
+  const theme = useTheme2();
+  const styles = useStyles2(getStyles);
+  const clipId = `${useId().replace(/:/g, '')}-ratio`;
+  const vColors = verdictColors(theme);
+  const { margin, innerHeight, innerWidth, x, xTicks } = useFrame(minutes, width, height, theme.spacing.gridSize);
+  const promote = meta.promoteThreshold;
+  const rollback = meta.rollbackThreshold;
+  const ratios = minutes.map((m) => m.ratio).filter(finite);
+  // Keep both thresholds in view and cap the top so one wild minute does not flatten the rest.
+  const yMin = Math.max(0, Math.min(...ratios, (promote ?? 1) * 0.9) - 0.02);
+  const yMax = Math.min(Math.max(...ratios, (rollback ?? 1) * 1.1) + 0.02, Math.max(3, (rollback ?? 1) * 1.5));
+  const y = (v: number) =>
+    margin.top + innerHeight - ((Math.min(Math.max(v, yMin), yMax) - yMin) / (yMax - yMin)) * innerHeight;
+  const points = minutes.map((m) => (finite(m.ratio) ? ([x(m.time), y(m.ratio)] as Point) : null));
+  const ticks = niceTicks(yMin, yMax, 4);
+  const lineColor = theme.colors.text.primary;
+
+  return (
+    <figure className={styles.figure} data-testid={panelTestIds.ratioChart}>
+      <svg
+        width={width}
+        height={height}
+        role="img"
+        aria-label={`Canary / baseline ${meta.verdictQuantile} ratio per minute with promote and rollback bands`}
+      >
+        <defs>
+          <clipPath id={clipId}>
+            <rect x={margin.left} y={margin.top} width={innerWidth} height={innerHeight} />
+          </clipPath>
+        </defs>
+        <text x={margin.left} y={theme.spacing.gridSize * 1.75} className={styles.title}>
+          canary / baseline {meta.verdictQuantile}
+        </text>
+        {ticks.map((t) => (
+          <g key={t}>
+            <line x1={margin.left} x2={margin.left + innerWidth} y1={y(t)} y2={y(t)} className={styles.grid} />
+            <text x={margin.left - 4} y={y(t)} className={styles.axisLabel} textAnchor="end" dominantBaseline="middle">
+              {t.toFixed(2)}×
+            </text>
+          </g>
+        ))}
+        <g clipPath={`url(#${clipId})`}>
+          {promote !== null && (
+            <>
+              <rect
+                x={margin.left}
+                width={innerWidth}
+                y={y(promote)}
+                height={margin.top + innerHeight - y(promote)}
+                fill={vColors.good}
+                fillOpacity={0.12}
+              />
+              <line
+                x1={margin.left}
+                x2={margin.left + innerWidth}
+                y1={y(promote)}
+                y2={y(promote)}
+                stroke={vColors.good}
+                strokeDasharray="4 3"
+              />
+            </>
+          )}
+          {rollback !== null && (
+            <>
+              <rect
+                x={margin.left}
+                width={innerWidth}
+                y={margin.top}
+                height={y(rollback) - margin.top}
+                fill={vColors.bad}
+                fillOpacity={0.12}
+              />
+              <line
+                x1={margin.left}
+                x2={margin.left + innerWidth}
+                y1={y(rollback)}
+                y2={y(rollback)}
+                stroke={vColors.bad}
+                strokeDasharray="4 3"
+              />
+            </>
+          )}
+          <path d={linePath(points)} fill="none" stroke={lineColor} strokeWidth={1.25} />
+          {minutes.map((m) =>
+            m.verdict === 'bad' && finite(m.ratio) ? (
+              <text
+                key={m.time}
+                x={x(m.time)}
+                y={y(m.ratio)}
+                className={styles.badMark}
+                fill={vColors.bad}
+                textAnchor="middle"
+                dominantBaseline="central"
+              >
+                ✕
+              </text>
+            ) : null
+          )}
+        </g>
+        {promote !== null && (
+          <text
+            x={margin.left + innerWidth}
+            y={y(promote) + 12}
+            className={styles.axisLabel}
+            textAnchor="end"
+            fill={vColors.good}
+          >
+            good ≤ {formatRatio(promote)}
+          </text>
+        )}
+        {rollback !== null && (
+          <text x={margin.left + innerWidth} y={y(rollback) - 4} className={styles.axisLabel} textAnchor="end">
+            bad ≥ {formatRatio(rollback)}
+          </text>
+        )}
+        <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
+      </svg>
+    </figure>
+  );
+}
+
+function XAxis({ ticks, x, y }: { ticks: MinuteView[]; x: (t: number) => number; y: number }) {
+  const styles = useStyles2(getStyles);
+  return (
+    <g>
+      {ticks.map((m, i) => (
+        <text
+          key={`${m.time}-${i}`}
+          x={x(m.time)}
+          y={y + 14}
+          className={styles.axisLabel}
+          textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'}
+        >
+          {m.timeLabel}
+        </text>
+      ))}
+    </g>
+  );
+}
+
+function Legend({
+  x,
+  y,
+  items,
+}: {
+  x: number;
+  y: number;
+  items: Array<{ label: string; color: string; dashed: boolean }>;
+}) {
+  const styles = useStyles2(getStyles);
+  const itemWidth = 84;
+  return (
+    <g>
+      {items.map((item, i) => {
+        const left = x - (items.length - i) * itemWidth;
+        return (
+          <g key={item.label}>
+            <line
+              x1={left}
+              x2={left + 20}
+              y1={y - 4}
+              y2={y - 4}
+              stroke={item.color}
+              strokeWidth={2}
+              strokeDasharray={item.dashed ? '5 3' : undefined}
+            />
+            <text x={left + 24} y={y} className={styles.axisLabel}>
+              {item.label}
+            </text>
+          </g>
+        );
+      })}
+    </g>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  charts: css({
+    display: 'flex',
+    gap: theme.spacing(1),
+    flexShrink: 0,
+  }),
+  figure: css({
+    margin: 0,
+  }),
+  title: css({
+    fill: theme.colors.text.primary,
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontWeight: theme.typography.fontWeightMedium,
+  }),
+  axisLabel: css({
+    fill: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontVariantNumeric: 'tabular-nums',
+  }),
+  grid: css({
+    stroke: theme.colors.border.weak,
+  }),
+  badMark: css({
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontWeight: theme.typography.fontWeightBold,
+  }),
+});

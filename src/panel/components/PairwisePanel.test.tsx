@@ -1,0 +1,156 @@
+import React from 'react';
+import { fireEvent, render, screen, within } from '@testing-library/react';
+import { DataFrame, FieldType, getDefaultTimeRange, LoadingState, PanelProps, toDataFrame } from '@grafana/data';
+import { sampleWindow } from '../testing/sampleFrames';
+import { panelTestIds } from '../testIds';
+import { DEFAULT_OPTIONS, PairwisePanelOptions } from '../types';
+import { PairwisePanel } from './PairwisePanel';
+
+const START = Date.UTC(2026, 10, 21, 14, 0);
+
+function createProps(
+  overrides: Partial<PanelProps<PairwisePanelOptions>> = {},
+  series: DataFrame[] = sampleWindow(START)
+) {
+  const props: PanelProps<PairwisePanelOptions> = {
+    id: 1,
+    data: { series, state: LoadingState.Done, timeRange: getDefaultTimeRange() },
+    timeRange: getDefaultTimeRange(),
+    timeZone: 'utc',
+    options: { ...DEFAULT_OPTIONS },
+    fieldConfig: { defaults: {}, overrides: [] },
+    transparent: false,
+    width: 1400,
+    height: 800,
+    renderCounter: 0,
+    title: 'Pairwise',
+    eventBus: {
+      publish: jest.fn(),
+      getStream: jest.fn(),
+      subscribe: jest.fn(),
+      removeAllListeners: jest.fn(),
+      newScopedBus: jest.fn(),
+    },
+    onOptionsChange: jest.fn(),
+    onFieldConfigChange: jest.fn(),
+    replaceVariables: (s: string) => s,
+    onChangeTimeRange: jest.fn(),
+    ...overrides,
+  } as PanelProps<PairwisePanelOptions>;
+  return props;
+}
+
+const minutesOf = (series: DataFrame[]) => series.find((f) => f.name === 'minutes')!;
+const verdictsOf = (series: DataFrame[]) =>
+  minutesOf(series).fields.find((f) => f.name === 'verdict')!.values as string[];
+
+describe('PairwisePanel', () => {
+  it('says what to check when there is no data', () => {
+    render(<PairwisePanel {...createProps({}, [])} />);
+    expect(screen.getByText(/Pairwise needs a minutes frame from the Pairwise data source/)).toBeInTheDocument();
+  });
+
+  it('names the missing fields of a frame of the wrong shape', () => {
+    const wrong = toDataFrame({ name: 'minutes', fields: [{ name: 'time', type: FieldType.time, values: [START] }] });
+    render(<PairwisePanel {...createProps({}, [wrong])} />);
+    expect(screen.getByTestId(panelTestIds.shapeError)).toHaveTextContent(
+      /missing the fields verdict, ratio, baseline_p99, canary_p99/
+    );
+  });
+
+  it('shows the decision in words, with thresholds, worst minute and warnings', () => {
+    render(<PairwisePanel {...createProps()} />);
+    const banner = screen.getByTestId(panelTestIds.banner);
+    expect(within(banner).getByTestId(panelTestIds.bannerHeadline).textContent).toMatch(/^(PROMOTE|HOLD|ROLLBACK): /);
+    expect(banner).toHaveTextContent('good ≤ 0.95×, bad ≥ 1.10×');
+    expect(banner).toHaveTextContent(/Worst minute \d\d:\d\d UTC, ratio \d\.\d\d×/);
+    expect(screen.getByTestId(panelTestIds.bannerFlags)).toHaveTextContent(/Traffic parity/);
+  });
+
+  it('draws one strip cell per minute with a symbol and an accessible name', () => {
+    const series = sampleWindow(START);
+    render(<PairwisePanel {...createProps({}, series)} />);
+    const cells = screen.getAllByTestId(panelTestIds.stripCell);
+    const verdicts = verdictsOf(series);
+    expect(cells).toHaveLength(verdicts.length);
+    const badCount = verdicts.filter((v) => v === 'bad').length;
+    expect(cells.filter((c) => c.getAttribute('data-verdict') === 'bad')).toHaveLength(badCount);
+    expect(cells[0]).toHaveAccessibleName(/^14:00 UTC, bad, ratio 1\.40, warm-up$/);
+    expect(cells[0]).toHaveTextContent('✕');
+  });
+
+  it('moves through the strip with the keyboard and shows the minute details', () => {
+    render(<PairwisePanel {...createProps()} />);
+    const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
+    expect(strip).toHaveAttribute('tabindex', '0');
+    fireEvent.focus(strip);
+    fireEvent.keyDown(strip, { key: 'ArrowRight' });
+    fireEvent.keyDown(strip, { key: 'ArrowRight' });
+    const active = document.getElementById(strip.getAttribute('aria-activedescendant')!)!;
+    expect(active).toHaveAccessibleName(/^14:02 UTC/);
+    const tooltip = screen.getByTestId(panelTestIds.tooltip);
+    expect(tooltip).toHaveTextContent('p99.99');
+    expect(tooltip).toHaveTextContent('observations');
+    fireEvent.keyDown(strip, { key: 'Enter' });
+    expect(screen.getByRole('link', { name: /Open this minute in Explore/ })).toHaveAttribute(
+      'href',
+      expect.stringContaining('/explore?')
+    );
+    fireEvent.keyDown(strip, { key: 'Escape' });
+    expect(screen.queryByTestId(panelTestIds.tooltip)).not.toBeInTheDocument();
+    fireEvent.keyDown(strip, { key: 'End' });
+    expect(document.getElementById(strip.getAttribute('aria-activedescendant')!)).toHaveAccessibleName(/^14:59 UTC/);
+  });
+
+  it('sorts the reference table by header click and marks bad rows in words', () => {
+    const series = sampleWindow(START);
+    render(<PairwisePanel {...createProps({}, series)} />);
+    const table = screen.getByTestId(panelTestIds.table);
+    const ratioHeader = within(table).getByRole('columnheader', { name: /ratio/ });
+    expect(ratioHeader).toHaveAttribute('aria-sort', 'none');
+    fireEvent.click(within(ratioHeader).getByRole('button'));
+    expect(ratioHeader).toHaveAttribute('aria-sort', 'descending');
+    const firstRow = screen.getAllByTestId(panelTestIds.tableRow)[0];
+    expect(firstRow).toHaveTextContent('✕ bad');
+    fireEvent.click(within(ratioHeader).getByRole('button'));
+    expect(ratioHeader).toHaveAttribute('aria-sort', 'ascending');
+  });
+
+  it('starts worst first when asked and hides p50 and p99.99 unless all quantiles are on', () => {
+    const { unmount } = render(
+      <PairwisePanel {...createProps({ options: { ...DEFAULT_OPTIONS, sortOrder: 'worst-first' } })} />
+    );
+    expect(screen.getAllByTestId(panelTestIds.tableRow)[0]).toHaveAttribute('data-verdict', 'bad');
+    expect(screen.queryByRole('columnheader', { name: /p50/ })).not.toBeInTheDocument();
+    unmount();
+    render(<PairwisePanel {...createProps({ options: { ...DEFAULT_OPTIONS, tableQuantiles: 'all' } })} />);
+    expect(screen.getByRole('columnheader', { name: /p50 baseline/ })).toBeInTheDocument();
+    expect(screen.getByRole('columnheader', { name: /p99.99 canary/ })).toBeInTheDocument();
+  });
+
+  it('renders only a slice of a day of minutes in the table', () => {
+    render(<PairwisePanel {...createProps({}, sampleWindow(START, 1440))} />);
+    expect(screen.getAllByTestId(panelTestIds.stripCell)).toHaveLength(1440);
+    expect(screen.getAllByTestId(panelTestIds.tableRow).length).toBeLessThan(100);
+  });
+
+  it('keeps to banner and strip in a small panel', () => {
+    render(<PairwisePanel {...createProps({ width: 300, height: 200 })} />);
+    expect(screen.getByTestId(panelTestIds.banner)).toBeInTheDocument();
+    expect(screen.getByTestId(panelTestIds.strip)).toBeInTheDocument();
+    expect(screen.queryByTestId(panelTestIds.table)).not.toBeInTheDocument();
+    expect(screen.queryByTestId(panelTestIds.chart)).not.toBeInTheDocument();
+  });
+
+  it('formats latencies in the unit of the field config', () => {
+    render(
+      <PairwisePanel {...createProps({ fieldConfig: { defaults: { unit: 'ms', decimals: 1 }, overrides: [] } })} />
+    );
+    expect(screen.getAllByTestId(panelTestIds.tableRow)[1]).toHaveTextContent(/\d+\.\d ms/);
+  });
+
+  it('asks for a decision query when there is no decision frame', () => {
+    render(<PairwisePanel {...createProps({}, [minutesOf(sampleWindow(START))])} />);
+    expect(screen.getByTestId(panelTestIds.bannerHeadline)).toHaveTextContent(/No decision frame/);
+  });
+});

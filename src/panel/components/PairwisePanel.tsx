@@ -1,0 +1,100 @@
+import React, { useMemo } from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2, PanelProps } from '@grafana/data';
+import { PanelDataErrorView } from '@grafana/runtime';
+import { useStyles2, useTheme2 } from '@grafana/ui';
+import { panelLayout } from '../data/layout';
+import { buildViewModel } from '../data/viewModel';
+import { panelTestIds } from '../testIds';
+import { PairwisePanelOptions } from '../types';
+import { DecisionBanner } from './DecisionBanner';
+import { MinuteStrip } from './MinuteStrip';
+import { PairedCharts } from './PairedCharts';
+import { ReferenceTable } from './ReferenceTable';
+
+type Props = PanelProps<PairwisePanelOptions>;
+
+export function PairwisePanel({ id, data, options, fieldConfig, width, height, timeZone }: Props) {
+  const styles = useStyles2(getStyles);
+  const theme = useTheme2();
+  const unit = fieldConfig?.defaults?.unit;
+  const decimals = fieldConfig?.defaults?.decimals ?? undefined;
+
+  const viewModel = useMemo(
+    () =>
+      buildViewModel(data.series, {
+        timeZone,
+        unit,
+        decimals,
+        tableQuantiles: options.tableQuantiles,
+        prometheusDatasourceUid: options.prometheusDatasourceUid,
+      }),
+    [data.series, timeZone, unit, decimals, options.tableQuantiles, options.prometheusDatasourceUid]
+  );
+
+  if (viewModel.status === 'empty') {
+    return <PanelDataErrorView panelId={id} fieldConfig={fieldConfig} data={data} message={viewModel.message} />;
+  }
+  if (viewModel.status === 'invalid') {
+    return (
+      <div className={styles.message} data-testid={panelTestIds.shapeError} role="alert">
+        {viewModel.message}
+      </div>
+    );
+  }
+
+  const layout = panelLayout(width, height, options, theme.spacing.gridSize);
+  const formatLatency = viewModel.formatLatency;
+
+  return (
+    <div className={styles.panel} style={{ width, height }} data-testid={panelTestIds.panel}>
+      {layout.showBanner && (
+        <DecisionBanner decision={viewModel.decision} minuteCounts={viewModel.minuteCounts} compact={layout.compact} />
+      )}
+      {layout.showStrip && (
+        <MinuteStrip
+          minutes={viewModel.minutes}
+          meta={viewModel.meta}
+          counts={viewModel.minuteCounts}
+          width={width}
+          maxHeight={layout.stripMaxHeight}
+          formatLatency={formatLatency}
+          showLegend={layout.showLegend}
+        />
+      )}
+      {layout.showCharts && (
+        <PairedCharts
+          minutes={viewModel.minutes}
+          meta={viewModel.meta}
+          width={width}
+          height={layout.chartHeight}
+          formatLatency={formatLatency}
+        />
+      )}
+      {layout.showTable && (
+        <ReferenceTable
+          key={options.sortOrder}
+          minutes={viewModel.minutes}
+          quantiles={viewModel.tableQuantiles}
+          sortOrder={options.sortOrder}
+          height={layout.tableHeight}
+          formatLatency={formatLatency}
+          zoneLabel={viewModel.zoneLabel}
+        />
+      )}
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  panel: css({
+    display: 'flex',
+    flexDirection: 'column',
+    gap: theme.spacing(1),
+    overflow: 'hidden',
+  }),
+  message: css({
+    padding: theme.spacing(1),
+    color: theme.colors.text.primary,
+  }),
+});

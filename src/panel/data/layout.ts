@@ -1,0 +1,58 @@
+import { PairwisePanelOptions } from '../types';
+
+export interface PanelLayout {
+  compact: boolean;
+  showBanner: boolean;
+  showStrip: boolean;
+  showLegend: boolean;
+  stripMaxHeight: number;
+  showCharts: boolean;
+  chartHeight: number;
+  showTable: boolean;
+  tableHeight: number;
+}
+
+/**
+ * What fits: a 4x3 grid panel (~300x200 px) gets the banner and the strip only; charts and table
+ * appear as room allows. Heights are estimates in px; the table scrolls within what is left.
+ */
+export function panelLayout(
+  width: number,
+  height: number,
+  options: Pick<PairwisePanelOptions, 'compact' | 'showBanner' | 'showStrip' | 'showChart' | 'showTable'>,
+  gridSize: number
+): PanelLayout {
+  const small = options.compact || width < 500 || height < 320;
+  const gap = gridSize;
+  const bannerHeight = options.showBanner ? (small ? gridSize * 8 : gridSize * 13) : 0;
+  const legendHeight = small ? 0 : gridSize * 3;
+  const stripMaxHeight = Math.max(
+    gridSize * 3,
+    small ? height - bannerHeight - gap : Math.min(gridSize * 18, height * 0.3)
+  );
+  const stripHeight = options.showStrip ? Math.min(stripMaxHeight, gridSize * 6) + legendHeight + gap : 0;
+  let remaining = height - bannerHeight - gap - stripHeight;
+
+  const sideBySide = width >= 900;
+  let chartHeight = 0;
+  const showCharts = options.showChart && !small && remaining >= (sideBySide ? 160 : 300);
+  if (showCharts) {
+    chartHeight = sideBySide
+      ? Math.max(140, Math.min(240, remaining * 0.45))
+      : Math.max(280, Math.min(380, remaining * 0.55));
+    remaining -= chartHeight + gap;
+  }
+  const showTable = options.showTable && !small && remaining >= gridSize * 14;
+
+  return {
+    compact: small,
+    showBanner: options.showBanner,
+    showStrip: options.showStrip,
+    showLegend: !small,
+    stripMaxHeight,
+    showCharts,
+    chartHeight,
+    showTable,
+    tableHeight: Math.max(0, remaining),
+  };
+}

@@ -1,0 +1,135 @@
+import { FieldType, toDataFrame } from '@grafana/data';
+import { decisionFrame, minutesFrame, podsFrame, SAMPLE_META, sampleWindow } from '../testing/sampleFrames';
+import { DEFAULT_OPTIONS } from '../types';
+import { buildViewModel, latencyFormatter, NO_DATA_MESSAGE, ReadyViewModel } from './viewModel';
+
+const START = Date.UTC(2026, 10, 21, 14, 0);
+const options = {
+  timeZone: 'utc',
+  tableQuantiles: DEFAULT_OPTIONS.tableQuantiles,
+  prometheusDatasourceUid: DEFAULT_OPTIONS.prometheusDatasourceUid,
+};
+
+function ready(vm: ReturnType<typeof buildViewModel>): ReadyViewModel {
+  if (vm.status !== 'ok') {
+    throw new Error(`expected a ready view model, got ${vm.status}: ${vm.message}`);
+  }
+  return vm;
+}
+
+describe('buildViewModel', () => {
+  it('asks for a minutes frame when there is none', () => {
+    expect(buildViewModel([], options)).toEqual({ status: 'empty', message: NO_DATA_MESSAGE });
+    expect(buildViewModel(undefined, options).status).toBe('empty');
+  });
+
+  it('names the missing fields of a wrong frame', () => {
+    const frame = toDataFrame({
+      name: 'minutes',
+      fields: [
+        { name: 'time', type: FieldType.time, values: [START] },
+        { name: 'verdict', type: FieldType.string, values: ['good'] },
+      ],
+    });
+    const vm = buildViewModel([frame], options);
+    expect(vm.status).toBe('invalid');
+    expect(vm.status === 'invalid' && vm.message).toMatch(/missing the fields ratio, baseline_p99, canary_p99/);
+  });
+
+  it('reads minutes as the backend wrote them, computing no verdicts', () => {
+    // A minute whose ratio says "good" by the default rule but which the backend marked bad stays bad.
+    const frame = minutesFrame(START, [
+      { ratio: 0.9, verdict: 'bad' },
+      { ratio: 1.23, verdict: 'bad' },
+      { ratio: null, verdict: 'no-data' },
+      { ratio: 1.02, verdict: 'insufficient', warmup: true },
+    ]);
+    const vm = ready(buildViewModel([frame], options));
+    expect(vm.minutes.map((m) => m.verdict)).toEqual(['bad', 'bad', 'no-data', 'insufficient']);
+    expect(vm.minutes[1].accessibleName).toBe('14:01 UTC, bad, ratio 1.23');
+    expect(vm.minutes[2].accessibleName).toBe('14:02 UTC, no data, ratio n/a');
+    expect(vm.minutes[3].accessibleName).toBe('14:03 UTC, insufficient data, ratio 1.02, warm-up');
+    expect(vm.minutes[3].canaryBounds.upper).toBe(Infinity);
+    expect(vm.minuteCounts).toMatchObject({ bad: 2, noData: 1, warmup: 1, insufficient: 0 });
+  });
+
+  it('falls back to verdict_code and to field shape when names are missing', () => {
+    const frame = minutesFrame(START, [{ ratio: 1.3, verdict: 'bad' }]);
+    const unnamed = {
+      ...frame,
+      name: undefined,
+      fields: frame.fields.map((f) => (f.name === 'verdict' ? { ...f, values: ['???'] } : f)),
+    };
+    const vm = ready(buildViewModel([unnamed], options));
+    expect(vm.minutes[0].verdict).toBe('bad');
+  });
+
+  it('writes the decision headline with counts against limits', () => {
+    const frames = (decision: 'promote' | 'hold' | 'rollback', good: number, bad: number) => [
+      minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }]),
+      decisionFrame(START, {
+        decision,
+        good,
+        bad,
+        neutral: 60 - good - bad,
+        insufficient: 0,
+        noData: 0,
+        warmup: 0,
+        worstMinute: START + 7 * 60_000,
+        worstRatio: 1.234,
+        reason: 'because',
+        flags: 'traffic-parity,suspicious-win,new-flag',
+      }),
+    ];
+    const headline = (d: 'promote' | 'hold' | 'rollback', good: number, bad: number) =>
+      ready(buildViewModel(frames(d, good, bad), options)).decision?.headline;
+    expect(headline('rollback', 40, 8)).toBe('ROLLBACK: 8 bad minutes of 60, limit 5');
+    expect(headline('promote', 47, 0)).toBe('PROMOTE: 47 good minutes of 60, needed 45');
+    expect(headline('hold', 30, 2)).toBe('HOLD: 30 good (needed 45), 2 bad (limit 5)');
+
+    const decision = ready(buildViewModel(frames('hold', 30, 2), options)).decision!;
+    expect(decision.thresholds).toBe('good ≤ 0.95×, bad ≥ 1.10×');
+    expect(decision.worst).toBe('Worst minute 14:07 UTC, ratio 1.23×');
+    expect(decision.flags.map((f) => f.code)).toEqual(['traffic-parity', 'suspicious-win', 'new-flag']);
+    expect(decision.flags[2].text).toBe('new-flag');
+  });
+
+  it('picks table quantiles: tail by default, all on request, verdict quantile always', () => {
+    const frame = minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }]);
+    expect(ready(buildViewModel([frame], options)).tableQuantiles).toEqual(['p99', 'p99.9']);
+    expect(ready(buildViewModel([frame], { ...options, tableQuantiles: 'all' })).tableQuantiles).toEqual(
+      SAMPLE_META.quantiles
+    );
+    const p50Verdict = minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }], {
+      ...SAMPLE_META,
+      verdictQuantile: 'p50',
+    });
+    expect(ready(buildViewModel([p50Verdict], options)).tableQuantiles).toEqual(['p50', 'p99', 'p99.9']);
+  });
+
+  it('links each minute to Explore with the PromQL of the meta', () => {
+    const vm = ready(buildViewModel([minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }])], options));
+    const url = decodeURIComponent(vm.minutes[0].exploreUrl ?? '');
+    expect(url).toContain(
+      'histogram_quantile(0.99, sum(increase(http_request_duration_seconds{app=\\"checkout\\",track=\\"canary\\"}[1m])))'
+    );
+    expect(url).toContain('"uid":"pairwise-prometheus"');
+  });
+
+  it('attaches the per-pod spread to its minute', () => {
+    const vm = ready(buildViewModel(sampleWindow(START, 5), options));
+    expect(vm.minutes[2].pods.map((p) => p.fleet)).toEqual(['baseline', 'canary']);
+    expect(podsFrame(START, 1).length).toBe(2);
+  });
+});
+
+describe('latencyFormatter', () => {
+  it('shows seconds with an automatic unit by default', () => {
+    expect(latencyFormatter(undefined)(0.2)).toBe('200 ms');
+    expect(latencyFormatter('s')(null)).toBe('—');
+    expect(latencyFormatter('s')(Infinity)).toBe('+∞');
+  });
+  it('converts seconds for a ms unit', () => {
+    expect(latencyFormatter('ms', 1)(0.0123)).toBe('12.3 ms');
+  });
+});

@@ -1,0 +1,15 @@
+export const panelTestIds = {
+  panel: 'pairwise-panel',
+  banner: 'pairwise-banner',
+  bannerHeadline: 'pairwise-banner-headline',
+  bannerFlags: 'pairwise-banner-flags',
+  shapeError: 'pairwise-shape-error',
+  strip: 'pairwise-strip',
+  stripCell: 'pairwise-strip-cell',
+  tooltip: 'pairwise-tooltip',
+  chart: 'pairwise-chart',
+  ratioChart: 'pairwise-ratio-chart',
+  table: 'pairwise-table',
+  tableRow: 'pairwise-table-row',
+  showAll: 'pairwise-show-all',
+} as const;
