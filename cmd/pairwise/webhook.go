@@ -78,7 +78,12 @@ func webhook(args []string, stdout, stderr io.Writer) int {
 func webhookHandler(out io.Writer) http.Handler {
 	var mu sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
+		switch r.Method {
+		case http.MethodPost:
+		case http.MethodGet, http.MethodHead:
+			fmt.Fprintln(w, "pairwise webhook: POST Alertmanager webhook notifications here")
+			return
+		default:
 			http.Error(w, "POST Alertmanager webhook notifications here", http.StatusMethodNotAllowed)
 			return
 		}
