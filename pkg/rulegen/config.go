@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -163,7 +164,7 @@ func (c Canary) resolve(defaults verdict.Config) (resolved, error) {
 	if r.canary, err = parseFleet(c.Canary); err != nil {
 		return r, fmt.Errorf("canary: %w", err)
 	}
-	if r.baseline.String() == r.canary.String() {
+	if sameMatchers(r.baseline, r.canary) {
 		return r, fmt.Errorf("canary: selects the same series as baseline (%s)", r.baseline)
 	}
 	switch prom.Kind(c.Histogram) {
@@ -191,4 +192,17 @@ func parseFleet(text string) (selector.Selector, error) {
 		}
 	}
 	return sel, nil
+}
+
+// sameMatchers reports whether two selectors hold the same matchers in any order.
+func sameMatchers(a, b selector.Selector) bool {
+	key := func(s selector.Selector) string {
+		parts := make([]string, len(s))
+		for i, m := range s {
+			parts[i] = selector.Selector{m}.String()
+		}
+		slices.Sort(parts)
+		return strings.Join(parts, ",")
+	}
+	return key(a) == key(b)
 }
