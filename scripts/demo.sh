@@ -58,24 +58,27 @@ tail_pid=
 work_is_temp=0
 cleanup() {
   local status=$?
-  trap - EXIT INT TERM
+  trap - EXIT INT TERM HUP
+  trap '' PIPE # a closed terminal or pipe must not stop the cleanup
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
   if [ ${#pids[@]} -gt 0 ]; then
     echo
-    echo "demo: stopping ${#pids[@]} processes (${pids[*]})"
+    echo "demo: stopping ${#pids[@]} processes (${pids[*]})" || true
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   fi
   if [ "$work_is_temp" = 1 ] && [ "${PAIRWISE_DEMO_KEEP:-0}" != 1 ]; then
     rm -rf "$work"
   else
-    echo "demo: logs and data kept in $work"
+    echo "demo: logs and data kept in $work" || true
   fi
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+trap 'exit 129' HUP
+trap 'exit 141' PIPE
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 taken=" "
@@ -121,11 +124,14 @@ hook_port=$(pick_port "${PAIRWISE_WEBHOOK_PORT:-19095}")
 prom_url="http://127.0.0.1:$prom_port"
 
 # ---------------------------------------------------------------- backfill
-# The history ends at the current whole minute (its last sample is at that
-# minute); the simulator counts from the same start, so its live samples, all
-# later, continue the backfilled series without a gap or a reset.
+# The history ends at the next whole minute T0 (less than a minute ahead: the
+# simulation is deterministic, so those seconds are already known). Prometheus
+# opened on the backfill refuses samples older than its newest block, so live
+# scrapes are stored from T0 on: without a gap, the first live minute is
+# complete. The simulator counts from the same start, so its live samples
+# continue the backfilled series without a reset.
 now=$(date -u +%s)
-end=$((now / 60 * 60))
+end=$(((now / 60 + 1) * 60))
 start=$((end - minutes * 60))
 start_rfc=$(date -u -d "@$start" +%Y-%m-%dT%H:%M:%SZ)
 end_rfc=$(date -u -d "@$end" +%Y-%m-%dT%H:%M:%SZ)
@@ -262,7 +268,8 @@ tail_pid=$!
 echo "demo: live now; the table refreshes every minute. Ctrl-C stops everything."
 while true; do
   now=$(date +%s)
-  sleep $(( (now / 60 + 1) * 60 + 35 - now ))
+  sleep $(( (now / 60 + 1) * 60 + 35 - now )) &
+  wait $! # a signal interrupts wait at once, and the trap runs
   say "judge at $(date -u +%H:%M:%S) UTC: the last $minutes minutes"
   judge || true
 done
