@@ -1,0 +1,548 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/pairwise-canary/pairwise/pkg/sim"
+)
+
+// ZeroThreshold is client_golang's DefNativeHistogramZeroThreshold (2^-128),
+// the zero threshold it writes for native histograms.
+const ZeroThreshold = 2.938735877055719e-39
+
+// DefaultClassicBuckets is the classic bucket layout (le values, seconds).
+// +Inf is added by the generator.
+var DefaultClassicBuckets = []float64{
+	0.001, 0.0025, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05,
+	0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2.5, 5, 10,
+}
+
+// Quantiles are the quantiles of the ground truth file.
+var Quantiles = []float64{0.5, 0.99, 0.999, 0.9999}
+
+// Restart resets one pod's counters: the process dies and restarts at Time.
+// Observations between the last scrape before Time and Time are lost (never
+// scraped); the first scrape after it sees only what happened since Time.
+type Restart struct {
+	Fleet string    `json:"fleet"`
+	Index int       `json:"index"`
+	Pod   string    `json:"pod"`
+	Time  time.Time `json:"time"`
+}
+
+// Options configure a generation run.
+type Options struct {
+	Sim            sim.Config // Start is the first scrape's minute
+	Minutes        int
+	OutDir         string
+	TruthFile      string
+	ScrapeInterval time.Duration
+	ScrapeOffset   time.Duration
+	Metric         string
+	Service        string
+	Job            string
+	Schema         int32
+	ClassicBuckets []float64
+	Restarts       []Restart
+	TruthPodP99    bool
+	Workers        int
+	Progress       io.Writer // nil: silent
+}
+
+// Summary is what a run wrote.
+type Summary struct {
+	Series           int
+	FloatSamples     int64
+	HistogramSamples int64
+	Observations     int64
+	Blocks           int
+	Elapsed          time.Duration
+}
+
+// Samples is the total sample count.
+func (s Summary) Samples() int64 { return s.FloatSamples + s.HistogramSamples }
+
+// pod is one simulated pod: its labels, its cumulative counters and its
+// per-minute truth buffer.
+type pod struct {
+	fleet    string
+	fi       int
+	idx      int
+	name     string
+	restart  int64 // Unix second of a restart, or -1
+	nativeL  labels.Labels
+	bucketL  []labels.Labels
+	countL   labels.Labels
+	sumL     labels.Labels
+	okL      labels.Labels
+	errL     labels.Labels
+	refs     []storage.SeriesRef // one per series, valid for the current block writer
+	count    uint64
+	sum      float64
+	zero     uint64
+	nMin     int      // native key of nat[0]
+	nat      []uint64 // native bucket counts (not cumulative), keys nMin..
+	classic  []uint64 // classic bucket counts (not cumulative), last is +Inf
+	ok, errs uint64
+	minute   int       // minute index of vals
+	vals     []float64 // covered observations of minute `minute`
+}
+
+type generator struct {
+	o      Options
+	s      *sim.Sim
+	bounds []float64 // native bucket bounds of frac for schema > 0
+	pods   []*pod
+	start  time.Time
+	end    time.Time
+	scrape []int64 // scrape times, Unix seconds
+	// truth, indexed [fleet][minute]
+	fleetVals  [2][][]float64
+	fleetErrs  [2][]int
+	podP99     [2][]float64 // [fleet][minute*pods+pod], NaN when no observation
+	nSeries    int
+	sum        Summary
+	seriesPerP int
+}
+
+func newGenerator(o Options) (*generator, error) {
+	if o.Minutes < 1 {
+		return nil, fmt.Errorf("minutes must be >= 1")
+	}
+	if o.ScrapeInterval < time.Second || o.ScrapeInterval%time.Second != 0 || o.ScrapeInterval > time.Minute {
+		return nil, fmt.Errorf("scrape interval must be whole seconds in [1s, 60s], got %v", o.ScrapeInterval)
+	}
+	if o.ScrapeOffset < 0 || o.ScrapeOffset >= o.ScrapeInterval || o.ScrapeOffset%time.Second != 0 {
+		return nil, fmt.Errorf("scrape offset must be whole seconds in [0, interval), got %v", o.ScrapeOffset)
+	}
+	if o.Schema < -4 || o.Schema > 8 {
+		return nil, fmt.Errorf("schema must be in [-4, 8], got %d", o.Schema)
+	}
+	if o.Sim.Start.IsZero() || !o.Sim.Start.Equal(o.Sim.Start.Truncate(time.Minute)) {
+		return nil, fmt.Errorf("start must be a whole UTC minute, got %v", o.Sim.Start)
+	}
+	if !slices.IsSorted(o.ClassicBuckets) || len(o.ClassicBuckets) == 0 {
+		return nil, fmt.Errorf("classic buckets must be a non-empty ascending list")
+	}
+	if o.Metric == "" || o.Service == "" || o.Job == "" {
+		return nil, fmt.Errorf("metric, service and job must be set")
+	}
+	if o.Workers < 1 {
+		o.Workers = 1
+	}
+	s, err := sim.New(o.Sim)
+	if err != nil {
+		return nil, err
+	}
+	g := &generator{o: o, s: s, start: o.Sim.Start.UTC()}
+	g.end = g.start.Add(time.Duration(o.Minutes) * time.Minute)
+	if o.Schema > 0 {
+		n := 1 << o.Schema
+		g.bounds = make([]float64, n)
+		for i := range n {
+			g.bounds[i] = math.Exp2(float64(i)/float64(n) - 1)
+		}
+	}
+	for t := g.start.Add(o.ScrapeOffset); !t.After(g.end); t = t.Add(o.ScrapeInterval) {
+		g.scrape = append(g.scrape, t.Unix())
+	}
+	restarts := map[[2]int]int64{}
+	for _, r := range o.Restarts {
+		fi := 0
+		if r.Fleet == sim.FleetCanary {
+			fi = 1
+		}
+		if r.Index < 0 || r.Index >= o.Sim.PodsPerFleet {
+			return nil, fmt.Errorf("restart of pod %s-%d: no such pod", r.Fleet, r.Index)
+		}
+		restarts[[2]int{fi, r.Index}] = r.Time.Unix()
+	}
+	nMinutes := o.Minutes
+	for fi, fleet := range sim.Fleets {
+		g.fleetVals[fi] = make([][]float64, nMinutes)
+		g.fleetErrs[fi] = make([]int, nMinutes)
+		if o.TruthPodP99 {
+			g.podP99[fi] = make([]float64, nMinutes*o.Sim.PodsPerFleet)
+			for i := range g.podP99[fi] {
+				g.podP99[fi][i] = math.NaN()
+			}
+		}
+		for i := 0; i < o.Sim.PodsPerFleet; i++ {
+			p := &pod{fleet: fleet, fi: fi, idx: i, name: sim.PodName(o.Service, fleet, i), restart: -1, minute: -1}
+			if r, ok := restarts[[2]int{fi, i}]; ok {
+				p.restart = r
+			}
+			base := func(name string, extra ...string) labels.Labels {
+				kv := append([]string{"__name__", name, "job", o.Job, "service", o.Service, "track", fleet,
+					"pod", p.name, "instance", p.name + ":8080"}, extra...)
+				return labels.FromStrings(kv...)
+			}
+			p.nativeL = base(o.Metric)
+			for _, le := range o.ClassicBuckets {
+				p.bucketL = append(p.bucketL, base(o.Metric+"_bucket", "le", labels.FormatOpenMetricsFloat(le)))
+			}
+			p.bucketL = append(p.bucketL, base(o.Metric+"_bucket", "le", "+Inf"))
+			p.countL = base(o.Metric + "_count")
+			p.sumL = base(o.Metric + "_sum")
+			p.okL = base("http_requests_total", "code", "200")
+			p.errL = base("http_requests_total", "code", "500")
+			p.classic = make([]uint64, len(o.ClassicBuckets)+1)
+			g.pods = append(g.pods, p)
+		}
+	}
+	g.seriesPerP = 1 + len(o.ClassicBuckets) + 1 + 4
+	g.nSeries = g.seriesPerP * len(g.pods)
+	return g, nil
+}
+
+// key returns the native histogram bucket index of v > 0 at the schema, the
+// way client_golang and Prometheus compute it: bucket k holds
+// (2^((k-1)/2^schema), 2^(k/2^schema)].
+func (g *generator) key(v float64) int {
+	frac, exp := math.Frexp(v)
+	if g.o.Schema > 0 {
+		return sort.SearchFloat64s(g.bounds, frac) + (exp-1)*len(g.bounds)
+	}
+	k := exp
+	if frac == 0.5 {
+		k--
+	}
+	off := (1 << -g.o.Schema) - 1
+	return (k + off) >> -g.o.Schema
+}
+
+func (p *pod) reset() {
+	p.count, p.sum, p.zero, p.ok, p.errs = 0, 0, 0, 0, 0
+	p.nat, p.nMin = p.nat[:0], 0
+	clear(p.classic)
+}
+
+func (g *generator) observe(p *pod, v float64, isErr bool) {
+	p.count++
+	p.sum += v
+	if isErr {
+		p.errs++
+	} else {
+		p.ok++
+	}
+	if v <= ZeroThreshold {
+		p.zero++
+	} else {
+		k := g.key(v)
+		switch {
+		case len(p.nat) == 0:
+			p.nMin = k
+			p.nat = append(p.nat, 1)
+		case k < p.nMin:
+			grow := p.nMin - k
+			p.nat = append(make([]uint64, grow, grow+len(p.nat)), p.nat...)
+			p.nMin = k
+			p.nat[0]++
+		case k-p.nMin >= len(p.nat):
+			for k-p.nMin >= len(p.nat) {
+				p.nat = append(p.nat, 0)
+			}
+			p.nat[k-p.nMin]++
+		default:
+			p.nat[k-p.nMin]++
+		}
+	}
+	i := sort.SearchFloat64s(g.o.ClassicBuckets, v) // first le >= v
+	p.classic[i]++
+}
+
+// nativeHistogram snapshots the pod's cumulative native histogram. Spans join
+// gaps of up to two empty buckets, as client_golang does.
+func (g *generator) nativeHistogram(p *pod) *histogram.Histogram {
+	h := &histogram.Histogram{
+		Schema:        g.o.Schema,
+		ZeroThreshold: ZeroThreshold,
+		ZeroCount:     p.zero,
+		Count:         p.count,
+		Sum:           p.sum,
+	}
+	var prev int64
+	lastKey := 0
+	for i, c := range p.nat {
+		if c == 0 {
+			continue
+		}
+		k := p.nMin + i
+		gap := k - lastKey - 1
+		switch {
+		case len(h.PositiveSpans) == 0:
+			// The first span's offset is the absolute index of its first bucket.
+			h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: int32(k), Length: 1})
+		case gap <= 2:
+			// A gap of at most two empty buckets extends the span.
+			for range gap {
+				h.PositiveBuckets = append(h.PositiveBuckets, -prev)
+				prev = 0
+			}
+			h.PositiveSpans[len(h.PositiveSpans)-1].Length += uint32(gap + 1)
+		default:
+			// Later offsets count the empty buckets since the previous span.
+			h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: int32(gap), Length: 1})
+		}
+		h.PositiveBuckets = append(h.PositiveBuckets, int64(c)-prev)
+		prev = int64(c)
+		lastKey = k
+	}
+	return h
+}
+
+// minuteOf returns the index of the minute whose increase(...[1m]) covers the
+// scrape interval (prev, cur], or -1. Minute i ends at T = start+(i+1)m and its
+// window is (T-60s, T]: increase() at T uses the first and the last sample in
+// that window, so it covers the intervals whose both ends lie inside it. With
+// a 15 s interval and offset 0 these are the samples T-45, T-30, T-15, T: three
+// intervals, 45 s of the minute. The observations of the interval that straddles
+// T-60s are in no minute's increase().
+func (g *generator) minuteOf(prev, cur int64) int {
+	s := g.start.Unix()
+	i := int((cur - s + 59) / 60) // T = s + 60*i is the first whole minute >= cur
+	T := s + 60*int64(i)
+	if prev <= T-60 || i < 1 || i > g.o.Minutes {
+		return -1
+	}
+	return i - 1
+}
+
+// worker accumulates truth for a slab of scrape intervals.
+type slabTruth struct {
+	vals [2]map[int][]float64
+	errs [2]map[int]int
+	obs  int64
+}
+
+func (g *generator) finishPodMinute(p *pod) {
+	if p.minute < 0 || !g.o.TruthPodP99 {
+		p.vals = p.vals[:0]
+		return
+	}
+	if len(p.vals) > 0 {
+		slices.Sort(p.vals)
+		g.podP99[p.fi][p.minute*g.o.Sim.PodsPerFleet+p.idx] = sim.Quantile(p.vals, 0.99)
+	}
+	p.vals = p.vals[:0]
+}
+
+// runSlab simulates scrape indices [k0, k1) of the given pods and appends
+// their samples. k0 >= 1: sample 0 (all zeros) is written by the caller.
+func (g *generator) runSlab(app storage.Appender, pods []*pod, k0, k1 int, tr *slabTruth) (floats, hists int64, err error) {
+	for _, p := range pods {
+		for k := k0; k < k1; k++ {
+			prev, cur := g.scrape[k-1], g.scrape[k]
+			m := g.minuteOf(prev, cur)
+			if m != p.minute {
+				g.finishPodMinute(p)
+				p.minute = m
+			}
+			from := prev
+			if p.restart > prev && p.restart <= cur {
+				// The process restarted inside this interval: what it counted
+				// since the last scrape is lost.
+				p.reset()
+				from = p.restart
+			}
+			fi := p.fi
+			g.s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(cur, 0), func(v float64, isErr bool) {
+				g.observe(p, v, isErr)
+				tr.obs++
+				if m >= 0 {
+					tr.vals[fi][m] = append(tr.vals[fi][m], v)
+					if isErr {
+						tr.errs[fi][m]++
+					}
+					if g.o.TruthPodP99 {
+						p.vals = append(p.vals, v)
+					}
+				}
+			})
+			f, h, err := g.appendPod(app, p, cur)
+			if err != nil {
+				return floats, hists, err
+			}
+			floats += f
+			hists += h
+		}
+	}
+	return floats, hists, nil
+}
+
+func (g *generator) appendPod(app storage.Appender, p *pod, sec int64) (floats, hists int64, err error) {
+	t := sec * 1000
+	r := p.refs
+	i := 0
+	add := func(l labels.Labels, v float64) {
+		if err != nil {
+			return
+		}
+		r[i], err = app.Append(r[i], l, t, v)
+		i++
+		floats++
+	}
+	r[i], err = app.AppendHistogram(r[i], p.nativeL, t, g.nativeHistogram(p), nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s at %d: %w", p.nativeL, t, err)
+	}
+	i++
+	hists++
+	var cum uint64
+	for b, c := range p.classic {
+		cum += c
+		add(p.bucketL[b], float64(cum))
+	}
+	add(p.countL, float64(p.count))
+	add(p.sumL, p.sum)
+	add(p.okL, float64(p.ok))
+	add(p.errL, float64(p.errs))
+	return floats, hists, err
+}
+
+func (g *generator) progress(format string, args ...any) {
+	if g.o.Progress != nil {
+		fmt.Fprintf(g.o.Progress, format+"\n", args...)
+	}
+}
+
+const blockMs = int64(2 * time.Hour / time.Millisecond)
+
+// run writes the blocks and the truth file.
+func (g *generator) run(ctx context.Context) (Summary, error) {
+	began := time.Now()
+	// An empty wal/ lets read-only openers (tsdb.OpenDBReadOnly, promtool
+	// tsdb) open the directory too; Prometheus starts a fresh WAL in it.
+	if err := os.MkdirAll(filepath.Join(g.o.OutDir, "wal"), 0o755); err != nil {
+		return Summary{}, err
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Shard pods over workers.
+	shards := make([][]*pod, g.o.Workers)
+	for i, p := range g.pods {
+		shards[i%g.o.Workers] = append(shards[i%g.o.Workers], p)
+	}
+	const slabLen = 40 // scrape intervals per lockstep slab
+	k := 0             // next scrape index to write
+	nBlocks := int((g.scrape[len(g.scrape)-1]*1000)/blockMs - (g.scrape[0]*1000)/blockMs + 1)
+	for k < len(g.scrape) {
+		blockStart := (g.scrape[k] * 1000) / blockMs * blockMs
+		kEnd := k
+		for kEnd < len(g.scrape) && g.scrape[kEnd]*1000 < blockStart+blockMs {
+			kEnd++
+		}
+		kFirst := k
+		w, err := tsdb.NewBlockWriter(logger, g.o.OutDir, blockMs)
+		if err != nil {
+			return Summary{}, err
+		}
+		for _, p := range g.pods {
+			p.refs = make([]storage.SeriesRef, g.seriesPerP)
+		}
+		if k == 0 {
+			app := w.Appender(ctx)
+			for _, p := range g.pods {
+				f, h, err := g.appendPod(app, p, g.scrape[0])
+				if err != nil {
+					w.Close()
+					return Summary{}, err
+				}
+				g.sum.FloatSamples += f
+				g.sum.HistogramSamples += h
+			}
+			if err := app.Commit(); err != nil {
+				w.Close()
+				return Summary{}, err
+			}
+			k = 1
+		}
+		for s0 := k; s0 < kEnd; s0 += slabLen {
+			s1 := min(s0+slabLen, kEnd)
+			truths := make([]*slabTruth, len(shards))
+			errs := make([]error, len(shards))
+			counts := make([][2]int64, len(shards))
+			var wg sync.WaitGroup
+			for si, shard := range shards {
+				tr := &slabTruth{}
+				for fi := range 2 {
+					tr.vals[fi] = map[int][]float64{}
+					tr.errs[fi] = map[int]int{}
+				}
+				truths[si] = tr
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					app := w.Appender(ctx)
+					f, h, err := g.runSlab(app, shard, s0, s1, tr)
+					if err != nil {
+						_ = app.Rollback()
+						errs[si] = err
+						return
+					}
+					counts[si] = [2]int64{f, h}
+					errs[si] = app.Commit()
+				}()
+			}
+			wg.Wait()
+			for si, tr := range truths {
+				if errs[si] != nil {
+					w.Close()
+					return Summary{}, errs[si]
+				}
+				g.sum.FloatSamples += counts[si][0]
+				g.sum.HistogramSamples += counts[si][1]
+				g.sum.Observations += tr.obs
+				for fi := range 2 {
+					for m, v := range tr.vals[fi] {
+						g.fleetVals[fi][m] = append(g.fleetVals[fi][m], v...)
+					}
+					for m, e := range tr.errs[fi] {
+						g.fleetErrs[fi][m] += e
+					}
+				}
+			}
+		}
+		if _, err := w.Flush(ctx); err != nil {
+			w.Close()
+			return Summary{}, fmt.Errorf("flush block: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return Summary{}, err
+		}
+		g.sum.Blocks++
+		g.progress("pairwise-gen: block %d/%d [%s, %s] written, %d samples so far, %.1fs",
+			g.sum.Blocks, nBlocks, time.Unix(g.scrape[kFirst], 0).UTC().Format(time.RFC3339),
+			time.Unix(g.scrape[kEnd-1], 0).UTC().Format(time.RFC3339), g.sum.Samples(), time.Since(began).Seconds())
+		k = kEnd
+	}
+	for _, p := range g.pods {
+		g.finishPodMinute(p)
+	}
+	g.sum.Series = g.nSeries
+	if g.o.TruthFile != "" {
+		if err := g.writeTruth(); err != nil {
+			return Summary{}, err
+		}
+	}
+	g.sum.Elapsed = time.Since(began)
+	return g.sum, nil
+}
+
+// formatQ is the JSON key of a quantile: "0.5", "0.99", "0.999", "0.9999".
+func formatQ(q float64) string { return strconv.FormatFloat(q, 'f', -1, 64) }

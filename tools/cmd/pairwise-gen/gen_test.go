@@ -1,0 +1,374 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/pairwise-canary/pairwise/pkg/sim"
+)
+
+var testStart = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+
+const testPods = 3
+
+func generate(t *testing.T, minutes int, args ...string) (dir string, tr Truth) {
+	t.Helper()
+	tmp := t.TempDir()
+	dir = filepath.Join(tmp, "data")
+	truth := filepath.Join(tmp, "truth.json")
+	all := append([]string{"--out", dir, "--truth", truth, "--quiet", "--start", testStart.Format(time.RFC3339),
+		"--minutes", fmt.Sprint(minutes), "--pods", fmt.Sprint(testPods)}, args...)
+	// run prints its summary line on stdout; keep the test output readable.
+	stdout := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	err := run(all)
+	os.Stdout = stdout
+	devnull.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatalf("truth file is not valid JSON: %v", err)
+	}
+	return dir, tr
+}
+
+type sample struct {
+	t int64
+	v float64
+}
+
+// rawSeries reads every float series matching the matchers.
+func rawSeries(t *testing.T, q storage.Querier, ms ...*labels.Matcher) map[string][]sample {
+	t.Helper()
+	out := map[string][]sample{}
+	ss := q.Select(context.Background(), true, nil, ms...)
+	for ss.Next() {
+		s := ss.At()
+		var xs []sample
+		it := s.Iterator(nil)
+		for typ := it.Next(); typ != chunkenc.ValNone; typ = it.Next() {
+			if typ != chunkenc.ValFloat {
+				t.Fatalf("%s: unexpected value type %v", s.Labels(), typ)
+			}
+			ts, v := it.At()
+			xs = append(xs, sample{ts, v})
+		}
+		out[s.Labels().String()] = xs
+	}
+	if err := ss.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// windowIncrease is the counter increase between the first and the last sample
+// in (T-60s, T], with Prometheus's counter reset rule, without extrapolation.
+func windowIncrease(xs []sample, T int64) float64 {
+	var inc float64
+	var prev *sample
+	for i := range xs {
+		x := &xs[i]
+		if x.t <= T-60000 || x.t > T {
+			continue
+		}
+		if prev != nil {
+			if x.v < prev.v {
+				inc += x.v
+			} else {
+				inc += x.v - prev.v
+			}
+		}
+		prev = x
+	}
+	return inc
+}
+
+func TestGenerateOpensAndMatchesTruth(t *testing.T) {
+	const minutes = 40
+	dir, tr := generate(t, minutes, "--scenario", "regression", "--regression-start-minute", "10",
+		"--seed", "7", "--total-rps", "300", "--canary-share", "0.2", "--restart", "canary-1@12")
+
+	// Truth header and shape.
+	if tr.Scenario != "regression" || tr.Start != testStart.Format(time.RFC3339) || len(tr.Minutes) != 2*minutes {
+		t.Fatalf("truth header: scenario %q start %q, %d minute rows", tr.Scenario, tr.Start, len(tr.Minutes))
+	}
+	if tr.Facts.RegressionStartMinute == nil || *tr.Facts.RegressionStartMinute != 10 || len(tr.Restarts) != 1 ||
+		tr.Restarts[0].Pod != "checkout-canary-1" || !tr.Restarts[0].Time.Equal(testStart.Add(12*time.Minute+7*time.Second)) {
+		t.Fatalf("truth facts: %+v restarts %+v", tr.Facts, tr.Restarts)
+	}
+
+	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	blocks, err := db.Blocks()
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("blocks: %v, %v", len(blocks), err)
+	}
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+
+	// Series: per pod 1 native + 24 classic buckets + _count + _sum + 2 request counters.
+	all := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "job", "checkout"))
+	byName := map[string]int{}
+	for all.Next() {
+		l := all.At().Labels()
+		byName[l.Get("__name__")]++
+		pod := l.Get("pod")
+		if l.Get("instance") != pod+":8080" || l.Get("service") != "checkout" || !strings.HasPrefix(pod, "checkout-"+l.Get("track")+"-") {
+			t.Errorf("labels %s", l)
+		}
+	}
+	pods := 2 * testPods
+	want := map[string]int{
+		"http_request_duration_seconds":        pods,
+		"http_request_duration_seconds_bucket": pods * (len(DefaultClassicBuckets) + 1),
+		"http_request_duration_seconds_count":  pods,
+		"http_request_duration_seconds_sum":    pods,
+		"http_requests_total":                  2 * pods,
+	}
+	for name, n := range want {
+		if byName[name] != n {
+			t.Errorf("%s: %d series, want %d", name, byName[name], n)
+		}
+	}
+
+	// Counts and errors per fleet and minute equal the truth, from raw samples.
+	for fi, fleet := range sim.Fleets {
+		counts := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_count"),
+			labels.MustNewMatcher(labels.MatchEqual, "track", fleet))
+		errs := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_requests_total"),
+			labels.MustNewMatcher(labels.MatchEqual, "code", "500"), labels.MustNewMatcher(labels.MatchEqual, "track", fleet))
+		for m := 0; m < minutes; m++ {
+			row := tr.Minutes[2*m+fi]
+			T := testStart.Add(time.Duration(m+1) * time.Minute)
+			if row.Fleet != fleet || row.Time != T.Format(time.RFC3339) {
+				t.Fatalf("row %d: %s %s", 2*m+fi, row.Fleet, row.Time)
+			}
+			var n, e float64
+			for _, xs := range counts {
+				n += windowIncrease(xs, T.UnixMilli())
+			}
+			for _, xs := range errs {
+				e += windowIncrease(xs, T.UnixMilli())
+			}
+			if int(n) != row.Count || int(e) != row.Errors {
+				t.Errorf("%s %s: data has %v requests, %v errors; truth %d, %d", fleet, row.Time, n, e, row.Count, row.Errors)
+			}
+			if row.Count > 0 && len(row.PodP99) == 0 {
+				t.Errorf("%s %s: no pod p99", fleet, row.Time)
+			}
+		}
+	}
+
+	// The restarted pod's counter goes down once.
+	rc := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_count"),
+		labels.MustNewMatcher(labels.MatchEqual, "pod", "checkout-canary-1"))
+	resets := 0
+	for _, xs := range rc {
+		for i := 1; i < len(xs); i++ {
+			if xs[i].v < xs[i-1].v {
+				resets++
+				if xs[i].t != testStart.Add(12*time.Minute+15*time.Second).UnixMilli() {
+					t.Errorf("reset at %v", time.UnixMilli(xs[i].t).UTC())
+				}
+			}
+		}
+	}
+	if resets != 1 {
+		t.Errorf("%d counter resets on the restarted pod, want 1", resets)
+	}
+
+	// Prometheus's own histogram_quantile on the data agrees with the truth:
+	// the exact p99 and Prometheus's interpolated p99 are in the same bucket.
+	// DBReadOnly.Querier reloads (and closes) its blocks on every call, which
+	// would wait for q: share q instead.
+	queryable := storage.QueryableFunc(func(int64, int64) (storage.Querier, error) { return nopClose{q}, nil })
+	eng := promql.NewEngine(promql.EngineOpts{MaxSamples: 50_000_000, Timeout: time.Minute, Parser: parser.NewParser(parser.Options{})})
+	instant := func(qs string, ts time.Time) float64 {
+		t.Helper()
+		qry, err := eng.NewInstantQuery(context.Background(), queryable, nil, qs, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer qry.Close()
+		res := qry.Exec(context.Background())
+		if res.Err != nil {
+			t.Fatalf("%s: %v", qs, res.Err)
+		}
+		v, err := res.Vector()
+		if err != nil || len(v) != 1 {
+			t.Fatalf("%s at %v: %v (%v)", qs, ts, res.Value, err)
+		}
+		return v[0].F
+	}
+	growth := math.Exp2(1.0 / 8)
+	checked := 0
+	for _, row := range tr.Minutes {
+		T, _ := time.Parse(time.RFC3339, row.Time)
+		truth := row.Quantiles["0.99"]
+		if row.Count < 500 || T.Sub(testStart) <= 2*time.Minute || (row.Fleet == "canary" && T.Sub(testStart) >= 12*time.Minute && T.Sub(testStart) <= 14*time.Minute) {
+			continue // too few requests, first minutes, or the restart
+		}
+		native := instant(fmt.Sprintf(`histogram_quantile(0.99, sum(increase(http_request_duration_seconds{track=%q}[1m])))`, row.Fleet), T)
+		if r := native / truth; r <= 1/growth || r >= growth {
+			t.Errorf("%s %s: native p99 %v, truth %v: not in the same schema-3 bucket", row.Fleet, row.Time, native, truth)
+		}
+		classic := instant(fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (increase(http_request_duration_seconds_bucket{track=%q}[1m])))`, row.Fleet), T)
+		lo, hi := 0.0, math.Inf(1)
+		for _, le := range DefaultClassicBuckets {
+			if le >= truth {
+				hi = le
+				break
+			}
+			lo = le
+		}
+		if classic < lo || classic > hi {
+			t.Errorf("%s %s: classic p99 %v, truth %v: not in bucket [%v, %v]", row.Fleet, row.Time, classic, truth, lo, hi)
+		}
+		checked++
+	}
+	if checked < minutes {
+		t.Errorf("only %d minutes checked against PromQL", checked)
+	}
+	// The regression shows: canary p99 / baseline p99 after minute 10.
+	var before, after []float64
+	for m := 3; m < minutes; m++ {
+		r := tr.Minutes[2*m+1].Quantiles["0.99"] / tr.Minutes[2*m].Quantiles["0.99"]
+		if m < 10 {
+			before = append(before, r)
+		} else if m > 14 {
+			after = append(after, r)
+		}
+	}
+	if mb, ma := median(before), median(after); mb > 1.1 || ma < 1.1 || ma > 1.32 {
+		t.Errorf("median canary/baseline p99: %.3f before, %.3f after the regression (x1.2)", mb, ma)
+	}
+}
+
+type nopClose struct{ storage.Querier }
+
+func (nopClose) Close() error { return nil }
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+func TestDeterministicOutput(t *testing.T) {
+	_, a := generate(t, 5, "--seed", "3")
+	_, b := generate(t, 5, "--seed", "3")
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Error("same seed, different truth")
+	}
+	_, c := generate(t, 5, "--seed", "4", "--workers", "1")
+	if c.Minutes[0].Count == a.Minutes[0].Count && c.Minutes[0].Quantiles["0.99"] == a.Minutes[0].Quantiles["0.99"] {
+		t.Error("other seed, same truth")
+	}
+	_, d := generate(t, 5, "--seed", "3", "--workers", "1")
+	jd, _ := json.Marshal(d)
+	if string(ja) != string(jd) {
+		t.Error("worker count changed the truth")
+	}
+}
+
+func TestMinuteCoverage(t *testing.T) {
+	for _, tc := range []struct {
+		interval, offset time.Duration
+		perMinute        int // covered intervals per minute
+	}{
+		{15 * time.Second, 0, 3},
+		{15 * time.Second, 5 * time.Second, 3},
+		{10 * time.Second, 0, 5},
+		{30 * time.Second, 0, 1},
+		{60 * time.Second, 0, 0},
+	} {
+		c := sim.DefaultConfig(testStart)
+		g, err := newGenerator(Options{Sim: c, Minutes: 5, ScrapeInterval: tc.interval, ScrapeOffset: tc.offset,
+			Metric: "m", Service: "s", Job: "j", Schema: 3, ClassicBuckets: DefaultClassicBuckets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[int]int{}
+		for k := 1; k < len(g.scrape); k++ {
+			if m := g.minuteOf(g.scrape[k-1], g.scrape[k]); m >= 0 {
+				per[m]++
+			}
+		}
+		for m := 0; m < 5; m++ {
+			if per[m] != tc.perMinute {
+				t.Errorf("interval %v offset %v: minute %d covers %d intervals, want %d", tc.interval, tc.offset, m, per[m], tc.perMinute)
+			}
+		}
+	}
+}
+
+func TestNativeKeys(t *testing.T) {
+	for _, schema := range []int32{-2, 0, 3, 8} {
+		c := sim.DefaultConfig(testStart)
+		g, err := newGenerator(Options{Sim: c, Minutes: 1, ScrapeInterval: 15 * time.Second, Metric: "m", Service: "s", Job: "j",
+			Schema: schema, ClassicBuckets: DefaultClassicBuckets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := math.Exp2(math.Exp2(-float64(schema)))
+		for _, v := range []float64{1e-4, 0.0123, 0.5, 1, 2, 3.7, 1000} {
+			k := g.key(v)
+			lo, hi := math.Pow(base, float64(k-1)), math.Pow(base, float64(k))
+			if !(v > lo*(1-1e-12) && v <= hi*(1+1e-12)) {
+				t.Errorf("schema %d: %v in bucket %d = (%v, %v]", schema, v, k, lo, hi)
+			}
+		}
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{},
+		{"--out", dir, "--scenario", "nope"},
+		{"--out", dir, "--start", "2026-11-02T10:00:30Z"},
+		{"--out", dir, "--restart", "canary-99@1"},
+		{"--out", dir, "--restart", "canary-1"},
+		{"--out", dir, "--scrape-interval", "1500ms"},
+	} {
+		if err := run(append(args, "--quiet", "--minutes", "2")); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+// Command pairwise-gen writes simulated baseline and canary fleets (pkg/sim)
+// as a Prometheus 3.x TSDB data directory, with a ground-truth JSON file.
+//
+// Every pod exposes, sampled every scrape interval like a real scrape:
+//
+//	<metric>                       native histogram (exponential schema, client_golang's zero threshold)
+//	<metric>_bucket{le=...}        classic histogram (le formatted as Prometheus 3.x stores it: "1.0", "+Inf")
+//	<metric>_count, <metric>_sum
+//	http_requests_total{code="200"|"500"}
+//
+// with labels job, service, track="baseline"|"canary", pod="<service>-<track>-<i>",
+// instance="<pod>:8080". Open the result with prometheus --storage.tsdb.path=DIR
+// (and a long --storage.tsdb.retention.time, the data is in the past).
+//
+// Usage:
+//
+//	pairwise-gen --out DIR [--truth FILE] [--minutes 120] [--pods 10] [--scenario regression] ...
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/sim"
+)
+
+type restartFlags []string
+
+func (r *restartFlags) String() string     { return strings.Join(*r, ",") }
+func (r *restartFlags) Set(s string) error { *r = append(*r, s); return nil }
+
+type floatList []float64
+
+func (l *floatList) String() string {
+	var s []string
+	for _, v := range *l {
+		s = append(s, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *floatList) Set(s string) error {
+	*l = nil
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil {
+			return err
+		}
+		*l = append(*l, v)
+	}
+	return nil
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "pairwise-gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("pairwise-gen", flag.ContinueOnError)
+	d := sim.DefaultConfig(time.Time{})
+	c := d
+	out := fs.String("out", "", "TSDB data directory to write (required); open it with prometheus --storage.tsdb.path=DIR")
+	truth := fs.String("truth", "", "ground truth JSON file to write (optional)")
+	startS := fs.String("start", "", "start, RFC 3339, a whole UTC minute (default: --end minus --minutes)")
+	endS := fs.String("end", "", "end, RFC 3339 (default: now floored to the whole UTC minute); ignored when --start is set")
+	minutes := fs.Int("minutes", 120, "minutes of data")
+	fs.IntVar(&c.PodsPerFleet, "pods", d.PodsPerFleet, "pods per fleet")
+	fs.Int64Var(&c.Seed, "seed", d.Seed, "random seed")
+	fs.StringVar(&c.Scenario, "scenario", d.Scenario, "scenario: "+strings.Join(sim.Scenarios, ", "))
+	fs.Float64Var(&c.TotalRPS, "total-rps", d.TotalRPS, "mean request rate of both fleets together (before bursts)")
+	fs.Float64Var(&c.CanaryShare, "canary-share", d.CanaryShare, "canary share of the traffic")
+	fs.Float64Var(&c.ErrorRatio, "error-ratio", d.ErrorRatio, "share of requests answered 500")
+	fs.Float64Var(&c.MedianLatency, "median-latency", d.MedianLatency, "median latency of cheap requests, seconds")
+	fs.Float64Var(&c.BurstProbability, "burst-probability", d.BurstProbability, "probability of a traffic burst per burst slot")
+	fs.IntVar(&c.BurstSlotMinutes, "burst-slot-minutes", d.BurstSlotMinutes, "burst slot length in minutes (at most one burst per slot)")
+	fs.Float64Var(&c.RegressionFactor, "regression-factor", d.RegressionFactor, "regression: canary latency factor")
+	fs.IntVar(&c.RegressionStartMinute, "regression-start-minute", d.RegressionStartMinute, "regression: first slow minute (0 = the minute after --start)")
+	fs.Float64Var(&c.GCBurstFactor, "gc-burst-factor", d.GCBurstFactor, "gc-burst: factor on the canary's slow share and slow latency during bursts")
+	fs.IntVar(&c.ColdStartMinutes, "cold-start-minutes", d.ColdStartMinutes, "cold-start: minutes until the canary is warm")
+	fs.Float64Var(&c.ColdStartFactor, "cold-start-factor", d.ColdStartFactor, "cold-start: canary latency factor at minute 0")
+	fs.IntVar(&c.BadPod, "bad-pod", d.BadPod, "bad-pod: index of the slow canary pod")
+	fs.Float64Var(&c.BadPodFactor, "bad-pod-factor", d.BadPodFactor, "bad-pod: its latency factor")
+	fs.Float64Var(&c.MixCostlyShare, "mix-costly-share", d.MixCostlyShare, "traffic-mix: canary's share of costly requests (baseline: costly-share)")
+	fs.Float64Var(&c.MixShareFactor, "mix-share-factor", d.MixShareFactor, "traffic-mix: factor on the canary's traffic share")
+	fs.Float64Var(&c.CostlyShare, "costly-share", d.CostlyShare, "share of costly requests")
+	interval := fs.Duration("scrape-interval", 15*time.Second, "scrape interval (whole seconds)")
+	offset := fs.Duration("scrape-offset", 0, "scrape offset after each whole minute (whole seconds, < interval)")
+	metric := fs.String("metric", "http_request_duration_seconds", "histogram metric name")
+	service := fs.String("service", "checkout", "service label value (and pod name prefix)")
+	job := fs.String("job", "checkout", "job label value")
+	schema := fs.Int("schema", 3, "native histogram exponential schema (-4..8)")
+	buckets := floatList(DefaultClassicBuckets)
+	fs.Var(&buckets, "buckets", "classic bucket upper bounds, comma separated (+Inf is added)")
+	var restarts restartFlags
+	fs.Var(&restarts, "restart", "POD@MINUTE: restart a pod (counters reset) during minute MINUTE (0-based from --start), half a scrape interval after the minute's first scrape; POD is canary-3, baseline-0 or the full pod name; repeatable")
+	podP99 := fs.Bool("truth-pod-p99", true, "include per-pod p99 in the truth file")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel workers")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *out == "" {
+		return fmt.Errorf("--out is required")
+	}
+	if *minutes < 1 {
+		return fmt.Errorf("--minutes must be >= 1")
+	}
+	dur := time.Duration(*minutes) * time.Minute
+	var start time.Time
+	switch {
+	case *startS != "":
+		t, err := time.Parse(time.RFC3339, *startS)
+		if err != nil {
+			return fmt.Errorf("--start: %w", err)
+		}
+		start = t.UTC()
+		if !start.Equal(start.Truncate(time.Minute)) {
+			return fmt.Errorf("--start must be a whole UTC minute, got %s", *startS)
+		}
+	case *endS != "":
+		t, err := time.Parse(time.RFC3339, *endS)
+		if err != nil {
+			return fmt.Errorf("--end: %w", err)
+		}
+		start = t.UTC().Add(-dur).Truncate(time.Minute)
+	default:
+		start = time.Now().UTC().Add(-dur).Truncate(time.Minute)
+	}
+	c.Start = start
+	o := Options{
+		Sim: c, Minutes: *minutes, OutDir: *out, TruthFile: *truth,
+		ScrapeInterval: *interval, ScrapeOffset: *offset,
+		Metric: *metric, Service: *service, Job: *job, Schema: int32(*schema),
+		ClassicBuckets: buckets, TruthPodP99: *podP99, Workers: *workers,
+	}
+	if !*quiet {
+		o.Progress = os.Stderr
+	}
+	for _, r := range restarts {
+		rs, err := parseRestart(r, o)
+		if err != nil {
+			return err
+		}
+		o.Restarts = append(o.Restarts, rs)
+	}
+	g, err := newGenerator(o)
+	if err != nil {
+		return err
+	}
+	sum, err := g.run(context.Background())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("pairwise-gen: %s %s..%s: %d series, %d samples (%d float, %d native histogram), %d observations, %d blocks in %s, %.1fs\n",
+		c.Scenario, start.Format(time.RFC3339), g.end.Format(time.RFC3339), sum.Series, sum.Samples(), sum.FloatSamples,
+		sum.HistogramSamples, sum.Observations, sum.Blocks, *out, sum.Elapsed.Seconds())
+	return nil
+}
+
+// parseRestart parses POD@MINUTE.
+func parseRestart(s string, o Options) (Restart, error) {
+	podS, minS, ok := strings.Cut(s, "@")
+	if !ok {
+		return Restart{}, fmt.Errorf("--restart %q: want POD@MINUTE", s)
+	}
+	m, err := strconv.Atoi(minS)
+	if err != nil || m < 0 || m >= o.Minutes {
+		return Restart{}, fmt.Errorf("--restart %q: minute must be in [0, %d)", s, o.Minutes)
+	}
+	podS = strings.TrimPrefix(podS, o.Service+"-")
+	fleet, idxS, ok := strings.Cut(podS, "-")
+	idx, err := strconv.Atoi(idxS)
+	if !ok || err != nil || (fleet != sim.FleetBaseline && fleet != sim.FleetCanary) {
+		return Restart{}, fmt.Errorf("--restart %q: pod must be like canary-3 or %s-canary-3", s, o.Service)
+	}
+	half := (o.ScrapeInterval / 2).Truncate(time.Second)
+	at := o.Sim.Start.Add(time.Duration(m)*time.Minute + o.ScrapeOffset + half)
+	return Restart{Fleet: fleet, Index: idx, Pod: sim.PodName(o.Service, fleet, idx), Time: at.UTC()}, nil
+}
