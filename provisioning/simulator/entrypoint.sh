@@ -9,7 +9,8 @@ minutes=${PAIRWISE_MINUTES:-60}
 seed=${PAIRWISE_SEED:-1}
 if [ ! -f "$data/pairwise-start" ]; then
   now=$(date -u +%s)
-  start=$(( now / 60 * 60 - minutes * 60 ))
+  # Ending at the next minute leaves no gap before the first live scrape.
+  start=$(( (now / 60 + 1) * 60 - minutes * 60 ))
   pairwise simulate --backfill "$data" --minutes "$minutes" --start "$start" \
     --scenario "$scenario" --seed "$seed" --gen /usr/local/bin/pairwise-gen
   echo "$start" >"$data/pairwise-start"
