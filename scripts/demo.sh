@@ -224,11 +224,11 @@ judge() { # judge [extra judge flags]: prints the table; returns the decision co
   local code=0
   "$bin/pairwise" judge --prometheus "$prom_url" --metric http_request_duration_seconds \
     --baseline '{service="checkout",track="baseline"}' --canary '{service="checkout",track="canary"}' \
-    --histogram native --window "${minutes}m" --output table "$@" || code=$?
+    --histogram native --output table "$@" || code=$?
   return "$code"
 }
 
-say "judge: the backfilled $minutes minutes ending $end_rfc (pairwise judge --output table)"
+say "judge: the 60 minutes ending $end_rfc, backfilled (pairwise judge --output table)"
 decision=0
 judge --at "$end_rfc" || decision=$?
 case "$decision" in
@@ -270,6 +270,6 @@ while true; do
   now=$(date +%s)
   sleep $(( (now / 60 + 1) * 60 + 35 - now )) &
   wait $! # a signal interrupts wait at once, and the trap runs
-  say "judge at $(date -u +%H:%M:%S) UTC: the last $minutes minutes"
+  say "judge at $(date -u +%H:%M:%S) UTC: the last 60 minutes"
   judge || true
 done
