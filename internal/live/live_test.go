@@ -1,0 +1,211 @@
+// Package live checks the engine against a real Prometheus 3.13.5 serving
+// generated fleets of known ground truth: every per-minute quantile must equal
+// Prometheus's own histogram_quantile for the same minute, and the decisions
+// must follow the injected scenario.
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// end is a fixed whole minute, so generated data and results are reproducible.
+var end = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+const metric = "http_request_duration_seconds"
+
+func fleets(t *testing.T) (baseline, canary selector.Selector) {
+	t.Helper()
+	b, err := selector.Parse(`{service="checkout",track="baseline"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := selector.Parse(`{service="checkout",track="canary"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c
+}
+
+// startFleets generates a scenario ending at `end` and serves it.
+func startFleets(t *testing.T, args ...string) *prom.Client {
+	t.Helper()
+	dir, _ := testenv.Generate(t, append([]string{"--end", end.Format(time.RFC3339), "--seed", "7"}, args...)...)
+	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+	c, err := prom.New(srv.URL, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// promQuantiles asks Prometheus for histogram_quantile of expr at every
+// minute of w (a range query at step 60 s evaluates at exactly those times).
+func promQuantiles(t *testing.T, base string, q float64, expr string, w pairing.Window) map[int64]float64 {
+	t.Helper()
+	form := url.Values{
+		"query": {fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64), expr)},
+		"start": {strconv.FormatInt(w.First.Unix(), 10)},
+		"end":   {strconv.FormatInt(w.Last.Unix(), 10)},
+		"step":  {"60"},
+	}
+	resp, err := http.PostForm(base+"/api/v1/query_range", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("query %s: %v %s", form.Get("query"), err, body.Error)
+	}
+	out := map[int64]float64{}
+	for _, s := range body.Data.Result {
+		for _, v := range s.Values {
+			f, err := strconv.ParseFloat(v[1].(string), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[int64(v[0].(float64))] = f
+		}
+	}
+	return out
+}
+
+func sameFloat(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	if a == b {
+		return true
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// TestQuantilesEqualPrometheus: 2 fleets x 12 pods x 130 minutes, native and
+// classic, with a counter reset; every quantile of every fleet-minute from the
+// engine equals Prometheus's histogram_quantile on the same data.
+func TestQuantilesEqualPrometheus(t *testing.T) {
+	client := startFleets(t, "--scenario", "regression", "--minutes", "130", "--pods", "12", "--regression-start-minute", "90",
+		"--restart", "checkout-canary-3@60", "--restart", "checkout-baseline-0@100")
+	baseline, canary := fleets(t)
+	w, err := pairing.Ending(end, 120, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := verdict.Default()
+	cfg.WindowMinutes = 120
+	for _, kind := range []prom.Kind{prom.Native, prom.Classic} {
+		t.Run(string(kind), func(t *testing.T) {
+			res, err := engine.Analyze(context.Background(), client, engine.Request{
+				Metric: metric, Baseline: baseline, Canary: canary, Kind: kind, Config: cfg, Window: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.BaselineKind != kind || res.CanaryKind != kind {
+				t.Fatalf("read %s/%s, asked for %s", res.BaselineKind, res.CanaryKind, kind)
+			}
+			compared := 0
+			for _, fleet := range []struct {
+				name  string
+				sel   selector.Selector
+				stats func(m verdict.Minute) verdict.FleetStats
+			}{
+				{"baseline", baseline, func(m verdict.Minute) verdict.FleetStats { return m.Baseline }},
+				{"canary", canary, func(m verdict.Minute) verdict.FleetStats { return m.Canary }},
+			} {
+				expr := prom.NativeQuery(metric, fleet.sel)
+				if kind == prom.Classic {
+					expr = prom.ClassicQuery(metric, fleet.sel)
+				}
+				for qi, q := range cfg.Quantiles {
+					want := promQuantiles(t, client.BaseURL, q, expr, w)
+					for _, m := range res.Minutes {
+						got := fleet.stats(m).Quantiles[qi]
+						exp, ok := want[m.Time.Unix()]
+						if !ok {
+							t.Fatalf("%s %s: Prometheus has no value at %s", fleet.name, verdict.QuantileLabel(q), m.Time)
+						}
+						if !sameFloat(got, exp) {
+							t.Errorf("%s %s at %s: engine %.17g, Prometheus %.17g", fleet.name, verdict.QuantileLabel(q), m.Time.Format(time.RFC3339), got, exp)
+						}
+						compared++
+					}
+				}
+			}
+			if want := 2 * len(cfg.Quantiles) * 120; compared != want {
+				t.Fatalf("compared %d values, want %d", compared, want)
+			}
+			t.Logf("%s: %d fleet-minute quantiles equal Prometheus's histogram_quantile", kind, compared)
+		})
+	}
+}
+
+// judge runs the default rules over the 60 minutes ending at `at`.
+func judge(t *testing.T, client *prom.Client, at time.Time) *engine.Result {
+	t.Helper()
+	baseline, canary := fleets(t)
+	w, err := pairing.Ending(at, 60, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Analyze(context.Background(), client, engine.Request{
+		Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Auto, Config: verdict.Default(), Window: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// heavyTraffic splits 3,000 req/s evenly, so a minute's p99 rests on
+// thousands of tail observations and verdicts follow the scenario, not noise.
+var heavyTraffic = []string{"--total-rps", "3000", "--canary-share", "0.5", "--pods", "10"}
+
+func TestEightBadMinutesRollBack(t *testing.T) {
+	// 100 minutes; the canary turns 1.5x slower for the last 8 of them.
+	client := startFleets(t, append(heavyTraffic, "--scenario", "regression", "--minutes", "100",
+		"--regression-factor", "1.5", "--regression-start-minute", "92")...)
+	res := judge(t, client, end)
+	if res.Decision != verdict.Rollback || res.Counts.Bad != 8 {
+		t.Fatalf("decision %s with %+v, want rollback with 8 bad minutes", res.Decision, res.Counts)
+	}
+	for i, m := range res.Minutes {
+		if wantBad := i >= 52; (m.Verdict == verdict.Bad) != wantBad {
+			t.Errorf("minute %d (%s): %s, ratio %.3f", i, m.Time.Format("15:04"), m.Verdict, m.Ratio)
+		}
+	}
+	// The window that ends before the regression is not a rollback.
+	if before := judge(t, client, end.Add(-8*time.Minute)); before.Decision == verdict.Rollback {
+		t.Fatalf("the window before the regression rolled back: %+v", before.Counts)
+	}
+}
+
+func TestCleanFleetsNeverRollBack(t *testing.T) {
+	client := startFleets(t, append(heavyTraffic, "--scenario", "clean", "--minutes", "130")...)
+	for at := end; at.After(end.Add(-70 * time.Minute)); at = at.Add(-10 * time.Minute) {
+		if res := judge(t, client, at); res.Decision == verdict.Rollback {
+			t.Fatalf("clean fleets at %s: %s %+v (worst ratio %.3f)", at.Format("15:04"), res.Decision, res.Counts, res.Minutes[res.Worst].Ratio)
+		}
+	}
+}
