@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+)
+
+// judgeEnd is the end of the generated data: a fixed whole minute.
+var judgeEnd = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// judgeProm serves a scenario of 80 minutes with enough traffic (1,000 req/s
+// per fleet) that each minute's verdict follows the scenario, not noise.
+func judgeProm(t *testing.T, args ...string) string {
+	t.Helper()
+	dir, _ := testenv.Generate(t, append([]string{"--end", judgeEnd.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
+		"--total-rps", "2000", "--canary-share", "0.5", "--seed", "11"}, args...)...)
+	return testenv.Prometheus(t, testenv.PromOptions{DataDir: dir}).URL
+}
+
+// TestJudgeLive runs the judge against a real Prometheus 3.13.5 serving
+// generated fleets: a canary 1.5x slower from minute 60 of 80, and a canary
+// 0.8x as slow throughout.
+func TestJudgeLive(t *testing.T) {
+	regression := judgeProm(t, "--scenario", "regression", "--regression-factor", "1.5", "--regression-start-minute", "60")
+	faster := judgeProm(t, "--scenario", "regression", "--regression-factor", "0.8", "--regression-start-minute", "0")
+	t.Run("exit codes", func(t *testing.T) { judgeExitCodes(t, regression, faster) })
+	t.Run("json", func(t *testing.T) { judgeJSON(t, regression) })
+	t.Run("errors", func(t *testing.T) { judgeErrors(t, regression) })
+}
+
+func runJudge(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(append([]string{"judge"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func fleetArgs(url string) []string {
+	return []string{"--prometheus", url, "--metric", "http_request_duration_seconds",
+		"--baseline", `{service="checkout",track="baseline"}`, "--canary", `{service="checkout",track="canary"}`}
+}
+
+func judgeExitCodes(t *testing.T, regression, faster string) {
+	tests := []struct {
+		name     string
+		url      string
+		at       time.Time
+		extra    []string
+		wantCode int
+		wantLine string
+	}{
+		{name: "regressed window rolls back", url: regression, at: judgeEnd, wantCode: 2, wantLine: "ROLLBACK: "},
+		{name: "window before the regression holds", url: regression, at: judgeEnd.Add(-20 * time.Minute), wantCode: 1, wantLine: "HOLD: "},
+		{name: "faster canary promotes", url: faster, at: judgeEnd, wantCode: 0, wantLine: "PROMOTE: "},
+		{name: "classic buckets agree", url: regression, at: judgeEnd, extra: []string{"--histogram", "classic"}, wantCode: 2, wantLine: "ROLLBACK: "},
+		{name: "unix seconds for --at", url: faster, at: time.Time{}, extra: []string{"--at", fmt.Sprint(judgeEnd.Unix())}, wantCode: 0, wantLine: "PROMOTE"},
+		{name: "thresholds from flags", url: regression, at: judgeEnd, extra: []string{"--rollback-threshold", "1.6"}, wantCode: 1, wantLine: "HOLD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := fleetArgs(tt.url)
+			if !tt.at.IsZero() {
+				args = append(args, "--at", tt.at.Format(time.RFC3339))
+			}
+			code, out, errOut := runJudge(append(args, tt.extra...)...)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantLine) {
+				t.Fatalf("exit %d, want %d; output lacks %q:\n%s\n%s", code, tt.wantCode, tt.wantLine, out, errOut)
+			}
+			if !strings.HasPrefix(strings.TrimSpace(out), "minute") || strings.Count(out, "\n") < 62 {
+				t.Fatalf("table has no header or too few rows:\n%s", out)
+			}
+		})
+	}
+}
+
+func judgeJSON(t *testing.T, url string) {
+	code, out, errOut := runJudge(append(fleetArgs(url), "--at", judgeEnd.Format(time.RFC3339), "--output", "json")...)
+	if code != 2 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Decision     string
+		Good         *int
+		Neutral      *int
+		Bad          *int
+		Insufficient *int
+		NoData       *int `json:"no_data"`
+		WorstMinute  *struct {
+			Time  string
+			Ratio float64
+		} `json:"worst_minute"`
+		Minutes []struct {
+			Time     string
+			Verdict  string
+			Ratio    *float64
+			Baseline struct {
+				Count     float64
+				RPS       float64
+				Quantiles map[string]*float64
+			}
+			Canary struct {
+				Count     float64
+				RPS       float64
+				Quantiles map[string]*float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Decision != "rollback" || doc.Good == nil || doc.Neutral == nil || doc.Insufficient == nil || doc.NoData == nil || doc.Bad == nil || *doc.Bad < 20 || doc.WorstMinute == nil || len(doc.Minutes) != 60 {
+		t.Fatalf("document: %s", out)
+	}
+	for _, m := range doc.Minutes[40:] { // the 20 regressed minutes, canary 1.5x slower
+		if m.Verdict != "bad" {
+			t.Fatalf("regressed minute %s is %s", m.Time, m.Verdict)
+		}
+	}
+	first, last := doc.Minutes[0], doc.Minutes[59]
+	if first.Time != "2026-06-01T11:01:00Z" || last.Time != "2026-06-01T12:00:00Z" || last.Verdict != "bad" || last.Ratio == nil {
+		t.Fatalf("minutes run %s..%s, last %s", first.Time, last.Time, last.Verdict)
+	}
+	for _, q := range []string{"0.5", "0.99", "0.999", "0.9999"} {
+		if last.Baseline.Quantiles[q] == nil || last.Canary.Quantiles[q] == nil {
+			t.Fatalf("quantile %s missing: %+v", q, last)
+		}
+	}
+	if rps := last.Canary.RPS; rps < 800 || rps > 1200 || last.Canary.Count/60 != rps {
+		t.Fatalf("canary rps %.1f (count %.0f), want about 1,000", rps, last.Canary.Count)
+	}
+	if worst, _ := time.Parse(time.RFC3339, doc.WorstMinute.Time); worst.Before(judgeEnd.Add(-20*time.Minute)) || doc.WorstMinute.Ratio < 1.1 {
+		t.Fatalf("worst minute %+v is not in the regression", doc.WorstMinute)
+	}
+}
+
+func judgeErrors(t *testing.T, url string) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	at := []string{"--at", judgeEnd.Format(time.RFC3339)}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "Prometheus unreachable", args: append(fleetArgs(closed), at...), want: "cannot reach Prometheus at " + closed},
+		{name: "selector with an expression", args: []string{"--prometheus", url, "--metric", "m", "--baseline", `{a="b"} or vector(1)`, "--canary", `{a="c"}`}, want: "--baseline: invalid selector"},
+		{name: "metric name with PromQL", args: []string{"--prometheus", url, "--metric", "sum(up)", "--baseline", `{a="b"}`, "--canary", `{a="c"}`}, want: "invalid metric name"},
+		{name: "metric not found", args: append([]string{"--prometheus", url, "--metric", "no_such_metric_seconds", "--baseline", `{a="b"}`, "--canary", `{a="c"}`}, at...), want: "no histogram samples"},
+		{name: "no data in the window", args: append(fleetArgs(url), "--at", "2025-01-01T00:00:00Z"), want: "no data in the window"},
+		{name: "missing flags", args: []string{"--prometheus", url}, want: "--metric, --baseline and --canary are required"},
+		{name: "bad time", args: append(fleetArgs(url), "--at", "yesterday"), want: "neither RFC 3339"},
+		{name: "bad window", args: append(fleetArgs(url), "--window", "90s"), want: "not a whole number of minutes"},
+		{name: "crossed thresholds", args: append(fleetArgs(url), "--promote-threshold", "1.2"), want: "rollbackThreshold"},
+		{name: "bad output", args: append(fleetArgs(url), "--output", "yaml"), want: "--output"},
+		{name: "unknown flag", args: []string{"--nope"}, want: "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runJudge(tt.args...)
+			if code != exitError || out != "" || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 3 and %q", code, out, errOut, tt.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines > 0 && tt.name != "unknown flag" {
+				t.Fatalf("the error is not one sentence: %q", errOut)
+			}
+		})
+	}
+}
