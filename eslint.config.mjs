@@ -23,6 +23,7 @@ export default defineConfig([
       '**/lib-cov',
       '**/coverage',
       '**/dist/',
+      'tests/harness/build/',
       '**/artifacts/',
       '**/work/',
       '**/ci/',

@@ -93,10 +93,14 @@ const getStyles = (theme: GrafanaTheme2) => ({
   compact: css({
     padding: theme.spacing(0.5, 1),
     gap: theme.spacing(0.25),
+    '& > div:first-child > span': {
+      fontSize: theme.typography.body.fontSize,
+    },
   }),
   line: css({
     display: 'flex',
     flexWrap: 'wrap',
+    '&:first-child': { flexWrap: 'nowrap' },
     alignItems: 'center',
     columnGap: theme.spacing(1.5),
     rowGap: theme.spacing(0.25),

@@ -18,14 +18,31 @@ interface Props {
   showLegend: boolean;
 }
 
-/** Cell geometry from the panel width: wide cells for an hour, narrow wrapped rows for a day. */
-export function stripLayout(count: number, width: number, gridSize: number) {
+/**
+ * Cell geometry: the largest cells (up to a cap) whose wrapped rows fit in the width and height
+ * available, so an hour gets big labelled cells and a day gets narrow ones.
+ */
+export function stripLayout(count: number, width: number, maxHeight: number, gridSize: number) {
   const minPitch = gridSize * 0.75;
   const maxPitch = gridSize * 3.5;
-  const pitch = Math.max(minPitch, Math.min(maxPitch, Math.floor(width / Math.max(count, 1))));
+  const gap = 1;
+  const n = Math.max(count, 1);
+  const cellHeightFor = (pitch: number) => Math.max(gridSize * 1.25, Math.min(gridSize * 3, pitch));
+  const oneRow = Math.floor(width / n);
+  let pitch = minPitch;
+  if (oneRow >= gridSize * 2.5) {
+    pitch = Math.min(oneRow, maxPitch);
+  } else {
+    for (let p = Math.floor(maxPitch); p >= minPitch; p--) {
+      const rows = Math.ceil(n / Math.max(1, Math.floor(width / p)));
+      if (rows * (cellHeightFor(p) + gap) <= maxHeight) {
+        pitch = p;
+        break;
+      }
+    }
+  }
   const perRow = Math.max(1, Math.floor(width / pitch));
-  const cellHeight = Math.max(gridSize * 1.25, Math.min(gridSize * 3, pitch));
-  return { perRow, cellHeight, showSymbols: pitch >= gridSize * 1.75 };
+  return { perRow, cellHeight: cellHeightFor(pitch), showSymbols: pitch >= gridSize * 1.75 };
 }
 
 const LEGEND: Array<{ verdict: Verdict; key: keyof VerdictCounts }> = [
@@ -46,7 +63,7 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
   const [visible, setVisible] = useState(false);
   const [pinned, setPinned] = useState(false);
   const [anchor, setAnchor] = useState<{ x: number; y: number } | null>(null);
-  const { perRow, cellHeight, showSymbols } = stripLayout(minutes.length, width, theme.spacing.gridSize);
+  const { perRow, cellHeight, showSymbols } = stripLayout(minutes.length, width, maxHeight, theme.spacing.gridSize);
 
   const cellId = useCallback((index: number) => `${idPrefix}-minute-${index}`, [idPrefix]);
 
@@ -166,7 +183,7 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
               className={cx(
                 styles.cell,
                 minute.verdict === 'no-data' && styles.noData,
-                minute.verdict === 'insufficient' && styles.insufficient,
+                minute.verdict === 'insufficient' && !showSymbols && styles.insufficient,
                 minute.warmup && styles.warmup,
                 isActive && styles.active
               )}
@@ -244,10 +261,14 @@ const getStyles = (theme: GrafanaTheme2) => {
       display: 'flex',
       flexDirection: 'column',
       gap: theme.spacing(0.5),
-      flexShrink: 0,
+      // In a small panel the strip takes what the banner leaves and scrolls inside it.
+      flexShrink: 1,
+      minHeight: 0,
     }),
     strip: css({
       display: 'grid',
+      alignContent: 'start',
+      minHeight: 0,
       gap: theme.spacing(0.125),
       overflowY: 'auto',
       borderRadius: theme.shape.radius.default,

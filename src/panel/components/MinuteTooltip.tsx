@@ -63,19 +63,27 @@ export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
             <td>{formatCount(minute.counts.canary)}</td>
           </tr>
           {minute.pods.length > 0 && (
-            <tr>
-              <th scope="row">pods min / median / max</th>
-              {(['baseline', 'canary'] as const).map((fleet) => {
-                const spread = minute.pods.find((p) => p.fleet === fleet);
-                return (
-                  <td key={fleet}>
-                    {spread
-                      ? `${formatLatency(spread.min)} / ${formatLatency(spread.median)} / ${formatLatency(spread.max)} (worst ${spread.worstPod})`
-                      : '—'}
-                  </td>
-                );
-              })}
-            </tr>
+            <>
+              <tr>
+                <th scope="row">pods: median (min – max)</th>
+                {(['baseline', 'canary'] as const).map((fleet) => {
+                  const spread = minute.pods.find((p) => p.fleet === fleet);
+                  return (
+                    <td key={fleet}>
+                      {spread
+                        ? `${formatLatency(spread.median)} (${formatLatency(spread.min)} – ${formatLatency(spread.max)})`
+                        : '—'}
+                    </td>
+                  );
+                })}
+              </tr>
+              <tr>
+                <th scope="row">worst pod</th>
+                {(['baseline', 'canary'] as const).map((fleet) => (
+                  <td key={fleet}>{minute.pods.find((p) => p.fleet === fleet)?.worstPod || '—'}</td>
+                ))}
+              </tr>
+            </>
           )}
         </tbody>
       </table>
@@ -96,7 +104,7 @@ const getStyles = (theme: GrafanaTheme2) => ({
     display: 'flex',
     flexDirection: 'column',
     gap: theme.spacing(0.75),
-    maxWidth: theme.spacing(60),
+    maxWidth: theme.spacing(90),
     fontSize: theme.typography.bodySmall.fontSize,
   }),
   title: css({

@@ -96,8 +96,8 @@ interface ChartProps {
   height: number;
 }
 
-function useFrame(minutes: MinuteView[], width: number, height: number, gridSize: number) {
-  const margin = { left: gridSize * 8, right: gridSize * 2, top: gridSize * 3, bottom: gridSize * 2.5 };
+function useFrame(minutes: MinuteView[], width: number, height: number, gridSize: number, rightMargin = gridSize * 2) {
+  const margin = { left: gridSize * 8, right: rightMargin, top: gridSize * 3, bottom: gridSize * 2.5 };
   const innerWidth = Math.max(1, width - margin.left - margin.right);
   const innerHeight = Math.max(1, height - margin.top - margin.bottom);
   const t0 = minutes[0]?.time ?? 0;
@@ -203,7 +203,14 @@ function RatioChart({ minutes, meta, width, height }: ChartProps) {
   const styles = useStyles2(getStyles);
   const clipId = `${useId().replace(/:/g, '')}-ratio`;
   const vColors = verdictColors(theme);
-  const { margin, innerHeight, innerWidth, x, xTicks } = useFrame(minutes, width, height, theme.spacing.gridSize);
+  // Room on the right for the threshold labels.
+  const { margin, innerHeight, innerWidth, x, xTicks } = useFrame(
+    minutes,
+    width,
+    height,
+    theme.spacing.gridSize,
+    theme.spacing.gridSize * 11
+  );
   const promote = meta.promoteThreshold;
   const rollback = meta.rollbackThreshold;
   const ratios = minutes.map((m) => m.ratio).filter(finite);
@@ -299,18 +306,12 @@ function RatioChart({ minutes, meta, width, height }: ChartProps) {
           )}
         </g>
         {promote !== null && (
-          <text
-            x={margin.left + innerWidth}
-            y={y(promote) + 12}
-            className={styles.axisLabel}
-            textAnchor="end"
-            fill={vColors.good}
-          >
+          <text x={margin.left + innerWidth + 4} y={y(promote)} className={styles.axisLabel} dominantBaseline="middle">
             good ≤ {formatRatio(promote)}
           </text>
         )}
         {rollback !== null && (
-          <text x={margin.left + innerWidth} y={y(rollback) - 4} className={styles.axisLabel} textAnchor="end">
+          <text x={margin.left + innerWidth + 4} y={y(rollback)} className={styles.axisLabel} dominantBaseline="middle">
             bad ≥ {formatRatio(rollback)}
           </text>
         )}

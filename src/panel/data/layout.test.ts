@@ -1,4 +1,5 @@
 import { DEFAULT_OPTIONS } from '../types';
+import { stripLayout } from '../components/MinuteStrip';
 import { panelLayout } from './layout';
 
 describe('panelLayout', () => {
@@ -28,5 +29,24 @@ describe('panelLayout', () => {
       showCharts: false,
       showTable: true,
     });
+  });
+});
+
+describe('stripLayout', () => {
+  it('gives an hour one row of labelled cells at full width', () => {
+    expect(stripLayout(60, 1384, 144, 8).showSymbols).toBe(true);
+    expect(stripLayout(60, 1384, 144, 8).perRow).toBeGreaterThanOrEqual(60);
+  });
+
+  it('wraps an hour into labelled rows in a small panel', () => {
+    const layout = stripLayout(60, 384, 200, 8);
+    expect(layout.showSymbols).toBe(true);
+    expect(Math.ceil(60 / layout.perRow) * (layout.cellHeight + 1)).toBeLessThanOrEqual(200);
+  });
+
+  it('fits a day into narrow rows without symbols', () => {
+    const layout = stripLayout(1440, 1384, 144, 8);
+    expect(layout.showSymbols).toBe(false);
+    expect(Math.ceil(1440 / layout.perRow) * (layout.cellHeight + 1)).toBeLessThanOrEqual(144);
   });
 });

@@ -1,0 +1,223 @@
+// Drives the harness page in headless Chromium: asserts what the panel shows against values
+// computed from the frames file, and writes screenshots. Exits non-zero on any failure.
+//
+//   node tests/harness/run.mjs [frames.json ...]   (default: the generated samples)
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..', '..');
+const shotsDir = path.join(here, 'screenshots');
+fs.mkdirSync(shotsDir, { recursive: true });
+
+const TYPES = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.map': 'application/json',
+};
+
+/** Static files from the repository, on 127.0.0.1 and a free port; nothing outside the repo. */
+function serve() {
+  const server = http.createServer((req, res) => {
+    let urlPath = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+    // Grafana serves @grafana/ui's icons from public/build/img/icons; so do we.
+    const icon = /\/public\/build\/img\/icons\/(.+)$/.exec(urlPath);
+    if (icon) {
+      urlPath = `/node_modules/@grafana/ui/dist/public/img/icons/${icon[1]}`;
+    }
+    const file = path.resolve(repoRoot, '.' + urlPath);
+    if (!file.startsWith(repoRoot + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+// ---- expectations, from the frames file alone --------------------------------------------
+function framesOf(json) {
+  if (Array.isArray(json)) {
+    return json;
+  }
+  if (json.frames) {
+    return json.frames;
+  }
+  if (json.results) {
+    return Object.values(json.results).flatMap((r) => r.frames ?? []);
+  }
+  throw new Error('unrecognised frames file');
+}
+function column(frame, name) {
+  const i = frame.schema.fields.findIndex((f) => f.name === name);
+  return i < 0 ? undefined : frame.data.values[i];
+}
+function expectationsFor(file) {
+  const frames = framesOf(JSON.parse(fs.readFileSync(file, 'utf8')));
+  const minutes = frames.find((f) => f.schema.name === 'minutes');
+  const decision = frames.find((f) => f.schema.name === 'decision');
+  if (!minutes) {
+    throw new Error(`${file}: no minutes frame`);
+  }
+  const verdicts = column(minutes, 'verdict');
+  const expected = { minutes: verdicts.length, bad: verdicts.filter((v) => v === 'bad').length, headline: null };
+  if (decision) {
+    const one = (name) => column(decision, name)?.at(-1);
+    const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
+    const d = one('decision');
+    expected.headline =
+      d === 'rollback'
+        ? `ROLLBACK: ${plural(one('bad'), 'bad minute')} of ${one('window_minutes')}, limit ${one('bad_limit')}`
+        : d === 'promote'
+          ? `PROMOTE: ${plural(one('good'), 'good minute')} of ${one('window_minutes')}, needed ${one('good_needed')}`
+          : `HOLD: ${one('good')} good (needed ${one('good_needed')}), ${one('bad')} bad (limit ${one('bad_limit')})`;
+  }
+  return expected;
+}
+
+// ---- run ------------------------------------------------------------------------------
+const failures = [];
+function check(name, ok, detail) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok ? '' : `: ${detail}`}`);
+  if (!ok) {
+    failures.push(name);
+  }
+}
+
+const defaults = [path.join(here, 'build', 'sample-frames.json'), path.join(here, 'build', 'sample-frames-day.json')];
+const frameFiles = process.argv.slice(2).length ? process.argv.slice(2).map((f) => path.resolve(f)) : defaults;
+
+const server = await serve();
+const port = server.address().port;
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--no-first-run',
+  ],
+});
+
+try {
+  for (const [fileIndex, file] of frameFiles.entries()) {
+    const expected = expectationsFor(file);
+    const rel = '/' + path.relative(repoRoot, file).split(path.sep).join('/');
+    const tag = fileIndex === 0 ? '' : `-${path.basename(file, '.json')}`;
+    const sizes =
+      fileIndex === 0
+        ? [
+            ['small', 400, 300],
+            ['large', 1400, 800],
+          ]
+        : [['large', 1400, 800]];
+    const themes = fileIndex === 0 ? ['dark', 'light'] : ['dark'];
+    for (const theme of themes) {
+      for (const [size, width, height] of sizes) {
+        const label = `${path.basename(file)} ${theme} ${size}`;
+        const page = await browser.newPage({ viewport: { width, height } });
+        const errors = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        page.on(
+          'console',
+          (m) => m.type() === 'error' && !m.text().startsWith('Failed to load resource') && errors.push(m.text())
+        );
+        page.on(
+          'response',
+          (r) => r.status() >= 400 && !r.url().endsWith('/favicon.ico') && errors.push(`${r.status()} ${r.url()}`)
+        );
+        await page.goto(
+          `http://127.0.0.1:${port}/tests/harness/build/index.html?theme=${theme}&width=${width}&height=${height}&frames=${encodeURIComponent(rel)}`
+        );
+        await page.waitForSelector('body[data-harness="ready"], body[data-harness="error"]', { timeout: 20000 });
+        const harnessError = await page.getAttribute('body', 'data-harness-error');
+        check(`${label}: harness loaded the built panel`, !harnessError, harnessError);
+        await page.waitForSelector('[data-testid="pairwise-strip"]', { timeout: 10000 }).catch(() => {});
+
+        if (expected.headline) {
+          const headline = (await page.textContent('[data-testid="pairwise-banner-headline"]'))?.trim();
+          check(`${label}: banner reads "${expected.headline}"`, headline === expected.headline, `got "${headline}"`);
+        }
+        const cells = await page.locator('[data-testid="pairwise-strip-cell"]').count();
+        check(`${label}: ${expected.minutes} strip cells`, cells === expected.minutes, `got ${cells}`);
+        const bad = await page.locator('[data-testid="pairwise-strip-cell"][data-verdict="bad"]').count();
+        check(`${label}: ${expected.bad} bad cells`, bad === expected.bad, `got ${bad}`);
+        const badNamed = await page.locator('[data-testid="pairwise-strip-cell"][aria-label*=", bad, "]').count();
+        check(`${label}: bad cells are named "bad"`, badNamed === expected.bad, `got ${badNamed}`);
+
+        const table = page.locator('[data-testid="pairwise-table"]');
+        if (size === 'small') {
+          check(`${label}: no table in a small panel`, (await table.count()) === 0, 'table shown');
+        } else {
+          const rowCount = Number(await table.getAttribute('aria-rowcount'));
+          check(
+            `${label}: table has ${expected.minutes} rows`,
+            rowCount === expected.minutes + 1,
+            `aria-rowcount ${rowCount}`
+          );
+          const rendered = await page.locator('[data-testid="pairwise-table-row"]').count();
+          check(
+            `${label}: table renders a visible slice`,
+            rendered > 0 && rendered <= Math.min(expected.minutes, 120),
+            `rendered ${rendered}`
+          );
+          const badRows = await page.locator('[data-testid="pairwise-table-row"][data-verdict="bad"]').count();
+          const renderedAll = rendered === expected.minutes;
+          check(`${label}: bad rows marked`, !renderedAll || badRows === expected.bad, `got ${badRows}`);
+          check(
+            `${label}: paired charts drawn`,
+            (await page.locator('[data-testid="pairwise-chart"] path').count()) > 0,
+            'no chart paths'
+          );
+        }
+        check(`${label}: no page errors`, errors.length === 0, errors.join(' | '));
+        await page.screenshot({ path: path.join(shotsDir, `panel-${theme}-${size}${tag}.png`) });
+
+        if (size === 'large' && fileIndex === 0) {
+          // Keyboard: focus the strip, move right, the active minute has a name and a tooltip.
+          await page.focus('[data-testid="pairwise-strip"]');
+          await page.keyboard.press('ArrowRight');
+          const activeId = await page.getAttribute('[data-testid="pairwise-strip"]', 'aria-activedescendant');
+          const activeName = activeId ? await page.getAttribute(`#${activeId}`, 'aria-label') : null;
+          check(
+            `${label}: arrow keys move the active minute`,
+            /^\d\d:\d\d UTC, /.test(activeName ?? ''),
+            `got ${activeName}`
+          );
+          check(
+            `${label}: focus shows the tooltip`,
+            (await page.locator('[data-testid="pairwise-tooltip"]').count()) === 1,
+            'no tooltip'
+          );
+          // Hover the first bad counted minute for a tooltip screenshot.
+          const badCell = page.locator('[data-testid="pairwise-strip-cell"][data-verdict="bad"]').nth(1);
+          if ((await badCell.count()) > 0) {
+            await badCell.click();
+            await page.waitForSelector('[data-testid="pairwise-tooltip"]');
+            const link = await page.locator('[data-testid="pairwise-tooltip"] a[href*="/explore?"]').count();
+            check(`${label}: pinned tooltip links to Explore`, link === 1, `links ${link}`);
+            await page.screenshot({ path: path.join(shotsDir, `panel-${theme}-${size}-tooltip.png`) });
+          }
+        }
+        await page.close();
+      }
+    }
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
+
+const total = failures.length;
+console.log(total === 0 ? 'harness: all checks passed' : `harness: ${total} check(s) failed`);
+console.log(`screenshots in ${path.relative(process.cwd(), shotsDir)}`);
+process.exit(total === 0 ? 0 : 1);
