@@ -1,0 +1,255 @@
+// Command pairwise-bench measures Pairwise side by side with the dashboard
+// way of doing the same thing, in one run, on the pinned Prometheus 3.13.5
+// serving generated fleets of known ground truth:
+//
+//  1. efficiency: engine.Analyze vs one histogram_quantile range query per
+//     quantile per fleet (+ one rate query per fleet), sequential and concurrent;
+//  2. overhead: engine time / time of its own two raw HTTP range queries;
+//  3. scale: 10/100/1,000 pods per fleet x 1 h/6 h/24 h windows, engine time,
+//     peak RSS of a child process running only the analysis, raw query time;
+//  4. accuracy: engine p99/p99.9 vs the exact ground truth, the error of
+//     averaging per-pod p99s, and the bucket-width bound;
+//  5. judgement: false rollbacks over 24 h of identical fleets, and minutes
+//     to roll back injected regressions;
+//  6. panel: render time of 60 vs 1,440 minutes in headless Chromium.
+//
+// Usage (from the project root; scripts/bench.sh does this):
+//
+//	go run ./cmd/pairwise-bench [--smoke] [--doc docs/benchmarks.md] [--cache DIR] [--reps N]
+//
+// Timings are medians of --reps repetitions, with one untimed warm-up round,
+// rotating which side runs first. Missed targets are reported, not failures:
+// the exit status is non-zero only when something could not be measured.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "analyze" {
+		if err := childAnalyze(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "pairwise-bench analyze:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "pairwise-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// plan is the sizes of one run.
+type plan struct {
+	Name         string
+	Reps         int
+	EffPods      []int // pods per fleet of the efficiency/accuracy data sets
+	EffMinutes   int   // minutes generated (the analysed window is the last 60)
+	ScalePods    []int
+	ScaleWindows []int // minutes; the data sets hold the largest window
+	ScaleReps    int
+	ClassicScale string // --buckets of the scale data sets
+	JudgeShares  []float64
+	JudgeMinutes int // minutes of clean data per share; windows slide over it
+	JudgePods    int
+	RegFactors   []float64
+	RegShares    []float64
+	RegStart     int // regression start minute
+	RegMinutes   int
+	Panel        bool
+}
+
+func fullPlan() plan {
+	return plan{
+		Name: "full", Reps: 9,
+		EffPods: []int{10, 100}, EffMinutes: 120,
+		ScalePods: []int{10, 100, 1000}, ScaleWindows: []int{60, 360, 1440}, ScaleReps: 5,
+		ClassicScale: "0.1,1",
+		JudgeShares:  []float64{0.05, 0.20, 0.50}, JudgeMinutes: 1440 + 60, JudgePods: 10,
+		RegFactors: []float64{1.10, 1.20, 1.50}, RegShares: []float64{0.05, 0.50},
+		RegStart: 80, RegMinutes: 160,
+		Panel: true,
+	}
+}
+
+func smokePlan() plan {
+	return plan{
+		Name: "smoke", Reps: 3,
+		EffPods: []int{10}, EffMinutes: 70,
+		ScalePods: []int{10}, ScaleWindows: []int{60}, ScaleReps: 2,
+		ClassicScale: "0.1,1",
+		JudgeShares:  []float64{0.05}, JudgeMinutes: 180, JudgePods: 10,
+		RegFactors: []float64{1.20}, RegShares: []float64{0.50},
+		RegStart: 70, RegMinutes: 100,
+		Panel: false,
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("pairwise-bench", flag.ContinueOnError)
+	smoke := fs.Bool("smoke", false, "small sizes (< 60 s); prints the summary, writes no document unless --doc is given")
+	doc := fs.String("doc", "", "markdown file to write (default docs/benchmarks.md in full mode, none in smoke mode)")
+	cache := fs.String("cache", "", "directory to keep generated data sets in between runs (default: a temporary directory)")
+	reps := fs.Int("reps", 0, "repetitions per timing (default 9 full, 3 smoke)")
+	only := fs.String("only", "", "comma-separated sections to run: efficiency,scale,accuracy,judgement,panel (default all)")
+	command := fs.String("command", "", "the command line to record in the document (scripts/bench.sh sets it)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p := fullPlan()
+	if *smoke {
+		p = smokePlan()
+	}
+	if *reps > 0 {
+		p.Reps = *reps
+		p.ScaleReps = *reps
+	}
+	if *doc == "" && !*smoke {
+		*doc = "docs/benchmarks.md"
+	}
+	if *command == "" {
+		*command = "go run ./cmd/pairwise-bench " + strings.Join(args, " ")
+	}
+	sections := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			sections[s] = true
+		}
+	}
+	want := func(s string) bool { return len(sections) == 0 || sections[s] }
+
+	started := time.Now()
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, a...))
+	}
+	e, err := newEnv(*cache, logf)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	r := &report{Plan: p, Started: started.UTC(), Command: *command, Machine: machine()}
+
+	if want("efficiency") || want("accuracy") {
+		if err := benchEfficiency(ctx, e, p, r, want("efficiency"), want("accuracy")); err != nil {
+			return fmt.Errorf("efficiency/accuracy: %w", err)
+		}
+	}
+	if want("scale") {
+		if err := benchScale(ctx, e, p, r, self); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	if want("judgement") {
+		if err := benchJudgement(ctx, e, p, r); err != nil {
+			return fmt.Errorf("judgement: %w", err)
+		}
+	}
+	if want("panel") {
+		if p.Panel {
+			benchPanel(e, p, r)
+		} else {
+			r.PanelNote = "not measured in smoke mode"
+		}
+	}
+	r.Elapsed = time.Since(started)
+	fmt.Println(r.summary())
+	if *doc != "" {
+		path := *doc
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.root, path)
+		}
+		if err := os.WriteFile(path, []byte(r.markdown()), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", path)
+	}
+	if *smoke {
+		// Smoke mode must prove that every section measured something.
+		if err := r.complete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childAnalyze is the hidden `analyze` subcommand: one engine.Analyze in a
+// fresh process, printing its duration and the process's peak RSS as JSON.
+func childAnalyze(args []string) error {
+	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
+	u := fs.String("url", "", "Prometheus URL")
+	minutes := fs.Int("minutes", 60, "window minutes")
+	end := fs.String("end", benchEnd.Format(time.RFC3339), "window end")
+	kind := fs.String("kind", "native", "histogram kind")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of --profile-runs more analyses to this file")
+	runs := fs.Int("profile-runs", 20, "analyses to profile")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339, *end)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(*u)
+	if err != nil {
+		return err
+	}
+	req, err := analysisRequest(t, *minutes, prom.Kind(*kind))
+	if err != nil {
+		return err
+	}
+	// The first analysis of a process is cold (connection, JSON reflection
+	// caches, heap growth); the second is what a long-running data source sees.
+	cold, _, err := runEngine(context.Background(), client, req)
+	if err != nil {
+		return err
+	}
+	d, res, err := runEngine(context.Background(), client, req)
+	if err != nil {
+		return err
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		for i := 0; i < *runs; i++ {
+			if _, _, err := runEngine(context.Background(), client, req); err != nil {
+				return err
+			}
+		}
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+	hwm, err := vmHWM()
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(childResult{Seconds: d.Seconds(), ColdSeconds: cold.Seconds(), HWMKiB: hwm, Minutes: len(res.Minutes), Decision: string(res.Decision)})
+}
+
+type childResult struct {
+	Seconds     float64 `json:"seconds"`
+	ColdSeconds float64 `json:"cold_seconds"`
+	HWMKiB      int64   `json:"hwm_kib"`
+	Minutes     int     `json:"minutes"`
+	Decision    string  `json:"decision"`
+}

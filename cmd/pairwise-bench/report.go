@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+type dsNote struct {
+	Purpose string
+	DS      *dataset
+}
+
+// report gathers every figure of a run.
+type report struct {
+	Plan      plan
+	Started   time.Time
+	Elapsed   time.Duration
+	Command   string
+	Machine   machineInfo
+	Datasets  []dsNote
+	Eff       []effRow
+	Acc       []accRow
+	Avg       []avgRow
+	Scale     []scaleRow
+	Clean     []cleanRow
+	Reg       []regRow
+	Panel     []panelRow
+	PanelNote string
+}
+
+type machineInfo struct {
+	NProc      int
+	CPU        string
+	MemTotal   string
+	GoVersion  string
+	Prometheus string
+	Kernel     string
+}
+
+func machine() machineInfo {
+	m := machineInfo{NProc: runtime.NumCPU(), GoVersion: runtime.Version()}
+	m.CPU = procField("/proc/cpuinfo", "model name")
+	m.MemTotal = procField("/proc/meminfo", "MemTotal")
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if bin, err := toolsBinary("prometheus"); err == nil {
+		if out, err := exec.Command(bin, "--version").CombinedOutput(); err == nil {
+			m.Prometheus = strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
+		}
+	}
+	if out, err := exec.Command("go", "version").Output(); err == nil {
+		m.GoVersion = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+func procField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+func metStr(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.2f%%", x*100) }
+func ms(s float64) string  { return fmt.Sprintf("%.1f ms", s*1000) }
+
+// summaryRow is one line of the targets table.
+type summaryRow struct{ Item, Measured, Target, Status string }
+
+func (r *report) targets() []summaryRow {
+	var rows []summaryRow
+	for _, e := range r.Eff {
+		rows = append(rows,
+			summaryRow{fmt.Sprintf("1 efficiency %d pods %s: dashboard sequential / engine", e.Pods, e.Kind), fmt.Sprintf("%.2fx (%s vs %s)", e.ratioSeq(), ms(e.DashSeq), ms(e.Engine)), ">= 3x", metStr(e.ratioSeq() >= 3)},
+			summaryRow{fmt.Sprintf("1 efficiency %d pods %s: dashboard concurrent / engine", e.Pods, e.Kind), fmt.Sprintf("%.2fx (%s vs %s)", e.ratioConc(), ms(e.DashConc), ms(e.Engine)), ">= 3x", metStr(e.ratioConc() >= 3)})
+	}
+	for _, e := range r.Eff {
+		rows = append(rows, summaryRow{fmt.Sprintf("2 overhead %d pods %s: engine / raw HTTP", e.Pods, e.Kind), fmt.Sprintf("%.3f (%s vs %s)", e.overhead(), ms(e.Engine), ms(e.Raw)), "<= 1.10", metStr(e.overhead() <= 1.10)})
+	}
+	if len(r.Scale) > 0 {
+		big := r.Scale[0]
+		for _, s := range r.Scale {
+			if s.Pods*s.Minutes > big.Pods*big.Minutes {
+				big = s
+			}
+		}
+		mb := float64(big.HWMKiB) / 1024
+		rows = append(rows,
+			summaryRow{fmt.Sprintf("3 scale %d pods x %d min: peak RSS", big.Pods, big.Minutes), fmt.Sprintf("%.1f MiB", mb), "< 200 MB", metStr(mb*1.048576 < 200)},
+			summaryRow{fmt.Sprintf("3 scale %d pods x %d min: engine / raw", big.Pods, big.Minutes), fmt.Sprintf("%.3f (%s vs %s)", big.ratio(), ms(big.Engine), ms(big.Raw)), "<= 1.2", metStr(big.ratio() <= 1.2)})
+	}
+	for _, a := range r.Acc {
+		rows = append(rows, summaryRow{fmt.Sprintf("4 accuracy %d pods %s %s: max rel. error", a.Pods, a.Kind, verdict.QuantileLabel(a.Quantile)),
+			fmt.Sprintf("%s (%d/%d minutes within bound, bound up to %s)", pct(a.ErrMax), a.WithinBound, a.N, pct(a.BoundMax)), "within bucket bound", metStr(a.WithinBound == a.N)})
+	}
+	for _, c := range r.Clean {
+		if c.MinTail == 10 {
+			rows = append(rows, summaryRow{fmt.Sprintf("5 false rollbacks, clean, %.0f%% canary, guards on", c.Share*100),
+				fmt.Sprintf("%d of %d windows (%d episodes)", c.RollbackWindows, c.Windows, c.Episodes), "0", metStr(c.RollbackWindows == 0)})
+		}
+	}
+	for _, g := range r.Reg {
+		if g.MinTail == 10 && math.Abs(g.Factor-1.2) < 1e-9 {
+			rows = append(rows, summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary: minutes to rollback (judged from onset)", g.Share*100), minutesStr(g.DeployDelay, g.MaxDelay), "<= 6", metStr(g.DeployDelay > 0 && g.DeployDelay <= 6)},
+				summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary: minutes to rollback (sliding 60-min window)", g.Share*100), slidingStr(g), "<= 6", metStr(g.Delay > 0 && g.Delay <= 6 && g.HeldBefore != verdict.Rollback)})
+		}
+	}
+	for _, pr := range r.Panel {
+		rows = append(rows, summaryRow{fmt.Sprintf("6 panel render %d minutes", pr.Minutes), fmt.Sprintf("%.0f ms", pr.RenderMs), "(no target)", "reported"})
+	}
+	if r.PanelNote != "" {
+		rows = append(rows, summaryRow{"6 panel render", r.PanelNote, "(no target)", "not measured"})
+	}
+	return rows
+}
+
+func minutesStr(d, maxd int) string {
+	if d < 0 {
+		return fmt.Sprintf("no rollback within %d regressed minutes", maxd)
+	}
+	return fmt.Sprintf("%d min", d)
+}
+
+// slidingStr is the sliding-window delay, saying when the window was already
+// rolling back before the onset (the delay then measures nothing).
+func slidingStr(g regRow) string {
+	s := minutesStr(g.Delay, g.MaxDelay)
+	if g.HeldBefore == verdict.Rollback {
+		s += " (already ROLLBACK before the onset: false rollbacks)"
+	}
+	return s
+}
+
+func (r *report) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nPairwise benchmark (%s mode), %s, %d CPU (%s), %s, %s; %.0fs\n\n", r.Plan.Name, r.Started.Format(time.RFC3339), r.Machine.NProc, r.Machine.CPU, r.Machine.GoVersion, r.Machine.Prometheus, r.Elapsed.Seconds())
+	rows := r.targets()
+	w := [3]int{4, 8, 6}
+	for _, x := range rows {
+		w[0], w[1], w[2] = max(w[0], len(x.Item)), max(w[1], len(x.Measured)), max(w[2], len(x.Target))
+	}
+	fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", w[0], "item", w[1], "measured", w[2], "target", "status")
+	for _, x := range rows {
+		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %s\n", w[0], x.Item, w[1], x.Measured, w[2], x.Target, x.Status)
+	}
+	return b.String()
+}
+
+// complete reports what a smoke run failed to measure.
+func (r *report) complete() error {
+	var errs []error
+	if len(r.Eff) == 0 {
+		errs = append(errs, errors.New("no efficiency figures"))
+	}
+	if len(r.Acc) == 0 || len(r.Avg) == 0 {
+		errs = append(errs, errors.New("no accuracy figures"))
+	}
+	if len(r.Scale) == 0 {
+		errs = append(errs, errors.New("no scale figures"))
+	}
+	if len(r.Clean) == 0 || len(r.Reg) == 0 {
+		errs = append(errs, errors.New("no judgement figures"))
+	}
+	for _, e := range r.Eff {
+		if !(e.Engine > 0 && e.DashSeq > 0 && e.DashConc > 0 && e.Raw > 0) {
+			errs = append(errs, fmt.Errorf("efficiency %d pods %s: a timing is zero", e.Pods, e.Kind))
+		}
+	}
+	for _, s := range r.Scale {
+		if !(s.Engine > 0 && s.Raw > 0 && s.HWMKiB > 0) {
+			errs = append(errs, fmt.Errorf("scale %d pods %d min: a figure is zero", s.Pods, s.Minutes))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...); b.WriteString("\n") }
+	p("# Pairwise benchmarks")
+	p("")
+	p("Generated by `scripts/bench.sh` (`cmd/pairwise-bench`); do not edit by hand, re-run it. Every figure below comes from one run,")
+	p("on the pinned Prometheus 3.13.5 serving data written by `tools/cmd/pairwise-gen` (simulated fleets with an exact ground-truth file).")
+	p("Timings are the **median of %d repetitions** after one untimed warm-up round; in each repetition the measured sides take turns", r.Plan.Reps)
+	p("going first, so both meet equally warm Prometheus caches. Targets that are missed are reported here, not hidden.")
+	p("")
+	p("- Command: `%s` (%s mode)", r.Command, r.Plan.Name)
+	p("- Date: %s (run took %.0f s)", r.Started.Format(time.RFC3339), r.Elapsed.Seconds())
+	p("- Machine: %d CPUs (nproc), %s, %s RAM, Linux %s", r.Machine.NProc, r.Machine.CPU, r.Machine.MemTotal, r.Machine.Kernel)
+	p("- Go: %s; Prometheus: %s, on 127.0.0.1, compaction off (generated 2 h blocks served as they are)", r.Machine.GoVersion, r.Machine.Prometheus)
+	p("")
+	p("## Summary")
+	p("")
+	p("| item | measured | target | status |")
+	p("|---|---|---|---|")
+	for _, x := range r.targets() {
+		p("| %s | %s | %s | %s |", x.Item, x.Measured, x.Target, x.Status)
+	}
+	p("")
+
+	if len(r.Eff) > 0 {
+		p("## 1. Efficiency, and 2. overhead")
+		p("")
+		p("A 60-minute window, 2 fleets, 4 quantiles (p50, p99, p99.9, p99.99) and the request rate.")
+		p("")
+		p("- **engine**: `engine.Analyze` in process (2 range queries, `sum(increase(h{sel}[1m]))` or `sum by (le) (increase(h_bucket{sel}[1m]))`, issued concurrently; JSON decoding, quantiles, bounds, pairing and verdicts in Go).")
+		p("- **dashboard**: what a Grafana dashboard issues for the same figures: per fleet, one `histogram_quantile(q, sum(rate(h{sel}[1m])))` (classic: `sum by (le) (rate(h_bucket{sel}[1m]))`) range query per quantile and one rate query (`histogram_count(sum(rate(h{sel}[1m])))`, classic `sum(rate(h_count{sel}[1m]))`): 10 range queries at step 60 s, each response JSON-decoded. *Sequential* issues them one after another; *concurrent* all at once (Grafana runs panel queries concurrently).")
+		p("- **raw**: the engine's own two range queries sent with `net/http` concurrently, bodies read and discarded: the floor the engine cannot go below.")
+		p("")
+		p("| pods/fleet | kind | engine | dashboard seq. | dashboard conc. | raw | seq./engine | conc./engine | engine/raw |")
+		p("|---|---|---|---|---|---|---|---|---|")
+		for _, e := range r.Eff {
+			p("| %d | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.3f |", e.Pods, e.Kind, ms(e.Engine), ms(e.DashSeq), ms(e.DashConc), ms(e.Raw), e.ratioSeq(), e.ratioConc(), e.overhead())
+		}
+		p("")
+	}
+
+	if len(r.Scale) > 0 {
+		p("## 3. Scale")
+		p("")
+		p("Clean fleets, default 500 requests/s in total (the per-pod rate falls as pods grow; the series count is what costs Prometheus), native histograms (schema 3) read by the engine. One data set per pod count holds %d minutes; the 1 h, 6 h and 24 h windows all end at its last minute. Classic buckets were cut to `%s` (+Inf) for these data sets only, to keep generation time down: the engine reads the native histogram and does not touch them.", r.Plan.ScaleWindows[len(r.Plan.ScaleWindows)-1]+1, r.Plan.ClassicScale)
+		p("The engine runs in a child process (this binary re-executed with a hidden `analyze` subcommand) that does nothing but two `engine.Analyze` calls: the first is *cold* (new connection, JSON reflection caches, heap growth: what a one-shot CLI judge pays), the second *warm* (what the long-running data source pays; the ratio uses it). Times are measured inside the child; its peak RSS is `VmHWM` from `/proc/self/status` (maximum over the repetitions). *raw* is the same two range queries via `net/http`, concurrently, bodies discarded.")
+		p("")
+		p("| pods/fleet | series | window | engine warm | engine cold | raw | warm/raw | peak RSS | data generation |")
+		p("|---|---|---|---|---|---|---|---|---|")
+		for _, s := range r.Scale {
+			p("| %d | %s | %d min | %s | %s | %s | %.3f | %.1f MiB | %.0f s |", s.Pods, s.Series, s.Minutes, ms(s.Engine), ms(s.EngineCold), ms(s.Raw), s.ratio(), float64(s.HWMKiB)/1024, s.GenSeconds)
+		}
+		p("")
+	}
+
+	if len(r.Acc) > 0 {
+		p("## 4. Accuracy")
+		p("")
+		p("Per fleet-minute p99 and p99.9 from the engine against the exact quantile of the observations that `increase(...[1m])` covers (the generator's truth file), over the 60 analysed minutes x 2 fleets. Relative error = |engine - truth| / truth. The bound is the relative width of the bucket holding the true quantile: for native schema 3, 2^(1/8) - 1 = 9.05%%; for classic buckets, (upper - lower) / truth of that minute's bucket. The canary serves 5%% of the traffic (~1,100 observations per minute), so its p99.9 rests on about one observation.")
+		p("")
+		p("| pods/fleet | kind | quantile | minutes | median | p95 | max | within bound | bound |")
+		p("|---|---|---|---|---|---|---|---|---|")
+		for _, a := range r.Acc {
+			p("| %d | %s | %s | %d | %s | %s | %s | %d/%d | %s |", a.Pods, a.Kind, verdict.QuantileLabel(a.Quantile), a.N, pct(a.ErrMedian), pct(a.ErrP95), pct(a.ErrMax), a.WithinBound, a.N, boundText(a))
+		}
+		p("")
+		p("The common mistake, averaging the pods' exact p99s (from the truth file, so no bucket error at all) instead of taking the quantile of the merged histogram:")
+		p("")
+		p("| pods/fleet | fleet-minutes | median signed error | p95 abs. error | max abs. error | minutes understated | median / max understatement factor |")
+		p("|---|---|---|---|---|---|---|")
+		for _, a := range r.Avg {
+			p("| %d | %d | %s | %s | %s | %d | %.2fx / %.2fx |", a.Pods, a.N, pct(a.SignedMedian), pct(a.AbsP95), pct(a.AbsMax), a.Understated, a.UnderMedianFactor, a.UnderMaxFact)
+		}
+		p("")
+	}
+
+	if len(r.Clean) > 0 {
+		p("## 5. Judgement")
+		p("")
+		p("One `engine.Analyze` judges every minute of a data set (native histograms, %d pods per fleet); then `verdict.Decide` (the engine's own window rule: bad >= 5 rolls back, else good >= 45 promotes, else hold) is applied to the 60-minute window ending at every minute, as a judge run each minute would. Minutes with too few observations beyond the p99 are *insufficient* and not counted (the guard); MinTailObservations 0 is the reference script's behaviour (no guard). Thresholds are the defaults: good <= 0.95, bad >= 1.10.", r.Plan.JudgePods)
+		p("")
+		p("### Identical fleets (clean scenario), %d minutes per canary share", r.Plan.JudgeMinutes)
+		p("")
+		p("| canary share | MinTailObservations | rollback windows | rollback episodes | bad minutes | good minutes | insufficient minutes | p99 ratio median [p5, p95] | canary obs. beyond p99 (median) |")
+		p("|---|---|---|---|---|---|---|---|---|")
+		for _, c := range r.Clean {
+			guard := fmt.Sprintf("%.0f", c.MinTail)
+			if c.MinTail == 10 {
+				guard += " (default)"
+			} else if c.MinTail == 0 {
+				guard += " (no guard)"
+			}
+			p("| %.0f%% | %s | %d / %d | %d | %d | %d | %d | %.3f [%.3f, %.3f] | %.1f |", c.Share*100, guard, c.RollbackWindows, c.Windows, c.Episodes, c.Bad, c.Good, c.Insufficient, c.RatioMedian, c.RatioP5, c.RatioP95, c.CanaryTailMedian)
+		}
+		p("")
+		p("### Injected p99 regressions (regression scenario, canary latency x factor from minute %d of %d)", r.Plan.RegStart, r.Plan.RegMinutes)
+		p("")
+		p("*Minutes to rollback* counts the regressed minutes seen when the first ROLLBACK came (5 is the fastest the rule allows: 5 bad minutes). *From onset*: the judge's window starts at the onset (the canary was deployed with the regression; windows of the minutes since, up to 60). *Sliding*: the 60-minute window ending at every minute, which also holds up to 59 pre-onset minutes; when that window already said ROLLBACK just before the onset, the figure only repeats a false rollback.")
+		p("")
+		p("| factor | canary share | MinTailObservations | minutes to rollback, from onset | minutes to rollback, sliding | decision just before onset (sliding) | rollback windows before onset | bad / insufficient minutes after onset | median p99 ratio after onset |")
+		p("|---|---|---|---|---|---|---|---|---|")
+		for _, g := range r.Reg {
+			p("| x%.2f | %.0f%% | %.0f | %s | %s | %s | %d | %d / %d of %d | %.3f |", g.Factor, g.Share*100, g.MinTail, minutesStr(g.DeployDelay, g.MaxDelay), minutesStr(g.Delay, g.MaxDelay), g.HeldBefore, g.FalseBefore, g.BadAfterOnset, g.InsuffAfter, g.MinutesAfter, g.RatioMedianReg)
+		}
+		p("")
+	}
+
+	p("## 6. Panel render time")
+	p("")
+	if len(r.Panel) > 0 {
+		p("Headless Chromium (`/usr/bin/chromium`, playwright-core) loading the harness page built by `tests/harness` with its sample frames files (sample data of the right shape, not engine output), driven by `cmd/pairwise-bench/panel/bench.mjs`. *Render* is measured in the page: from the harness handing the frames to React (`data-harness=\"ready\"`) until the strip and a chart path exist and two animation frames have passed. *Load* is from navigation start to the same point (includes loading the 8 MB bundle). 1,400 x 900 viewport; fresh browser context per load.")
+		p("")
+		p("| minutes | frames file | strip cells | render (median) | load (median) |")
+		p("|---|---|---|---|---|")
+		for _, pr := range r.Panel {
+			p("| %d | `%s` | %d | %.0f ms | %.0f ms |", pr.Minutes, pr.File, pr.Cells, pr.RenderMs, pr.Load)
+		}
+		if len(r.Panel) == 2 && r.Panel[0].RenderMs > 0 {
+			p("")
+			p("1,440 minutes take %.2fx the render time of 60 minutes.", r.Panel[1].RenderMs/r.Panel[0].RenderMs)
+		}
+	} else {
+		p("%s", r.PanelNote)
+	}
+	p("")
+
+	p("## Data sets")
+	p("")
+	p("| purpose | pairwise-gen arguments | generation | summary |")
+	p("|---|---|---|---|")
+	for _, d := range r.Datasets {
+		p("| %s | `%s` | %.1f s | %s |", d.Purpose, strings.Join(d.DS.Args, " "), d.DS.GenSeconds, d.DS.Summary)
+	}
+	p("")
+	return b.String()
+}
+
+func boundText(a accRow) string {
+	if a.Kind == prom.Native {
+		return fmt.Sprintf("%s (%s)", pct(a.BoundMax), a.BoundNote)
+	}
+	return fmt.Sprintf("per minute, up to %s", pct(a.BoundMax))
+}
+
+func toolsBinary(name string) (string, error) {
+	dir, err := testenv.ToolsBin()
+	if err != nil {
+		return "", err
+	}
+	return dir + "/" + name, nil
+}
