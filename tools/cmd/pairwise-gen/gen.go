@@ -441,6 +441,19 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 	const slabLen = 40 // scrape intervals per lockstep slab
 	k := 0             // next scrape index to write
 	nBlocks := int((g.scrape[len(g.scrape)-1]*1000)/blockMs - (g.scrape[0]*1000)/blockMs + 1)
+	var flushDone chan error
+	waitFlush := func() error {
+		if flushDone == nil {
+			return nil
+		}
+		err := <-flushDone
+		flushDone = nil
+		if err != nil {
+			return fmt.Errorf("flush block: %w", err)
+		}
+		return nil
+	}
+	defer waitFlush() // on error paths: never leave a flush writing behind
 	for k < len(g.scrape) {
 		blockStart := (g.scrape[k] * 1000) / blockMs * blockMs
 		kEnd := k
@@ -518,18 +531,30 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 				}
 			}
 		}
-		if _, err := w.Flush(ctx); err != nil {
-			w.Close()
-			return Summary{}, fmt.Errorf("flush block: %w", err)
-		}
-		if err := w.Close(); err != nil {
+		// Compact this block in the background while the next one is
+		// generated: at most one flush in flight.
+		if err := waitFlush(); err != nil {
 			return Summary{}, err
 		}
+		flushDone = make(chan error, 1)
+		go func(w *tsdb.BlockWriter, kFirst, kLast int) {
+			_, err := w.Flush(ctx)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				g.progress("pairwise-gen: block [%s, %s] written, %.1fs",
+					time.Unix(g.scrape[kFirst], 0).UTC().Format(time.RFC3339),
+					time.Unix(g.scrape[kLast], 0).UTC().Format(time.RFC3339), time.Since(began).Seconds())
+			}
+			flushDone <- err
+		}(w, kFirst, kEnd-1)
 		g.sum.Blocks++
-		g.progress("pairwise-gen: block %d/%d [%s, %s] written, %d samples so far, %.1fs",
-			g.sum.Blocks, nBlocks, time.Unix(g.scrape[kFirst], 0).UTC().Format(time.RFC3339),
-			time.Unix(g.scrape[kEnd-1], 0).UTC().Format(time.RFC3339), g.sum.Samples(), time.Since(began).Seconds())
+		g.progress("pairwise-gen: block %d/%d generated, %d samples so far, %.1fs", g.sum.Blocks, nBlocks, g.sum.Samples(), time.Since(began).Seconds())
 		k = kEnd
+	}
+	if err := waitFlush(); err != nil {
+		return Summary{}, err
 	}
 	for _, p := range g.pods {
 		g.finishPodMinute(p)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,7 @@ func run(args []string) error {
 	podP99 := fs.Bool("truth-pod-p99", true, "include per-pod p99 in the truth file")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel workers")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -154,6 +156,17 @@ func run(args []string) error {
 			return err
 		}
 		o.Restarts = append(o.Restarts, rs)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	g, err := newGenerator(o)
 	if err != nil {
