@@ -87,8 +87,13 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	return ds, nil
 }
 
-// Dispose is called when the settings change; nothing is kept open.
-func (d *Datasource) Dispose() {}
+// Dispose is called when the settings change: idle connections to the old
+// Prometheus are closed so nothing outlives the instance.
+func (d *Datasource) Dispose() {
+	if d.client != nil && d.client.HTTP != nil {
+		d.client.HTTP.CloseIdleConnections()
+	}
+}
 
 // QueryData answers every query; one failing query does not fail the others.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
