@@ -17,6 +17,8 @@ export const copyFilePatterns = [
   { from: '**/img/*.svg', to: '.', noErrorOnMissing: true },
   { from: '**/*.json', to: '.' },
   { from: '**/query_help.md', to: '.', noErrorOnMissing: true },
+  // Pairwise: the canary dashboard has one source, dashboards/canary.json at the root.
+  { from: '../dashboards/canary.json', to: 'dashboards/canary.json' },
   ...logoPaths.map((logoPath) => ({ from: logoPath, to: logoPath })),
   ...screenshotPaths.map((screenshotPath) => ({
     from: screenshotPath,

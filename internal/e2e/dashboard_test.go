@@ -421,7 +421,7 @@ func TestDashboardShippedInApp(t *testing.T) {
 			t.Errorf("dist/%s differs from dashboards/canary.json: rebuild the frontend (npm run build)", path)
 		}
 	case os.IsNotExist(err):
-		t.Logf("dist/%s is not built (no frontend build, or the build does not copy ../dashboards yet)", path)
+		t.Fatalf("dist/%s is missing: build the plugin first (npm run build; scripts/test.sh does)", path)
 	default:
 		t.Fatal(err)
 	}
