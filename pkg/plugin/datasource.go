@@ -34,9 +34,12 @@ var (
 // Settings is the data source's jsonData. Secrets (basicAuthPassword,
 // bearerToken) live only in secureJsonData and are read decrypted, never
 // stored here and never logged.
+// TLS options and custom headers use Grafana's standard jsonData names
+// (tlsSkipVerify, tlsAuthWithCACert, httpHeaderName1, ...), read by the SDK.
 type Settings struct {
 	PrometheusURL  string  `json:"prometheusUrl"`
 	TimeoutSeconds float64 `json:"timeoutSeconds"`
+	BasicAuthUser  string  `json:"basicAuthUser"`
 }
 
 // Datasource is one configured instance.
@@ -64,6 +67,9 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	opts, err := s.HTTPClientOptions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read HTTP client settings: %w", err)
+	}
+	if settings.BasicAuthUser != "" {
+		opts.BasicAuth = &httpclient.BasicAuthOptions{User: settings.BasicAuthUser, Password: s.DecryptedSecureJSONData["basicAuthPassword"]}
 	}
 	if token := s.DecryptedSecureJSONData["bearerToken"]; token != "" {
 		if opts.Header == nil {

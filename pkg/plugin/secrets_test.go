@@ -48,9 +48,10 @@ func (l recordingLogger) all() string {
 
 // authProxy stands in for the authenticating proxy that usually fronts
 // Prometheus: it wants a bearer token and answers buildinfo.
-func authProxy(t *testing.T, token string) *httptest.Server {
+func authProxy(t *testing.T, token, basicPassword string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+token {
+		user, pass, basic := r.BasicAuth()
+		if r.Header.Get("Authorization") != "Bearer "+token && !(basic && user == "sre" && pass == basicPassword) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -73,21 +74,23 @@ func TestSecretsStaySecret(t *testing.T) {
 	log.DefaultLogger = logs
 	t.Cleanup(func() { log.DefaultLogger = saved })
 
-	srv := authProxy(t, token)
+	srv := authProxy(t, token, password)
 	for _, tt := range []struct {
-		name   string
-		token  string
-		wantOK bool
-		want   string
+		name          string
+		token         string
+		basicPassword string
+		wantOK        bool
+		want          string
 	}{
 		{name: "right token", token: token, wantOK: true, want: "Prometheus 3.13.5 is reachable"},
-		{name: "wrong token", token: "nope-" + token[:3], want: "refused the credentials"},
+		{name: "wrong token", token: "nope-" + token[:3], basicPassword: "wrong", want: "refused the credentials"},
+		{name: "basic auth from jsonData.basicAuthUser", basicPassword: password, wantOK: true, want: "reachable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			settings := backend.DataSourceInstanceSettings{
-				UID: "pw", Name: "Pairwise", BasicAuthEnabled: true, BasicAuthUser: "sre",
-				JSONData:                []byte(fmt.Sprintf(`{"prometheusUrl":%q,"timeoutSeconds":5}`, srv.URL)),
-				DecryptedSecureJSONData: map[string]string{"bearerToken": tt.token, "basicAuthPassword": password},
+				UID: "pw", Name: "Pairwise",
+				JSONData:                []byte(fmt.Sprintf(`{"prometheusUrl":%q,"timeoutSeconds":5,"basicAuthUser":"sre"}`, srv.URL)),
+				DecryptedSecureJSONData: map[string]string{"bearerToken": tt.token, "basicAuthPassword": tt.basicPassword},
 			}
 			inst, err := NewDatasource(context.Background(), settings)
 			if err != nil {
