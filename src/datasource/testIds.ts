@@ -5,6 +5,10 @@ export const dsTestIds = {
     basicAuthUser: 'pairwise-config-basic-user',
     basicAuthPassword: 'pairwise-config-basic-password',
     bearerToken: 'pairwise-config-bearer-token',
+    tlsSkipVerify: 'pairwise-config-tls-skip-verify',
+    tlsCACert: 'pairwise-config-tls-ca-cert',
+    headerName: 'pairwise-config-header-name',
+    headerValue: 'pairwise-config-header-value',
   },
   queryEditor: {
     metric: 'pairwise-query-metric',

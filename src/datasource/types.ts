@@ -58,12 +58,18 @@ export interface PairwiseOptions extends DataSourceJsonData {
   timeoutSeconds?: number;
   /** User name for basic auth; the password lives in secureJsonData. */
   basicAuthUser?: string;
+  /** Grafana's standard HTTP settings, read by the plugin SDK on the backend. */
+  tlsSkipVerify?: boolean;
+  tlsAuthWithCACert?: boolean;
+  httpHeaderName1?: string;
 }
 
 /** secureJsonData: write-only, never sent back to the browser. */
 export interface PairwiseSecureJsonData {
   basicAuthPassword?: string;
   bearerToken?: string;
+  tlsCACert?: string;
+  httpHeaderValue1?: string;
 }
 
 /** One entry of the backend's GET resource `metrics`. */

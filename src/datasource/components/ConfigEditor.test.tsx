@@ -40,6 +40,22 @@ describe('ConfigEditor', () => {
     expect(JSON.stringify(next.jsonData)).not.toContain('s3cret');
   });
 
+  it('keeps the header value and CA certificate secret, their switches in jsonData', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={createOptions()} onOptionsChange={onOptionsChange} />);
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.headerName), { target: { value: 'X-Scope-OrgID' } });
+    expect(onOptionsChange.mock.calls.at(-1)[0].jsonData.httpHeaderName1).toBe('X-Scope-OrgID');
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.headerValue), { target: { value: 'tenant-42' } });
+    let next = onOptionsChange.mock.calls.at(-1)[0];
+    expect(next.secureJsonData).toEqual({ httpHeaderValue1: 'tenant-42' });
+    expect(JSON.stringify(next.jsonData)).not.toContain('tenant-42');
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.tlsCACert), { target: { value: '-----BEGIN CERTIFICATE-----' } });
+    next = onOptionsChange.mock.calls.at(-1)[0];
+    expect(next.jsonData.tlsAuthWithCACert).toBe(true);
+    expect(next.secureJsonData.tlsCACert).toBe('-----BEGIN CERTIFICATE-----');
+    expect(JSON.stringify(next.jsonData)).not.toContain('BEGIN CERTIFICATE');
+  });
+
   it('shows configured secrets without their value and can reset them', () => {
     const onOptionsChange = jest.fn();
     render(

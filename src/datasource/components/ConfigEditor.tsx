@@ -1,6 +1,6 @@
 import React, { ChangeEvent } from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { Field, FieldSet, Input, SecretInput } from '@grafana/ui';
+import { Field, FieldSet, Input, SecretInput, SecretTextArea, Switch } from '@grafana/ui';
 import { dsTestIds } from '../testIds';
 import { PairwiseOptions, PairwiseSecureJsonData } from '../types';
 
@@ -80,6 +80,51 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             value={secureJsonData.bearerToken ?? ''}
             onChange={(e: ChangeEvent<HTMLInputElement>) => setSecret('bearerToken', e.currentTarget.value)}
             onReset={() => resetSecret('bearerToken')}
+          />
+        </Field>
+      </FieldSet>
+      <FieldSet label="TLS and headers (optional)">
+        <Field label="Skip TLS verification" description="Only for test servers: the certificate is not checked">
+          <Switch
+            data-testid={dsTestIds.configEditor.tlsSkipVerify}
+            value={Boolean(jsonData.tlsSkipVerify)}
+            onChange={(e: React.FormEvent<HTMLInputElement>) => setJson({ tlsSkipVerify: e.currentTarget.checked })}
+          />
+        </Field>
+        <Field label="CA certificate" description="PEM of the CA that signed Prometheus's certificate">
+          <SecretTextArea
+            data-testid={dsTestIds.configEditor.tlsCACert}
+            cols={60}
+            rows={4}
+            isConfigured={Boolean(secureJsonFields?.tlsCACert)}
+            value={secureJsonData.tlsCACert ?? ''}
+            onChange={(e: ChangeEvent<HTMLTextAreaElement>) => {
+              const value = e.currentTarget.value;
+              onOptionsChange({
+                ...options,
+                jsonData: { ...jsonData, tlsAuthWithCACert: value.trim() !== '' },
+                secureJsonData: { ...secureJsonData, tlsCACert: value },
+              });
+            }}
+            onReset={() => resetSecret('tlsCACert')}
+          />
+        </Field>
+        <Field label="Header name" description="A header sent with every request, e.g. X-Scope-OrgID for Mimir">
+          <Input
+            data-testid={dsTestIds.configEditor.headerName}
+            width={40}
+            value={jsonData.httpHeaderName1 ?? ''}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setJson({ httpHeaderName1: e.currentTarget.value.trim() })}
+          />
+        </Field>
+        <Field label="Header value" description="Stored encrypted, like a password">
+          <SecretInput
+            data-testid={dsTestIds.configEditor.headerValue}
+            width={40}
+            isConfigured={Boolean(secureJsonFields?.httpHeaderValue1)}
+            value={secureJsonData.httpHeaderValue1 ?? ''}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setSecret('httpHeaderValue1', e.currentTarget.value)}
+            onReset={() => resetSecret('httpHeaderValue1')}
           />
         </Field>
       </FieldSet>
