@@ -24,6 +24,7 @@ import (
 // definition in pkg/verdict.
 type judgeFlags struct {
 	prometheus, metric, baseline, canary, histogram, output, at, quantiles string
+	lbMetric, lbBaseline, lbCanary                                         string
 	window, timeout, settle                                                time.Duration
 	config                                                                 verdict.Config
 }
@@ -51,6 +52,10 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.IntVar(&f.config.WarmupMinutes, "warmup", f.config.WarmupMinutes, "minutes after the canary starts serving that are shown but not counted")
 	fs.Float64Var(&f.config.MinTailObservations, "min-tail", f.config.MinTailObservations, "observations each fleet needs beyond the verdict quantile")
 	fs.Float64Var(&f.config.Confidence, "confidence", f.config.Confidence, "confidence of the quantile bounds")
+	fs.StringVar(&f.lbMetric, "lb-metric", "", "load-balancer-side histogram of the same requests; flags a divergence from the application's (coordinated omission)")
+	fs.StringVar(&f.lbBaseline, "lb-baseline", "", "baseline selector for --lb-metric (default: --baseline)")
+	fs.StringVar(&f.lbCanary, "lb-canary", "", "canary selector for --lb-metric (default: --canary)")
+	fs.Float64Var(&f.config.MaxMeasurementDivergence, "max-divergence", f.config.MaxMeasurementDivergence, "relative divergence between application and load-balancer quantiles that flags the measurement")
 	return fs, f
 }
 
@@ -141,6 +146,23 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	}
 	if req.Window, err = pairing.Ending(at, cfg.WindowMinutes, settle); err != nil {
 		return req, nil, err
+	}
+	if f.lbMetric != "" {
+		lb := &engine.LoadBalancer{Metric: f.lbMetric, Baseline: req.Baseline, Canary: req.Canary}
+		if err := selector.ValidMetricName(f.lbMetric); err != nil {
+			return req, nil, fmt.Errorf("--lb-metric: %w", err)
+		}
+		if f.lbBaseline != "" {
+			if lb.Baseline, err = selector.Parse(f.lbBaseline); err != nil {
+				return req, nil, fmt.Errorf("--lb-baseline: %w", err)
+			}
+		}
+		if f.lbCanary != "" {
+			if lb.Canary, err = selector.Parse(f.lbCanary); err != nil {
+				return req, nil, fmt.Errorf("--lb-canary: %w", err)
+			}
+		}
+		req.LB = lb
 	}
 	req.Metric, req.Config = f.metric, cfg
 	client, err := prom.New(f.prometheus, f.timeout)

@@ -60,6 +60,10 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 		{name: "faster canary promotes", url: faster, at: judgeEnd, wantCode: 0, wantLine: "PROMOTE: "},
 		{name: "classic buckets agree", url: regression, at: judgeEnd, extra: []string{"--histogram", "classic"}, wantCode: 2, wantLine: "ROLLBACK: "},
 		{name: "unix seconds for --at", url: faster, at: time.Time{}, extra: []string{"--at", fmt.Sprint(judgeEnd.Unix())}, wantCode: 0, wantLine: "PROMOTE"},
+		// The baseline's own histogram stands in for the canary's load balancer:
+		// 1.5x apart in the regressed minutes, which the divergence check flags.
+		{name: "load-balancer divergence is flagged", url: regression, at: judgeEnd, extra: []string{"--lb-metric", "http_request_duration_seconds", "--lb-canary", `{service="checkout",track="baseline"}`}, wantCode: 2, wantLine: "flag measurement-divergence: in 20 minutes"},
+		{name: "matching load balancer is not flagged", url: regression, at: judgeEnd.Add(-20 * time.Minute), extra: []string{"--lb-metric", "http_request_duration_seconds"}, wantCode: 1, wantLine: "HOLD"},
 		{name: "thresholds from flags", url: regression, at: judgeEnd, extra: []string{"--rollback-threshold", "1.6"}, wantCode: 1, wantLine: "HOLD"},
 	}
 	for _, tt := range tests {
@@ -71,6 +75,9 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 			code, out, errOut := runJudge(append(args, tt.extra...)...)
 			if code != tt.wantCode || !strings.Contains(out, tt.wantLine) {
 				t.Fatalf("exit %d, want %d; output lacks %q:\n%s\n%s", code, tt.wantCode, tt.wantLine, out, errOut)
+			}
+			if strings.Contains(tt.name, "not flagged") && strings.Contains(out, "measurement-divergence") {
+				t.Fatalf("flagged a load balancer that matches:\n%s", out)
 			}
 			if !strings.HasPrefix(strings.TrimSpace(out), "minute") || strings.Count(out, "\n") < 62 {
 				t.Fatalf("table has no header or too few rows:\n%s", out)

@@ -27,6 +27,16 @@ type Request struct {
 	Kind     prom.Kind
 	Config   verdict.Config
 	Window   pairing.Window
+	// LB, when set, is a load-balancer-side histogram of the same requests,
+	// compared with the application's to catch coordinated omission.
+	LB *LoadBalancer
+}
+
+// LoadBalancer names the load-balancer-side histogram of both fleets.
+type LoadBalancer struct {
+	Metric   string
+	Baseline selector.Selector
+	Canary   selector.Selector
 }
 
 // Result is the judged window and what was queried.
@@ -58,36 +68,23 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	// Warm-up looks back WarmupMinutes before the window's first minute.
 	fetch := prom.Range{Start: req.Window.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: req.Window.Last}
 
-	type fetched struct {
-		series prom.Series
-		kind   prom.Kind
-		err    error
+	queries := []fetchSpec{
+		{what: "baseline histogram", metric: req.Metric, sel: req.Baseline},
+		{what: "canary histogram", metric: req.Metric, sel: req.Canary},
 	}
-	var base, canary fetched
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	run := func(into *fetched, sel selector.Selector, fleet string) {
-		defer wg.Done()
-		into.series, into.kind, into.err = src.FleetHistograms(ctx, req.Metric, sel, req.Kind, fetch)
-		if into.err != nil {
-			into.err = fmt.Errorf("query %s histogram: %w", fleet, into.err)
-			cancel() // the other fleet's query is of no use now
+	if req.LB != nil {
+		if err := selector.ValidMetricName(req.LB.Metric); err != nil {
+			return nil, fmt.Errorf("load-balancer metric: %w", err)
 		}
+		queries = append(queries,
+			fetchSpec{what: "baseline load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Baseline},
+			fetchSpec{what: "canary load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Canary})
 	}
-	wg.Add(2)
-	go run(&base, req.Baseline, "baseline")
-	go run(&canary, req.Canary, "canary")
-	wg.Wait()
-	if err := errors.Join(base.err, canary.err); err != nil {
-		if base.err != nil && canary.err != nil && errors.Is(canary.err, context.Canceled) {
-			return nil, base.err
-		}
-		if base.err != nil && canary.err != nil && errors.Is(base.err, context.Canceled) {
-			return nil, canary.err
-		}
+	results, err := fetchAll(ctx, src, queries, req.Kind, fetch)
+	if err != nil {
 		return nil, err
 	}
+	base, canary := results[0], results[1]
 	if len(base.series) == 0 && len(canary.series) == 0 {
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, req.Window.First.Format(time.RFC3339), req.Window.Last.Format(time.RFC3339))
@@ -107,7 +104,66 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return h != nil && h.Count > 0
 	}
 	res.Window = verdict.Decide(req.Config, minutes, canaryHadTraffic)
+	if req.LB != nil {
+		res.Window.CheckMeasurement(verdictValues(req, results[2].series), verdictValues(req, results[3].series))
+	}
 	return res, nil
+}
+
+// verdictValues is the verdict quantile of a series on every minute of the window.
+func verdictValues(req Request, series prom.Series) []float64 {
+	times := req.Window.Times()
+	out := make([]float64, len(times))
+	for i, t := range times {
+		out[i] = math.NaN()
+		if h := series[t.Unix()]; h != nil && h.Count > 0 {
+			out[i] = h.Quantile(req.Config.VerdictQuantile)
+		}
+	}
+	return out
+}
+
+type fetchSpec struct {
+	what   string
+	metric string
+	sel    selector.Selector
+}
+
+type fetched struct {
+	series prom.Series
+	kind   prom.Kind
+	err    error
+}
+
+// fetchAll runs every query at once; the first failure cancels the others
+// and is the error returned.
+func fetchAll(ctx context.Context, src Source, specs []fetchSpec, kind prom.Kind, r prom.Range) ([]fetched, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := make([]fetched, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := &out[i]
+			f.series, f.kind, f.err = src.FleetHistograms(ctx, spec.metric, spec.sel, kind, r)
+			if f.err != nil {
+				f.err = fmt.Errorf("query %s: %w", spec.what, f.err)
+				cancel(f.err) // the other queries are of no use now
+			}
+		}()
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return nil, cause
+	}
+	for _, f := range out {
+		if f.err != nil {
+			return nil, f.err
+		}
+	}
+	return out, nil
 }
 
 // PodSource is what PodSpread needs; *prom.Client implements it.

@@ -40,6 +40,11 @@ type queryModel struct {
 	// "last" judges the last WindowMinutes minutes ending at the range end.
 	WindowMode string `json:"windowMode"`
 	PodLabel   string `json:"podLabel"`
+	// LBMetric is an optional load-balancer-side histogram of the same
+	// requests; its selectors default to the fleets'.
+	LBMetric           string `json:"lbMetric"`
+	LBBaselineSelector string `json:"lbBaselineSelector"`
+	LBCanarySelector   string `json:"lbCanarySelector"`
 }
 
 // parsedQuery is a validated query, ready for the engine.
@@ -100,6 +105,11 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	if r.Kind, err = prom.ParseKind(m.HistogramKind); err != nil {
 		return nil, &fieldError{Field: "histogramKind", Err: err}
 	}
+	if m.LBMetric != "" {
+		if r.LB, err = parseLB(m, r.Baseline, r.Canary); err != nil {
+			return nil, err
+		}
+	}
 	c := verdict.Default()
 	if len(m.Quantiles) > 0 {
 		c.Quantiles = m.Quantiles
@@ -142,6 +152,25 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	}
 	r.Config = c
 	return q, nil
+}
+
+func parseLB(m queryModel, baseline, canary selector.Selector) (*engine.LoadBalancer, error) {
+	lb := &engine.LoadBalancer{Metric: m.LBMetric, Baseline: baseline, Canary: canary}
+	if err := selector.ValidMetricName(m.LBMetric); err != nil {
+		return nil, bad("lbMetric", "%v", err)
+	}
+	var err error
+	if m.LBBaselineSelector != "" {
+		if lb.Baseline, err = selector.Parse(m.LBBaselineSelector); err != nil {
+			return nil, &fieldError{Field: "lbBaselineSelector", Err: err}
+		}
+	}
+	if m.LBCanarySelector != "" {
+		if lb.Canary, err = selector.Parse(m.LBCanarySelector); err != nil {
+			return nil, &fieldError{Field: "lbCanarySelector", Err: err}
+		}
+	}
+	return lb, nil
 }
 
 func setF(dst *float64, v *float64) {

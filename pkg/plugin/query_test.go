@@ -58,6 +58,13 @@ func TestParseQuery(t *testing.T) {
 		{name: "empty canary selector", json: `{"metric":"m","baselineSelector":"{a=\"b\"}"}`, wantField: "canarySelector"},
 		{name: "bad kind", json: validQuery + `,"histogramKind":"summary"}`, wantField: "histogramKind"},
 		{name: "thresholds crossed", json: validQuery + `,"promoteThreshold":1.5}`, wantField: "settings"},
+		{name: "load-balancer selector with an expression", json: validQuery + `,"lbMetric":"envoy_upstream_rq_time","lbCanarySelector":"{a=\"b\"} or up"}`, wantField: "lbCanarySelector"},
+		{name: "load-balancer metric with PromQL", json: validQuery + `,"lbMetric":"sum(up)"}`, wantField: "lbMetric"},
+		{name: "load balancer defaults to the fleets' selectors", json: validQuery + `,"lbMetric":"envoy_upstream_rq_time"}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.Request.LB == nil || q.Request.LB.Canary.String() != q.Request.Canary.String() {
+				t.Fatalf("lb %+v", q.Request.LB)
+			}
+		}},
 		{name: "bad window mode", json: validQuery + `,"windowMode":"forever"}`, wantField: "windowMode"},
 	}
 	for _, tt := range tests {

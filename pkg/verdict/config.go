@@ -40,6 +40,10 @@ type Config struct {
 	// MaxShareDrift: the canary's share of requests in a minute may move this
 	// far (relative) from its window median before traffic parity is flagged.
 	MaxShareDrift float64 `json:"maxShareDrift" yaml:"maxShareDrift"`
+	// MaxMeasurementDivergence: where a load-balancer-side histogram of the
+	// same requests exists, its verdict quantile may differ this far
+	// (relative) from the application's before the measurement is flagged.
+	MaxMeasurementDivergence float64 `json:"maxMeasurementDivergence" yaml:"maxMeasurementDivergence"`
 }
 
 // Default returns the reference configuration.
@@ -57,6 +61,8 @@ func Default() Config {
 		Confidence:          0.95,
 		SuspiciousWin:       0.70,
 		MaxShareDrift:       0.50,
+
+		MaxMeasurementDivergence: 0.20,
 	}
 }
 
@@ -83,6 +89,7 @@ func (c Config) Validate() error {
 	check(c.Confidence > 0 && c.Confidence < 1, "confidence: %v is not between 0 and 1", c.Confidence)
 	check(c.SuspiciousWin >= 0 && c.SuspiciousWin < c.PromoteThreshold, "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
 	check(c.MaxShareDrift > 0, "maxShareDrift: %v must be positive", c.MaxShareDrift)
+	check(c.MaxMeasurementDivergence > 0, "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)
 	return errors.Join(errs...)
 }
 

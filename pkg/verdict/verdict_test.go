@@ -206,3 +206,28 @@ func TestQuantileLabel(t *testing.T) {
 		t.Error(QuantileKey(0.999))
 	}
 }
+
+func TestCheckMeasurement(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	nan := math.NaN()
+	tests := []struct {
+		name       string
+		lbBaseline []float64
+		lbCanary   []float64
+		want       bool
+	}{
+		{name: "load balancer agrees within 20%", lbBaseline: []float64{1.1, 1.2, 1.0}, lbCanary: []float64{1.15, 1.2, 1.0}, want: false},
+		{name: "exactly 20% is not beyond", lbBaseline: []float64{1.2, 1.2, 1.2}, lbCanary: []float64{1.2, 1.2, 1.2}, want: false},
+		{name: "canary queueing the application does not see", lbBaseline: []float64{1.05, 1.05, 1.05}, lbCanary: []float64{1.05, 1.6, 1.05}, want: true},
+		{name: "no load-balancer data", lbBaseline: []float64{nan, nan, nan}, lbCanary: []float64{nan, nan, nan}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := Decide(Default(), window(start, 1, 1, 1), nil)
+			w.CheckMeasurement(tt.lbBaseline, tt.lbCanary)
+			if got := contains(w.Flags, FlagMeasurementDivergence); got != tt.want {
+				t.Fatalf("flagged = %v, want %v (%v)", got, tt.want, w.Notes)
+			}
+		})
+	}
+}

@@ -29,6 +29,9 @@ const (
 	FlagSuspiciousWin = "suspicious-win"
 	FlagTrafficParity = "traffic-parity"
 	FlagFleetMissing  = "fleet-missing"
+	// FlagMeasurementDivergence: the application-side and load-balancer-side
+	// histograms of the same requests disagree (coordinated omission).
+	FlagMeasurementDivergence = "measurement-divergence"
 )
 
 // Window is the judged window and its decision.
@@ -162,4 +165,45 @@ func (w Window) Summary() string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// CheckMeasurement compares each fleet's verdict quantile from the
+// application histogram with the same quantile of a load-balancer-side
+// histogram of the same requests (lbBaseline[i], lbCanary[i] for Minutes[i],
+// NaN where absent). Application histograms start the clock when a request
+// is picked up, so they miss time spent queueing (coordinated omission); a
+// divergence beyond MaxMeasurementDivergence in any counted minute flags the
+// window, since the comparison may then rest on the wrong clock.
+func (w *Window) CheckMeasurement(lbBaseline, lbCanary []float64) {
+	c := w.Config
+	worst, minutes := 0.0, 0
+	worstFleet := ""
+	for i, m := range w.Minutes {
+		if m.Warmup || i >= len(lbBaseline) || i >= len(lbCanary) {
+			continue
+		}
+		diverged := false
+		for _, f := range []struct {
+			name    string
+			app, lb float64
+		}{{"baseline", m.Baseline.Value, lbBaseline[i]}, {"canary", m.Canary.Value, lbCanary[i]}} {
+			if !(f.app > 0) || math.IsNaN(f.lb) || math.IsInf(f.app, 0) || math.IsInf(f.lb, 0) {
+				continue
+			}
+			d := math.Abs(f.lb/f.app - 1)
+			if d > c.MaxMeasurementDivergence {
+				diverged = true
+				if d > worst {
+					worst, worstFleet = d, f.name
+				}
+			}
+		}
+		if diverged {
+			minutes++
+		}
+	}
+	if minutes > 0 {
+		w.add(FlagMeasurementDivergence, fmt.Sprintf("in %d minutes the load balancer's %s differs from the application's by more than %.0f%% (up to %.0f%%, %s fleet): the application histogram may miss queueing time; judge on the load-balancer histogram or find where the time goes",
+			minutes, QuantileLabel(c.VerdictQuantile), c.MaxMeasurementDivergence*100, worst*100, worstFleet))
+	}
 }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+func TestPercentile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	for _, c := range []struct{ p, want float64 }{{0, 1}, {0.5, 3}, {1, 5}, {0.25, 2}, {0.95, 4.8}} {
+		if got := percentile(xs, c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("percentile(%v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if !math.IsNaN(median(nil)) || !math.IsNaN(maxOf(nil)) {
+		t.Error("empty input must give NaN")
+	}
+	if xs[0] != 5 {
+		t.Error("percentile sorted its input in place")
+	}
+}
+
+func TestBounds(t *testing.T) {
+	if got := nativeBound(3); math.Abs(got-0.0905077) > 1e-6 {
+		t.Errorf("nativeBound(3) = %v, want 2^(1/8)-1", got)
+	}
+	b := []float64{0.1, 0.25, 1}
+	if got := classicBound(b, 0.2); math.Abs(got-0.75) > 1e-12 { // (0.25-0.1)/0.2
+		t.Errorf("classicBound = %v", got)
+	}
+	if got := classicBound(b, 0.25); math.Abs(got-0.6) > 1e-12 { // le is inclusive
+		t.Errorf("classicBound at the upper bound = %v", got)
+	}
+	if got := classicBound(b, 0.05); math.Abs(got-2) > 1e-12 { // first bucket starts at 0
+		t.Errorf("classicBound in the first bucket = %v", got)
+	}
+	if !math.IsInf(classicBound(b, 2), 1) {
+		t.Error("+Inf bucket must have an infinite bound")
+	}
+}
+
+func TestDashboardQueries(t *testing.T) {
+	qs := dashboardQueries(prom.Native, []float64{0.5, 0.99, 0.999, 0.9999})
+	if len(qs) != 10 {
+		t.Fatalf("%d queries, want 10", len(qs))
+	}
+	if qs[1] != `histogram_quantile(0.99, sum(rate(http_request_duration_seconds{service="checkout",track="baseline"}[1m])))` {
+		t.Errorf("native quantile query %q", qs[1])
+	}
+	cq := dashboardQueries(prom.Classic, []float64{0.99})
+	if !strings.HasPrefix(cq[0], "histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{") || !strings.HasPrefix(cq[3], "sum(rate(http_request_duration_seconds_count{") {
+		t.Errorf("classic queries %q", cq)
+	}
+	if eq := engineQueries(prom.Native); len(eq) != 2 || !strings.HasPrefix(eq[0], "sum(increase(") {
+		t.Errorf("engine queries %q", eq)
+	}
+}
+
+// minutesWithRatios builds judged-ready minutes: baseline p99 1, canary p99 r.
+func minutesWithRatios(start time.Time, tail float64, ratios ...float64) []verdict.Minute {
+	var ms []verdict.Minute
+	for i, r := range ratios {
+		f := func(v float64) verdict.FleetStats {
+			return verdict.FleetStats{Present: true, Count: 1000, Value: v, Tail: tail, Quantiles: []float64{v}}
+		}
+		ms = append(ms, verdict.Minute{Time: start.Add(time.Duration(i) * time.Minute), Baseline: f(1), Canary: f(r)})
+	}
+	return ms
+}
+
+func TestSlideAndDelay(t *testing.T) {
+	start := time.Date(2026, 6, 1, 0, 1, 0, 0, time.UTC)
+	ratios := make([]float64, 0, 80)
+	for i := 0; i < 70; i++ {
+		ratios = append(ratios, 1.0)
+	}
+	for i := 0; i < 10; i++ {
+		ratios = append(ratios, 1.2) // onset at index 70
+	}
+	ms := minutesWithRatios(start, 20, ratios...)
+	cfg := verdict.Default()
+	ds := slide(cfg, ms, 60)
+	if len(ds) != len(ms)-59 {
+		t.Fatalf("%d decisions, want %d", len(ds), len(ms)-59)
+	}
+	// Window ending at index 73 holds 4 bad minutes, at 74 five: rollback.
+	if ds[73-59] == verdict.Rollback || ds[74-59] != verdict.Rollback {
+		t.Errorf("decisions around the onset: %v %v", ds[73-59], ds[74-59])
+	}
+	onset := ms[70].Time
+	if got := deployDelay(cfg, ms, onset, 60); got != 5 {
+		t.Errorf("deployDelay = %d, want 5", got)
+	}
+	// With a guard above the tail count, nothing is judged: no rollback ever.
+	cfg.MinTailObservations = 50
+	if got := deployDelay(cfg, ms, onset, 60); got != -1 {
+		t.Errorf("guarded deployDelay = %d, want -1", got)
+	}
+	for _, d := range slide(cfg, ms, 60) {
+		if d == verdict.Rollback {
+			t.Fatal("insufficient minutes must not roll back")
+		}
+	}
+	// slide must not change the caller's minutes.
+	if ms[75].Verdict != "" {
+		t.Error("slide judged the caller's minutes in place")
+	}
+}
+
+func TestSeriesOf(t *testing.T) {
+	s := "pairwise-gen: clean 2026-06-01T11:00:00Z..2026-06-01T12:00:00Z: 580 series, 139780 samples"
+	if got := seriesOf(s); got != "580" {
+		t.Errorf("seriesOf = %q", got)
+	}
+}
+
+func TestLinkTree(t *testing.T) {
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "copy")
+	for _, p := range []string{"01ABC/meta.json", "01ABC/chunks/000001", "wal/00000000", "lock"} {
+		os.MkdirAll(filepath.Join(src, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(src, p), []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := linkTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "01ABC/chunks/000001")); err != nil || string(b) != "01ABC/chunks/000001" {
+		t.Errorf("block file not linked: %v %q", err, b)
+	}
+	for _, p := range []string{"wal/00000000", "lock"} {
+		if _, err := os.Stat(filepath.Join(dst, p)); err == nil {
+			t.Errorf("%s must not be shared with Prometheus's copy", p)
+		}
+	}
+}
+
+func TestReportComplete(t *testing.T) {
+	r := &report{Plan: smokePlan()}
+	if r.complete() == nil {
+		t.Fatal("an empty report must not pass the smoke check")
+	}
+	r.Eff = []effRow{{Pods: 10, Kind: prom.Native, Engine: 0.01, DashSeq: 0.05, DashConc: 0.03, Raw: 0.009}}
+	r.Acc = []accRow{{N: 1, WithinBound: 1}}
+	r.Avg = []avgRow{{N: 1}}
+	r.Scale = []scaleRow{{Pods: 10, Minutes: 60, Engine: 0.01, Raw: 0.01, HWMKiB: 1}}
+	r.Clean = []cleanRow{{Share: 0.05, MinTail: 10}}
+	r.Reg = []regRow{{Factor: 1.2, Share: 0.5, MinTail: 10, Delay: 5, DeployDelay: 5}}
+	r.PanelNote = "not measured in smoke mode"
+	if err := r.complete(); err != nil {
+		t.Fatal(err)
+	}
+	md := r.markdown()
+	for _, want := range []string{"| 1 efficiency 10 pods native: dashboard sequential / engine | 5.00x", "not measured in smoke mode", "## 5. Judgement"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if !strings.Contains(r.summary(), "NOT met") && !strings.Contains(r.summary(), "met") {
+		t.Error("summary has no status")
+	}
+}
