@@ -25,5 +25,10 @@ if [ -f package-lock.json ]; then
   fi
 fi
 
+if ! command -v mage >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/mage" ]; then
+  step "mage (builds the data source's backend)"
+  go install github.com/magefile/mage@v1.17.2
+fi
+
 step "pinned Prometheus and Alertmanager (tools/install.sh)"
 bash tools/install.sh

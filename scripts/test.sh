@@ -14,6 +14,10 @@ npm run typecheck
 npm run lint
 npm test -- --ci
 npm run build
+step "backend: mage -v build:linux"
+PATH="$PATH:$(go env GOPATH)/bin" mage -v build:linux
+exe=$(node -p 'require("./src/datasource/plugin.json").executable')
+test -x "dist/datasource/${exe}_linux_amd64" || { echo "mage did not build dist/datasource/${exe}_linux_amd64"; exit 1; }
 
 step "gofmt and go vet"
 unformatted=$(gofmt -l pkg cmd internal tools/cmd Magefile.go)
