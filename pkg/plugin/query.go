@@ -22,20 +22,13 @@ const (
 // queryModel is the query JSON the editor writes. Pointers tell "not set"
 // (take the default of pkg/verdict) from an explicit zero.
 type queryModel struct {
-	QueryType           string    `json:"queryType"`
-	Metric              string    `json:"metric"`
-	BaselineSelector    string    `json:"baselineSelector"`
-	CanarySelector      string    `json:"canarySelector"`
-	HistogramKind       string    `json:"histogramKind"`
-	Quantiles           []float64 `json:"quantiles"`
-	VerdictQuantile     *float64  `json:"verdictQuantile"`
-	PromoteThreshold    *float64  `json:"promoteThreshold"`
-	RollbackThreshold   *float64  `json:"rollbackThreshold"`
-	WindowMinutes       *int      `json:"windowMinutes"`
-	GoodNeeded          *int      `json:"goodNeeded"`
-	BadLimit            *int      `json:"badLimit"`
-	WarmupMinutes       *int      `json:"warmupMinutes"`
-	MinTailObservations *float64  `json:"minTailObservations"`
+	QueryType        string `json:"queryType"`
+	Metric           string `json:"metric"`
+	BaselineSelector string `json:"baselineSelector"`
+	CanarySelector   string `json:"canarySelector"`
+	HistogramKind    string `json:"histogramKind"`
+	// The verdict numbers; unset ones keep pkg/verdict's defaults.
+	verdict.Overrides
 	// WindowMode "range" judges the whole minutes of the dashboard range;
 	// "last" judges the last WindowMinutes minutes ending at the range end.
 	WindowMode string `json:"windowMode"`
@@ -110,18 +103,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 			return nil, err
 		}
 	}
-	c := verdict.Default()
-	if len(m.Quantiles) > 0 {
-		c.Quantiles = m.Quantiles
-	}
-	setF(&c.VerdictQuantile, m.VerdictQuantile)
-	setF(&c.PromoteThreshold, m.PromoteThreshold)
-	setF(&c.RollbackThreshold, m.RollbackThreshold)
-	setF(&c.MinTailObservations, m.MinTailObservations)
-	setI(&c.WindowMinutes, m.WindowMinutes)
-	setI(&c.GoodNeeded, m.GoodNeeded)
-	setI(&c.BadLimit, m.BadLimit)
-	setI(&c.WarmupMinutes, m.WarmupMinutes)
+	c := m.Overrides.Apply(verdict.Default())
 
 	switch m.WindowMode {
 	case "", "range":
@@ -171,16 +153,4 @@ func parseLB(m queryModel, baseline, canary selector.Selector) (*engine.LoadBala
 		}
 	}
 	return lb, nil
-}
-
-func setF(dst *float64, v *float64) {
-	if v != nil {
-		*dst = *v
-	}
-}
-
-func setI(dst *int, v *int) {
-	if v != nil {
-		*dst = *v
-	}
 }

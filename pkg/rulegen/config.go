@@ -25,7 +25,7 @@ const DefaultRunbookBase = "https://github.com/pairwise-canary/pairwise/blob/mai
 // File is the rule pack configuration (rules/pairwise.yaml).
 type File struct {
 	// Defaults override verdict.Default() for every canary.
-	Defaults Overrides `yaml:"defaults"`
+	Defaults verdict.Overrides `yaml:"defaults"`
 	// RunbookBase is the page whose anchors the alerts link to.
 	RunbookBase string `yaml:"runbookBase"`
 	// Canaries are rendered in the order given, one rule group each.
@@ -34,20 +34,6 @@ type File struct {
 	// Source is the config path named in the generated header; the command
 	// sets it, it is not read from the file.
 	Source string `yaml:"-"`
-}
-
-// Overrides are the verdict numbers the rule pack uses; a nil field keeps the
-// value it overrides. YAML keys are those of verdict.Config.
-type Overrides struct {
-	Quantiles           []float64 `yaml:"quantiles"`
-	VerdictQuantile     *float64  `yaml:"verdictQuantile"`
-	PromoteThreshold    *float64  `yaml:"promoteThreshold"`
-	RollbackThreshold   *float64  `yaml:"rollbackThreshold"`
-	WindowMinutes       *int      `yaml:"windowMinutes"`
-	GoodNeeded          *int      `yaml:"goodNeeded"`
-	BadLimit            *int      `yaml:"badLimit"`
-	WarmupMinutes       *int      `yaml:"warmupMinutes"`
-	MinTailObservations *float64  `yaml:"minTailObservations"`
 }
 
 // Canary is one paired-fleet canary: a histogram metric and the selectors of
@@ -64,7 +50,7 @@ type Canary struct {
 	// time as the judge does, so the kind is chosen here.
 	Histogram string `yaml:"histogram"`
 	// Overrides of the defaults for this canary only.
-	Overrides `yaml:",inline"`
+	verdict.Overrides `yaml:",inline"`
 }
 
 // Load reads a configuration file strictly: unknown keys are errors, so a
@@ -77,32 +63,6 @@ func Load(data []byte) (File, error) {
 		return File{}, fmt.Errorf("read rule pack config: %w", err)
 	}
 	return f, nil
-}
-
-// apply returns c with the set fields of o.
-func (o Overrides) apply(c verdict.Config) verdict.Config {
-	if o.Quantiles != nil {
-		c.Quantiles = append([]float64(nil), o.Quantiles...)
-	}
-	setF := func(dst *float64, src *float64) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setI := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setF(&c.VerdictQuantile, o.VerdictQuantile)
-	setF(&c.PromoteThreshold, o.PromoteThreshold)
-	setF(&c.RollbackThreshold, o.RollbackThreshold)
-	setI(&c.WindowMinutes, o.WindowMinutes)
-	setI(&c.GoodNeeded, o.GoodNeeded)
-	setI(&c.BadLimit, o.BadLimit)
-	setI(&c.WarmupMinutes, o.WarmupMinutes)
-	setF(&c.MinTailObservations, o.MinTailObservations)
-	return c
 }
 
 // canaryName is what a canary label value and a rule group suffix may be.
@@ -122,7 +82,7 @@ func (f File) resolve() ([]resolved, error) {
 	if len(f.Canaries) == 0 {
 		return nil, errors.New("canaries: the config lists no canary")
 	}
-	defaults := f.Defaults.apply(verdict.Default())
+	defaults := f.Defaults.Apply(verdict.Default())
 	if err := defaults.Validate(); err != nil {
 		return nil, fmt.Errorf("defaults: %w", err)
 	}
@@ -173,7 +133,7 @@ func (c Canary) resolve(defaults verdict.Config) (resolved, error) {
 	default:
 		return r, fmt.Errorf("histogram: %q must be native or classic (the rule pack cannot fall back at run time as the judge's auto does)", c.Histogram)
 	}
-	r.config = c.Overrides.apply(defaults)
+	r.config = c.Overrides.Apply(defaults)
 	if err := r.config.Validate(); err != nil {
 		return r, err
 	}

@@ -149,10 +149,10 @@ func TestOverridesReachTheRules(t *testing.T) {
 	q, promote, rollback, minTail := 0.999, 0.9, 1.25, 20.0
 	window, bad, good, warm := 30, 3, 20, 2
 	f := File{
-		Defaults: Overrides{RollbackThreshold: &rollback, WindowMinutes: &window, GoodNeeded: &good},
+		Defaults: verdict.Overrides{RollbackThreshold: &rollback, WindowMinutes: &window, GoodNeeded: &good},
 		Canaries: []Canary{func() Canary {
 			c := checkout("native")
-			c.Overrides = Overrides{Quantiles: []float64{0.5, 0.9}, VerdictQuantile: &q, PromoteThreshold: &promote,
+			c.Overrides = verdict.Overrides{Quantiles: []float64{0.5, 0.9}, VerdictQuantile: &q, PromoteThreshold: &promote,
 				BadLimit: &bad, GoodNeeded: &good, WarmupMinutes: &warm, MinTailObservations: &minTail}
 			return c
 		}()},

@@ -110,3 +110,42 @@ func QuantileLabel(q float64) string {
 
 // QuantileKey writes a quantile as it is written in JSON output and PromQL: "0.99".
 func QuantileKey(q float64) string { return strconv.FormatFloat(q, 'f', -1, 64) }
+
+// Overrides are the verdict numbers a query or a rule pack entry may set; a
+// nil field keeps the value it overrides. Keys are those of Config. The data
+// source's query model and the rule pack configuration both embed it.
+type Overrides struct {
+	Quantiles           []float64 `json:"quantiles,omitempty" yaml:"quantiles"`
+	VerdictQuantile     *float64  `json:"verdictQuantile,omitempty" yaml:"verdictQuantile"`
+	PromoteThreshold    *float64  `json:"promoteThreshold,omitempty" yaml:"promoteThreshold"`
+	RollbackThreshold   *float64  `json:"rollbackThreshold,omitempty" yaml:"rollbackThreshold"`
+	WindowMinutes       *int      `json:"windowMinutes,omitempty" yaml:"windowMinutes"`
+	GoodNeeded          *int      `json:"goodNeeded,omitempty" yaml:"goodNeeded"`
+	BadLimit            *int      `json:"badLimit,omitempty" yaml:"badLimit"`
+	WarmupMinutes       *int      `json:"warmupMinutes,omitempty" yaml:"warmupMinutes"`
+	MinTailObservations *float64  `json:"minTailObservations,omitempty" yaml:"minTailObservations"`
+}
+
+// Apply returns c with the set fields of o.
+func (o Overrides) Apply(c Config) Config {
+	if len(o.Quantiles) > 0 {
+		c.Quantiles = append([]float64(nil), o.Quantiles...)
+	}
+	for _, f := range []struct {
+		dst *float64
+		src *float64
+	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	for _, f := range []struct {
+		dst *int
+		src *int
+	}{{&c.WindowMinutes, o.WindowMinutes}, {&c.GoodNeeded, o.GoodNeeded}, {&c.BadLimit, o.BadLimit}, {&c.WarmupMinutes, o.WarmupMinutes}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	return c
+}
