@@ -24,6 +24,8 @@ type effRow struct {
 	Queries                   int // dashboard queries
 	Engine, DashSeq, DashConc float64
 	Raw                       float64 // the engine's two queries, raw HTTP
+	EngineMin, EngineMax      float64
+	Reps                      int
 	GenSeconds                float64
 }
 
@@ -77,10 +79,10 @@ func benchEfficiency(ctx context.Context, e *env, p plan, r *report, doEff, doAc
 					return err
 				}
 				if doEff {
-					e.logf("efficiency: %d pods, %s, %d reps", pods, kind, p.Reps)
+					e.logf("efficiency: %d pods, %s, %d reps", pods, kind, p.EffReps)
 					dq := dashboardQueries(kind, req.Config.Quantiles)
 					eq := engineQueries(kind)
-					ts, err := alternate(p.Reps,
+					ts, err := alternate(p.EffReps,
 						func() (time.Duration, error) { d, _, err := runEngine(ctx, client, req); return d, err },
 						func() (time.Duration, error) { return runAll(ctx, srv.URL, dq, req.Window, false, true) },
 						func() (time.Duration, error) { return runAll(ctx, srv.URL, dq, req.Window, true, true) },
@@ -90,7 +92,8 @@ func benchEfficiency(ctx context.Context, e *env, p plan, r *report, doEff, doAc
 						return err
 					}
 					r.Eff = append(r.Eff, effRow{Pods: pods, Kind: kind, Queries: len(dq),
-						Engine: ts[0].median(), DashSeq: ts[1].median(), DashConc: ts[2].median(), Raw: ts[3].median(), GenSeconds: ds.GenSeconds})
+						Engine: ts[0].median(), DashSeq: ts[1].median(), DashConc: ts[2].median(), Raw: ts[3].median(), GenSeconds: ds.GenSeconds,
+						EngineMin: ts[0].min(), EngineMax: ts[0].max(), Reps: p.EffReps})
 				}
 				if doAcc {
 					_, res, err := runEngine(ctx, client, req)

@@ -21,6 +21,9 @@ import (
 // guard", how the reference script judges.
 var guardVariants = []float64{10, 0, 25, 50}
 
+// deployEvery is the spacing of the simulated deployments over clean data.
+const deployEvery = 30
+
 // cleanRow is one (canary share, MinTailObservations) over identical fleets.
 type cleanRow struct {
 	Share             float64
@@ -34,6 +37,11 @@ type cleanRow struct {
 	RatioMedian       float64 // canary/baseline p99 over minutes both fleets have
 	RatioP5, RatioP95 float64
 	CanaryTailMedian  float64 // canary observations beyond its p99, per minute
+	// Deployments: a judge started every deployEvery minutes over the clean
+	// data, its window the minutes since the start (up to 60): how many are
+	// rolled back within 60 minutes, and the median minutes to that rollback.
+	Deploys, DeploysRolledBack int
+	DeployDelayMedian          float64
 }
 
 // regRow is one (factor, share, MinTailObservations) regression run.
@@ -115,6 +123,16 @@ func benchJudgement(ctx context.Context, e *env, p plan, r *report) error {
 			}
 			row.RatioMedian, row.RatioP5, row.RatioP95 = median(ratios), percentile(ratios, 0.05), percentile(ratios, 0.95)
 			row.CanaryTailMedian = median(tails)
+			var delays []float64
+			for s := 0; s+base.WindowMinutes <= len(minutes); s += deployEvery {
+				row.Deploys++
+				d := deployDelay(cfg, minutes[:s+base.WindowMinutes], minutes[s].Time, base.WindowMinutes)
+				if d > 0 {
+					row.DeploysRolledBack++
+					delays = append(delays, float64(d))
+				}
+			}
+			row.DeployDelayMedian = median(delays)
 			r.Clean = append(r.Clean, row)
 		}
 	}
@@ -139,7 +157,7 @@ func benchJudgement(ctx context.Context, e *env, p plan, r *report) error {
 				return err
 			}
 			e.logf("judgement: regression x%.2f, %.0f%% canary, onset minute ends %s", factor, share*100, onset.Format(time.RFC3339))
-			for _, mt := range []float64{10, 0} {
+			for _, mt := range guardVariants {
 				cfg := base
 				cfg.MinTailObservations = mt
 				row := regRow{Factor: factor, Share: share, MinTail: mt, Delay: -1, DeployDelay: -1}

@@ -54,11 +54,13 @@ func main() {
 type plan struct {
 	Name         string
 	Reps         int
+	EffReps      int   // repetitions of the (cheap) efficiency timings
 	EffPods      []int // pods per fleet of the efficiency/accuracy data sets
 	EffMinutes   int   // minutes generated (the analysed window is the last 60)
 	ScalePods    []int
 	ScaleWindows []int // minutes; the data sets hold the largest window
 	ScaleReps    int
+	BigScaleReps int    // repetitions at 1,000 pods x 24 h (about 85 s per repetition on 2 cores)
 	ClassicScale string // --buckets of the scale data sets
 	JudgeShares  []float64
 	JudgeMinutes int // minutes of clean data per share; windows slide over it
@@ -72,9 +74,9 @@ type plan struct {
 
 func fullPlan() plan {
 	return plan{
-		Name: "full", Reps: 9,
+		Name: "full", Reps: 9, EffReps: 15,
 		EffPods: []int{10, 100}, EffMinutes: 120,
-		ScalePods: []int{10, 100, 1000}, ScaleWindows: []int{60, 360, 1440}, ScaleReps: 5,
+		ScalePods: []int{10, 100, 1000}, ScaleWindows: []int{60, 360, 1440}, ScaleReps: 5, BigScaleReps: 3,
 		ClassicScale: "0.1,1",
 		JudgeShares:  []float64{0.05, 0.20, 0.50}, JudgeMinutes: 1440 + 60, JudgePods: 10,
 		RegFactors: []float64{1.10, 1.20, 1.50}, RegShares: []float64{0.05, 0.50},
@@ -85,9 +87,9 @@ func fullPlan() plan {
 
 func smokePlan() plan {
 	return plan{
-		Name: "smoke", Reps: 3,
+		Name: "smoke", Reps: 3, EffReps: 3,
 		EffPods: []int{10}, EffMinutes: 70,
-		ScalePods: []int{10}, ScaleWindows: []int{60}, ScaleReps: 2,
+		ScalePods: []int{10}, ScaleWindows: []int{60}, ScaleReps: 2, BigScaleReps: 2,
 		ClassicScale: "0.1,1",
 		JudgeShares:  []float64{0.05}, JudgeMinutes: 180, JudgePods: 10,
 		RegFactors: []float64{1.20}, RegShares: []float64{0.50},
@@ -104,6 +106,8 @@ func run(args []string) error {
 	reps := fs.Int("reps", 0, "repetitions per timing (default 9 full, 3 smoke)")
 	only := fs.String("only", "", "comma-separated sections to run: efficiency,scale,accuracy,judgement,panel (default all)")
 	command := fs.String("command", "", "the command line to record in the document (scripts/bench.sh sets it)")
+	results := fs.String("results", "", "also write every figure as JSON to this file")
+	render := fs.String("render", "", "measure nothing: render --doc from a --results JSON file of an earlier run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,6 +117,7 @@ func run(args []string) error {
 	}
 	if *reps > 0 {
 		p.Reps = *reps
+		p.EffReps = *reps
 		p.ScaleReps = *reps
 	}
 	if *doc == "" && !*smoke {
@@ -120,6 +125,18 @@ func run(args []string) error {
 	}
 	if *command == "" {
 		*command = "go run ./cmd/pairwise-bench " + strings.Join(args, " ")
+	}
+	if *render != "" {
+		b, err := os.ReadFile(*render)
+		if err != nil {
+			return err
+		}
+		var r report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		fmt.Println(r.summary())
+		return os.WriteFile(*doc, []byte(r.markdown()), 0o644)
 	}
 	sections := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
@@ -169,6 +186,15 @@ func run(args []string) error {
 	}
 	r.Elapsed = time.Since(started)
 	fmt.Println(r.summary())
+	if *results != "" {
+		b, err := json.MarshalIndent(r, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*results, b, 0o644); err != nil {
+			return err
+		}
+	}
 	if *doc != "" {
 		path := *doc
 		if !filepath.IsAbs(path) {

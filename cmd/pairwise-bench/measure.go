@@ -226,6 +226,9 @@ func (t timing) median() float64 {
 	return median(xs)
 }
 
+func (t timing) min() float64 { return slices.Min(t).Seconds() }
+func (t timing) max() float64 { return slices.Max(t).Seconds() }
+
 // alternate runs each measurement once per repetition, rotating which goes
 // first so that no side always meets a cache warmed by the other. One untimed
 // warm-up round runs first.

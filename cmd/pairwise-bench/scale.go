@@ -21,6 +21,7 @@ type scaleRow struct {
 	Engine, Raw   float64 // medians, seconds; Engine is timed inside the child (its second analysis)
 	EngineCold    float64 // median of the child's first analysis
 	HWMKiB        int64   // peak RSS of the analysing child (max over repetitions)
+	Reps          int
 	Series        string
 	GenSeconds    float64
 }
@@ -54,11 +55,15 @@ func benchScale(ctx context.Context, e *env, p plan, r *report, self string) err
 				if err != nil {
 					return err
 				}
-				e.logf("scale: %d pods, %d minutes, %d reps", pods, minutes, p.ScaleReps)
+				reps := p.ScaleReps
+				if pods*minutes >= 1000*1440 {
+					reps = min(reps, p.BigScaleReps)
+				}
+				e.logf("scale: %d pods, %d minutes, %d reps", pods, minutes, reps)
 				var hwm int64
 				var colds []float64
 				eq := engineQueries(prom.Native)
-				ts, err := alternate(p.ScaleReps,
+				ts, err := alternate(reps,
 					func() (time.Duration, error) {
 						c, err := analyzeInChild(ctx, self, srv.URL, minutes)
 						if err != nil {
@@ -74,7 +79,7 @@ func benchScale(ctx context.Context, e *env, p plan, r *report, self string) err
 					return err
 				}
 				r.Scale = append(r.Scale, scaleRow{Pods: pods, Minutes: minutes, Engine: ts[0].median(), Raw: ts[1].median(), EngineCold: median(colds),
-					HWMKiB: hwm, Series: seriesOf(ds.Summary), GenSeconds: ds.GenSeconds})
+					HWMKiB: hwm, Reps: reps, Series: seriesOf(ds.Summary), GenSeconds: ds.GenSeconds})
 			}
 			return nil
 		}()
