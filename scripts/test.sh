@@ -37,7 +37,7 @@ go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./pkg/selector/
 go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 10s ./pkg/plugin/
 
 step "race detector on the data source"
-go test -count=1 -race -run 'TestLiveDatasource|TestParseQuery|TestSecretsStaySecret' ./pkg/plugin/
+go test -count=1 -race -run 'TestLiveDatasource|TestParseQuery|TestSecretsStaySecret|TestAnalyze' ./pkg/plugin/ ./pkg/engine/
 
 step "panel in headless Chromium, on frames the engine produced from generated data"
 npm run harness

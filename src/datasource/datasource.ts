@@ -19,6 +19,9 @@ export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOpt
       metric: templateSrv.replace(query.metric ?? '', scopedVars),
       baselineSelector: templateSrv.replace(query.baselineSelector ?? '', scopedVars),
       canarySelector: templateSrv.replace(query.canarySelector ?? '', scopedVars),
+      lbMetric: templateSrv.replace(query.lbMetric ?? '', scopedVars),
+      lbBaselineSelector: templateSrv.replace(query.lbBaselineSelector ?? '', scopedVars),
+      lbCanarySelector: templateSrv.replace(query.lbCanarySelector ?? '', scopedVars),
     };
   }
 

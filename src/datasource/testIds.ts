@@ -15,5 +15,8 @@ export const dsTestIds = {
     baselineSelector: 'pairwise-query-baseline',
     canarySelector: 'pairwise-query-canary',
     quantiles: 'pairwise-query-quantiles',
+    lbMetric: 'pairwise-query-lb-metric',
+    lbBaselineSelector: 'pairwise-query-lb-baseline',
+    lbCanarySelector: 'pairwise-query-lb-canary',
   },
 } as const;

@@ -31,6 +31,11 @@ export interface PairwiseQuery extends DataQuery {
   minTailObservations: number;
   /** range: the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
+  /** Optional load-balancer-side histogram of the same requests (coordinated-omission check). */
+  lbMetric?: string;
+  /** Load-balancer selectors; empty means the fleet's own selector. */
+  lbBaselineSelector?: string;
+  lbCanarySelector?: string;
 }
 
 export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {

@@ -54,6 +54,14 @@ describe('validateQuery', () => {
     expect(validateQuery(valid)).toEqual({});
   });
 
+  it('checks the optional load-balancer metric and its selectors only when set', () => {
+    expect(validateQuery({ ...valid, lbBaselineSelector: 'not a selector' })).toEqual({});
+    expect(validateQuery({ ...valid, lbMetric: 'envoy_rq_time' })).toEqual({});
+    const errors = validateQuery({ ...valid, lbMetric: 'sum(up)', lbCanarySelector: '{a="b"} or up' });
+    expect(errors.lbMetric).toBeDefined();
+    expect(errors.lbCanarySelector).toBeDefined();
+  });
+
   it('rejects identical fleets', () => {
     expect(validateQuery({ ...valid, canarySelector: '{ track="baseline" }' }).canarySelector).toMatch(/identical/);
   });

@@ -151,6 +151,15 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   )) {
     errors.warmupMinutes = 'Warm-up minutes must be 0 or more and shorter than the window.';
   }
+  if (query.lbMetric) {
+    set('lbMetric', validateMetric(query.lbMetric));
+    if (query.lbBaselineSelector) {
+      set('lbBaselineSelector', validateSelector(query.lbBaselineSelector));
+    }
+    if (query.lbCanarySelector) {
+      set('lbCanarySelector', validateSelector(query.lbCanarySelector));
+    }
+  }
   if (!(Number.isInteger(query.minTailObservations) && query.minTailObservations >= 0)) {
     errors.minTailObservations = 'Minimum tail observations is a whole number, 0 or more.';
   }

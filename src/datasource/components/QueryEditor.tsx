@@ -218,6 +218,55 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
           </Field>
         ))}
       </div>
+      <div className={styles.row}>
+        <Field
+          label="Load-balancer metric (optional)"
+          description="A histogram of the same requests seen by the load balancer: a divergence over 20% flags queueing the application does not see"
+          invalid={Boolean(errors.lbMetric)}
+          error={errors.lbMetric}
+          className={styles.grow}
+        >
+          <Input
+            data-testid={dsTestIds.queryEditor.lbMetric}
+            value={query.lbMetric ?? ''}
+            placeholder="envoy_cluster_upstream_rq_time_seconds"
+            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ lbMetric: e.currentTarget.value })}
+            onBlur={runIfValid}
+          />
+        </Field>
+        {query.lbMetric ? (
+          <>
+            <Field
+              label="Load-balancer baseline selector"
+              description="Empty: the baseline selector"
+              invalid={Boolean(errors.lbBaselineSelector)}
+              error={errors.lbBaselineSelector}
+              className={styles.grow}
+            >
+              <Input
+                data-testid={dsTestIds.queryEditor.lbBaselineSelector}
+                value={query.lbBaselineSelector ?? ''}
+                onChange={(e: ChangeEvent<HTMLInputElement>) => update({ lbBaselineSelector: e.currentTarget.value })}
+                onBlur={runIfValid}
+              />
+            </Field>
+            <Field
+              label="Load-balancer canary selector"
+              description="Empty: the canary selector"
+              invalid={Boolean(errors.lbCanarySelector)}
+              error={errors.lbCanarySelector}
+              className={styles.grow}
+            >
+              <Input
+                data-testid={dsTestIds.queryEditor.lbCanarySelector}
+                value={query.lbCanarySelector ?? ''}
+                onChange={(e: ChangeEvent<HTMLInputElement>) => update({ lbCanarySelector: e.currentTarget.value })}
+                onBlur={runIfValid}
+              />
+            </Field>
+          </>
+        ) : null}
+      </div>
     </div>
   );
 }
