@@ -209,3 +209,55 @@ func TestCleanFleetsNeverRollBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSignificanceGate: a 5% canary (about 11 observations beyond its p99 a
+// minute) of identical fleets is rolled back by the bare rule in every
+// window, from p99 noise alone; with the gate at 0.99 it is not, while a
+// canary that turns 1.5x slower is still rolled back within 12 minutes.
+func TestSignificanceGate(t *testing.T) {
+	judgeWith := func(client *prom.Client, at time.Time, significance float64) *engine.Result {
+		t.Helper()
+		baseline, canary := fleets(t)
+		w, err := pairing.Ending(at, 60, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := verdict.Default()
+		cfg.Significance = significance
+		res, err := engine.Analyze(context.Background(), client, engine.Request{
+			Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Native, Config: cfg, Window: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	t.Run("clean", func(t *testing.T) {
+		client := startFleets(t, "--scenario", "clean", "--minutes", "240", "--pods", "10")
+		bare := 0
+		for at := end; at.After(end.Add(-180 * time.Minute)); at = at.Add(-15 * time.Minute) {
+			if judgeWith(client, at, 0).Decision == verdict.Rollback {
+				bare++
+			}
+			if res := judgeWith(client, at, 0.99); res.Decision == verdict.Rollback {
+				t.Fatalf("gated judge rolled back identical fleets at %s: %+v", at.Format("15:04"), res.Counts)
+			}
+		}
+		t.Logf("the bare rule rolled back %d of 12 windows of identical fleets; the gated one none", bare)
+	})
+	t.Run("regression", func(t *testing.T) {
+		// 1.5x slower from minute 120 of 180: the first slow minute ends at 11:01.
+		client := startFleets(t, "--scenario", "regression", "--minutes", "180", "--pods", "10",
+			"--regression-factor", "1.5", "--regression-start-minute", "120")
+		onset := end.Add(-59 * time.Minute)
+		if res := judgeWith(client, onset.Add(-time.Minute), 0.99); res.Decision == verdict.Rollback {
+			t.Fatalf("rolled back before the regression: %+v", res.Counts)
+		}
+		for after := 0; after <= 12; after++ {
+			if judgeWith(client, onset.Add(time.Duration(after)*time.Minute), 0.99).Decision == verdict.Rollback {
+				t.Logf("rolled back %d minutes after the onset", after)
+				return
+			}
+		}
+		t.Fatal("a 1.5x regression was not rolled back within 12 minutes")
+	})
+}

@@ -34,6 +34,12 @@ type Config struct {
 	MinTailObservations float64 `json:"minTailObservations" yaml:"minTailObservations"`
 	// Confidence of the per-minute quantile bounds (0.95 gives 95% bounds).
 	Confidence float64 `json:"confidence" yaml:"confidence"`
+	// Significance, when above 0, gates good and bad minutes on evidence: the
+	// canary/baseline difference must also be beyond sampling noise at this
+	// one-sided confidence (0.99: a 1% chance that identical fleets look this
+	// different in a minute); otherwise the minute is neutral. 0 turns the
+	// gate off, as the reference rule and the rule pack judge.
+	Significance float64 `json:"significance" yaml:"significance"`
 	// SuspiciousWin: a window whose median ratio is at or below this is
 	// flagged for a traffic-mix check instead of being celebrated.
 	SuspiciousWin float64 `json:"suspiciousWin" yaml:"suspiciousWin"`
@@ -87,6 +93,7 @@ func (c Config) Validate() error {
 	check(c.WarmupMinutes >= 0 && c.WarmupMinutes < c.WindowMinutes, "warmupMinutes: %d is not between 0 and the window", c.WarmupMinutes)
 	check(c.MinTailObservations >= 0, "minTailObservations: %v must not be negative", c.MinTailObservations)
 	check(c.Confidence > 0 && c.Confidence < 1, "confidence: %v is not between 0 and 1", c.Confidence)
+	check(c.Significance == 0 || c.Significance >= 0.5 && c.Significance < 1, "significance: %v is neither 0 (off) nor between 0.5 and 1", c.Significance)
 	check(c.SuspiciousWin >= 0 && c.SuspiciousWin < c.PromoteThreshold, "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
 	check(c.MaxShareDrift > 0, "maxShareDrift: %v must be positive", c.MaxShareDrift)
 	check(c.MaxMeasurementDivergence > 0, "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)

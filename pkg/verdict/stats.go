@@ -10,7 +10,7 @@ import (
 // histogram is a fleet with no data in the minute.
 func Stats(c Config, h *histogram.Histogram) FleetStats {
 	if h == nil {
-		return FleetStats{Quantiles: nanSlice(len(c.Quantiles)), Value: math.NaN(), Lower: math.NaN(), Upper: math.NaN()}
+		return FleetStats{Quantiles: nanSlice(len(c.Quantiles)), Value: math.NaN(), Lower: math.NaN(), Upper: math.NaN(), LogSE: math.NaN()}
 	}
 	s := FleetStats{Present: true, Count: h.Count, RPS: h.Count / 60}
 	s.Quantiles = make([]float64, len(c.Quantiles))
@@ -20,7 +20,23 @@ func Stats(c Config, h *histogram.Histogram) FleetStats {
 	s.Value = h.Quantile(c.VerdictQuantile)
 	s.Tail = h.TailCount(c.VerdictQuantile)
 	s.Lower, s.Upper = h.QuantileBounds(c.VerdictQuantile, c.Confidence)
+	s.LogSE = logSE(h, c.VerdictQuantile)
 	return s
+}
+
+// logSE estimates the sampling standard error of ln Quantile(q): the rank of
+// the q-quantile among n observations varies by sqrt(n q (1-q)), so the
+// quantiles at q -/+ sqrt(q(1-q)/n) span about two standard errors.
+func logSE(h *histogram.Histogram, q float64) float64 {
+	if !(h.Count > 0) {
+		return math.NaN()
+	}
+	d := math.Sqrt(q * (1 - q) / h.Count)
+	lo, hi := h.Quantile(math.Max(q-d, 0)), h.Quantile(math.Min(q+d, 1))
+	if !(lo > 0) || math.IsInf(hi, 0) || math.IsNaN(hi) {
+		return math.NaN()
+	}
+	return (math.Log(hi) - math.Log(lo)) / 2
 }
 
 func nanSlice(n int) []float64 {

@@ -66,6 +66,10 @@ type FleetStats struct {
 	Value        float64
 	Tail         float64
 	Lower, Upper float64
+	// LogSE is the standard error of ln(Value) from sampling: half the log
+	// distance between the quantiles one binomial standard error of rank
+	// below and above. NaN when it cannot be told.
+	LogSE float64
 }
 
 // Judge gives a minute its verdict from the verdict quantile of both fleets.
@@ -97,10 +101,38 @@ func Judge(c Config, baseline, canary FleetStats) (v Verdict, ratio float64, rea
 	}
 	switch {
 	case ratio <= c.PromoteThreshold:
+		if z, ok := significant(c, baseline, canary, ratio); !ok {
+			return Neutral, ratio, fmt.Sprintf("canary %s is %.3fx baseline, at or below %.2fx, but within sampling noise (z = %.2f)", label, ratio, c.PromoteThreshold, z)
+		}
 		return Good, ratio, fmt.Sprintf("canary %s is %.3fx baseline, at or below %.2fx", label, ratio, c.PromoteThreshold)
 	case ratio >= c.RollbackThreshold:
+		if z, ok := significant(c, baseline, canary, ratio); !ok {
+			return Neutral, ratio, fmt.Sprintf("canary %s is %.3fx baseline, at or above %.2fx, but within sampling noise (z = %.2f)", label, ratio, c.RollbackThreshold, z)
+		}
 		return Bad, ratio, fmt.Sprintf("canary %s is %.3fx baseline, at or above %.2fx", label, ratio, c.RollbackThreshold)
 	default:
 		return Neutral, ratio, fmt.Sprintf("canary %s is %.3fx baseline, between %.2fx and %.2fx", label, ratio, c.PromoteThreshold, c.RollbackThreshold)
 	}
 }
+
+// significant tells whether a ratio is beyond sampling noise when the
+// significance gate is on: z = |ln ratio| / sqrt(se_b^2 + se_c^2) must reach
+// the one-sided normal quantile of c.Significance. With the gate off, or a
+// ratio of exactly 1, every ratio counts as it is.
+func significant(c Config, baseline, canary FleetStats, ratio float64) (z float64, ok bool) {
+	if c.Significance == 0 {
+		return math.NaN(), true
+	}
+	se := math.Hypot(baseline.LogSE, canary.LogSE)
+	z = math.Abs(math.Log(ratio)) / se
+	if se == 0 {
+		z = math.Inf(1)
+	}
+	if math.IsNaN(z) {
+		return z, false
+	}
+	return z, z >= oneSidedZ(c.Significance)
+}
+
+// oneSidedZ is the standard normal quantile of p (p >= 0.5).
+func oneSidedZ(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }

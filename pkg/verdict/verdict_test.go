@@ -231,3 +231,44 @@ func TestCheckMeasurement(t *testing.T) {
 		})
 	}
 }
+
+func TestJudgeSignificance(t *testing.T) {
+	c := Default()
+	c.Significance = 0.99 // one-sided z = 2.326
+	noisy := func(value, logSE float64) FleetStats {
+		s := fleet(value, 20)
+		s.LogSE = logSE
+		return s
+	}
+	tests := []struct {
+		name     string
+		baseline FleetStats
+		canary   FleetStats
+		gateOff  Verdict
+		want     Verdict
+	}{
+		// ln 1.2 = 0.182; se = hypot(0.1, 0.1) = 0.141: z = 1.29, noise.
+		{name: "1.2x within noise is neutral", baseline: noisy(1, 0.1), canary: noisy(1.2, 0.1), gateOff: Bad, want: Neutral},
+		// se = hypot(0.03, 0.03) = 0.042: z = 4.3, a real regression.
+		{name: "1.2x beyond noise is bad", baseline: noisy(1, 0.03), canary: noisy(1.2, 0.03), gateOff: Bad, want: Bad},
+		{name: "0.8x within noise is neutral", baseline: noisy(1, 0.1), canary: noisy(0.8, 0.1), gateOff: Good, want: Neutral},
+		{name: "0.8x beyond noise is good", baseline: noisy(1, 0.02), canary: noisy(0.8, 0.02), gateOff: Good, want: Good},
+		{name: "unknown noise is not evidence", baseline: noisy(1, math.NaN()), canary: noisy(2, 0.01), gateOff: Bad, want: Neutral},
+		{name: "no sampling noise at all", baseline: noisy(1, 0), canary: noisy(1.1, 0), gateOff: Bad, want: Bad},
+		{name: "neutral stays neutral", baseline: noisy(1, 0.01), canary: noisy(1.05, 0.01), gateOff: Neutral, want: Neutral},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, _, reason := Judge(Default(), tt.baseline, tt.canary); got != tt.gateOff {
+				t.Fatalf("gate off: %s, want %s (%s)", got, tt.gateOff, reason)
+			}
+			got, _, reason := Judge(c, tt.baseline, tt.canary)
+			if got != tt.want {
+				t.Fatalf("gate at 0.99: %s, want %s (%s)", got, tt.want, reason)
+			}
+			if tt.want != tt.gateOff && !strings.Contains(reason, "within sampling noise") {
+				t.Fatalf("reason %q does not say why", reason)
+			}
+		})
+	}
+}
