@@ -29,6 +29,8 @@ export interface PairwiseQuery extends DataQuery {
   warmupMinutes: number;
   /** Fewer observations than this beyond a quantile make it "insufficient". */
   minTailObservations: number;
+  /** Above 0, good and bad minutes must be beyond sampling noise at this one-sided confidence (e.g. 0.99). */
+  significance: number;
   /** range: the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
   /** Optional load-balancer-side histogram of the same requests (coordinated-omission check). */
@@ -53,6 +55,7 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   badLimit: 5,
   warmupMinutes: 0,
   minTailObservations: 10,
+  significance: 0,
   windowMode: 'range',
 };
 

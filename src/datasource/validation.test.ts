@@ -62,6 +62,12 @@ describe('validateQuery', () => {
     expect(errors.lbCanarySelector).toBeDefined();
   });
 
+  it('accepts significance 0 or a confidence, nothing else', () => {
+    expect(validateQuery({ ...valid, significance: 0.99 })).toEqual({});
+    expect(validateQuery({ ...valid, significance: 1 }).significance).toBeDefined();
+    expect(validateQuery({ ...valid, significance: 0.2 }).significance).toBeDefined();
+  });
+
   it('rejects identical fleets', () => {
     expect(validateQuery({ ...valid, canarySelector: '{ track="baseline" }' }).canarySelector).toMatch(/identical/);
   });

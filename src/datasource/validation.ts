@@ -160,6 +160,10 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
       set('lbCanarySelector', validateSelector(query.lbCanarySelector));
     }
   }
+  const significance = query.significance ?? 0;
+  if (!(significance === 0 || (significance >= 0.5 && significance < 1))) {
+    errors.significance = 'Significance is 0 (off) or a confidence from 0.5 to below 1, e.g. 0.99.';
+  }
   if (!(Number.isInteger(query.minTailObservations) && query.minTailObservations >= 0)) {
     errors.minTailObservations = 'Minimum tail observations is a whole number, 0 or more.';
   }

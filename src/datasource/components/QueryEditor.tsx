@@ -40,7 +40,8 @@ type NumericKey =
   | 'goodNeeded'
   | 'badLimit'
   | 'warmupMinutes'
-  | 'minTailObservations';
+  | 'minTailObservations'
+  | 'significance';
 
 const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: string; step: number }> = [
   { key: 'verdictQuantile', label: 'Verdict quantile', description: 'Decides each minute, e.g. 0.99', step: 0.001 },
@@ -51,6 +52,7 @@ const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: strin
   { key: 'badLimit', label: 'Bad limit', description: 'Minutes to ROLLBACK', step: 1 },
   { key: 'warmupMinutes', label: 'Warm-up (min)', description: 'Not counted at start', step: 1 },
   { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
+  { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
 ];
 
 /** Loads histogram metrics from the backend; on failure the metric field stays free text. */
