@@ -101,6 +101,9 @@ func TestRulePackEndToEnd(t *testing.T) {
 			for _, q := range queries {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q) })
 			}
+			for _, q := range gatedQueries(t) {
+				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q) })
+			}
 		})
 	}
 }
@@ -141,6 +144,31 @@ func packQueries(t *testing.T) []rulegen.Queries {
 		if !strings.Contains(spaced(flat), rollback) {
 			t.Fatalf("the committed pack's rollback alert for %s does not count the bad-minute expression this test queries; regenerate the pack", q.Name)
 		}
+	}
+	return qs
+}
+
+// gatedQueries are the committed canaries with the significance gate at
+// 0.99: not in the committed pack (the gate is off by default), but rendered
+// by the same code, so the pack's gate must judge as verdict.Judge does.
+func gatedQueries(t *testing.T) []rulegen.Queries {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := rulegen.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	significance := 0.99
+	for i := range f.Canaries {
+		f.Canaries[i].Name += "-gated"
+		f.Canaries[i].Significance = &significance
+	}
+	qs, err := rulegen.MinuteQueries(f)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return qs
 }

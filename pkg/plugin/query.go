@@ -29,8 +29,6 @@ type queryModel struct {
 	HistogramKind    string `json:"histogramKind"`
 	// The verdict numbers; unset ones keep pkg/verdict's defaults.
 	verdict.Overrides
-	// Significance gates minutes on evidence (0 or absent: off).
-	Significance float64 `json:"significance"`
 	// WindowMode "range" judges the whole minutes of the dashboard range;
 	// "last" judges the last WindowMinutes minutes ending at the range end.
 	WindowMode string `json:"windowMode"`
@@ -106,7 +104,6 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 		}
 	}
 	c := m.Overrides.Apply(verdict.Default())
-	c.Significance = m.Significance
 
 	switch m.WindowMode {
 	case "", "range":

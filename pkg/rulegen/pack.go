@@ -62,6 +62,17 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	return f
 }
 
+// logSE is the sampling standard error of ln(quantile q), as verdict.Stats
+// estimates it: half the log distance between the quantiles at
+// q -/+ sqrt(q(1-q)/count).
+func (f fleetExprs) logSE(q float64) expr {
+	d := fn("sqrt", op(num(q*(1-q)), "/", f.count))
+	at := func(e expr) expr { return fn("histogram_quantile", fn("scalar", e), f.hist) }
+	hi := at(fn("clamp_max", op(num(q), "+", d), leaf("1")))
+	lo := at(fn("clamp_min", op(num(q), "-", d), leaf("0")))
+	return op(op(fn("ln", hi), "-", fn("ln", lo)), "/", leaf("2"))
+}
+
 // minuteExprs are the paired figures of one minute, evaluated at its end.
 type minuteExprs struct {
 	base, canary fleetExprs
@@ -104,6 +115,14 @@ func (r resolved) minute() minuteExprs {
 	badRatio := expr(op(m.ratio, ">=", num(c.RollbackThreshold)))
 	if 1 >= c.RollbackThreshold {
 		badRatio = op(badRatio, "or", bothZero)
+	}
+	if c.Significance > 0 {
+		// The significance gate of verdict.Judge: |ln ratio| over the
+		// combined standard error must reach the one-sided z.
+		sig := op(op(fn("abs", fn("ln", m.ratio)), "/", fn("sqrt", op(op(m.base.logSE(vq), "^", leaf("2")), "+", op(m.canary.logSE(vq), "^", leaf("2"))))),
+			">=", num(verdict.OneSidedZ(c.Significance)))
+		goodRatio = op(goodRatio, "and", sig)
+		badRatio = op(badRatio, "and", sig)
 	}
 	m.recordedRatio = op(op(m.ratio, "unless", bothZero), "or", op(bothZero, "+", leaf("1")))
 	// min(tail baseline, tail canary) < MinTailObservations, as verdict.Judge

@@ -131,6 +131,7 @@ type Overrides struct {
 	BadLimit            *int      `json:"badLimit,omitempty" yaml:"badLimit"`
 	WarmupMinutes       *int      `json:"warmupMinutes,omitempty" yaml:"warmupMinutes"`
 	MinTailObservations *float64  `json:"minTailObservations,omitempty" yaml:"minTailObservations"`
+	Significance        *float64  `json:"significance,omitempty" yaml:"significance"`
 }
 
 // Apply returns c with the set fields of o.
@@ -141,7 +142,7 @@ func (o Overrides) Apply(c Config) Config {
 	for _, f := range []struct {
 		dst *float64
 		src *float64
-	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}} {
+	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}, {&c.Significance, o.Significance}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

@@ -131,8 +131,8 @@ func significant(c Config, baseline, canary FleetStats, ratio float64) (z float6
 	if math.IsNaN(z) {
 		return z, false
 	}
-	return z, z >= oneSidedZ(c.Significance)
+	return z, z >= OneSidedZ(c.Significance)
 }
 
-// oneSidedZ is the standard normal quantile of p (p >= 0.5).
-func oneSidedZ(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+// OneSidedZ is the standard normal quantile of p (p >= 0.5): 0.99 -> 2.326.
+func OneSidedZ(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
