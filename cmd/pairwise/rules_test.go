@@ -151,3 +151,32 @@ func TestAlertmanagerRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestGatedRulePackPassesPromtoolLint renders the committed canaries with the
+// significance gate on and lints the result as the committed pack is linted.
+func TestGatedRulePackPassesPromtoolLint(t *testing.T) {
+	config, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gated := strings.Replace(string(config), "defaults: {}", "defaults:\n  significance: 0.99", 1)
+	if gated == string(config) {
+		t.Fatal("rules/pairwise.yaml no longer has `defaults: {}`; update this test")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gated.yaml"), []byte(gated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"rules", "--config", filepath.Join(dir, "gated.yaml"), "--out", filepath.Join(dir, "gated.rules.yml")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("pairwise rules: exit %d: %s", code, stderr.String())
+	}
+	pack, _ := os.ReadFile(filepath.Join(dir, "gated.rules.yml"))
+	if !strings.Contains(string(pack), "2.32634787404084") { // verdict.OneSidedZ(0.99)
+		t.Fatalf("the gated pack has no significance test:\n%s", pack)
+	}
+	out := runTool(t, dir, "promtool", "check", "rules", "--lint=all", "--lint-fatal", "gated.rules.yml")
+	if !strings.Contains(out, "SUCCESS") {
+		t.Fatalf("promtool check rules:\n%s", out)
+	}
+}
