@@ -9,6 +9,20 @@ bin="$root/.tools/bin"
 mkdir -p "$bin"
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 
+# with_progress CMD...: runs CMD, printing a line every 30 s so a long cold
+# build is visibly alive.
+with_progress() {
+  "$@" &
+  local pid=$! start=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    if kill -0 "$pid" 2>/dev/null && (( (SECONDS - start) % 30 < 5 )); then
+      echo "tools: ... still building ($((SECONDS - start)) s)"
+    fi
+  done
+  wait "$pid"
+}
+
 have() { # have BINARY EXPECTED_VERSION_SUBSTRING
   [ -x "$bin/$1" ] && "$bin/$1" --version 2>&1 | grep -q "$2"
 }
@@ -17,7 +31,7 @@ if have prometheus "version 3.13.5" && have promtool "version 3.13.5"; then
   echo "tools: prometheus 3.13.5 and promtool already built"
 else
   echo "tools: building prometheus 3.13.5 and promtool (about 8 minutes on a cold cache)..."
-  (cd "$here" && GOBIN="$bin" go install \
+  (cd "$here" && GOBIN="$bin" with_progress go install \
      -ldflags "-X github.com/prometheus/common/version.Version=3.13.5" \
      github.com/prometheus/prometheus/cmd/prometheus \
      github.com/prometheus/prometheus/cmd/promtool)
@@ -27,7 +41,7 @@ if have alertmanager "version 0.31.1" && have amtool "version 0.31.1"; then
   echo "tools: alertmanager 0.31.1 and amtool already built"
 else
   echo "tools: building alertmanager 0.31.1 and amtool (about a minute)..."
-  (cd "$root" && GOFLAGS= GOBIN="$bin" go install \
+  (cd "$root" && GOFLAGS= GOBIN="$bin" with_progress go install \
      -ldflags "-X github.com/prometheus/common/version.Version=0.31.1" \
      github.com/prometheus/alertmanager/cmd/alertmanager@v0.31.1 \
      github.com/prometheus/alertmanager/cmd/amtool@v0.31.1)
