@@ -186,15 +186,6 @@ func run(args []string) error {
 	}
 	r.Elapsed = time.Since(started)
 	fmt.Println(r.summary())
-	if *results != "" {
-		b, err := json.MarshalIndent(r, "", " ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*results, b, 0o644); err != nil {
-			return err
-		}
-	}
 	if *doc != "" {
 		path := *doc
 		if !filepath.IsAbs(path) {
@@ -204,6 +195,17 @@ func run(args []string) error {
 			return err
 		}
 		logf("wrote %s", path)
+	}
+	if *results != "" {
+		// Figures can be NaN (no rollback, no minute): JSON cannot hold
+		// them, so a failure here is reported and does not lose the run.
+		b, err := json.MarshalIndent(r, "", " ")
+		if err == nil {
+			err = os.WriteFile(*results, b, 0o644)
+		}
+		if err != nil {
+			logf("results JSON not written: %v", err)
+		}
 	}
 	if *smoke {
 		// Smoke mode must prove that every section measured something.
