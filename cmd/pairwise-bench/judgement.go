@@ -17,9 +17,33 @@ import (
 // whole data set), then slides verdict.Decide over 60-minute windows ending
 // at every minute: exactly what a judge run each minute would decide.
 
-// guardVariants are the MinTailObservations values compared; 0 is "no
-// guard", how the reference script judges.
-var guardVariants = []float64{10, 0, 25, 50}
+// guard is one judging variant: a MinTailObservations value (0 is "no
+// guard", how the reference script judges) and the significance gate.
+type guard struct {
+	MinTail      float64
+	Significance float64
+}
+
+// guardVariants are the variants compared; the first is the default.
+var guardVariants = []guard{{10, 0}, {0, 0}, {25, 0}, {50, 0}, {10, 0.99}}
+
+// defaultGuard reports whether a row was judged with the default settings.
+func defaultGuard(minTail, significance float64) bool { return minTail == 10 && significance == 0 }
+
+// guardLabel names a variant in the tables.
+func guardLabel(minTail, significance float64) string {
+	label := fmt.Sprintf("%.0f", minTail)
+	switch {
+	case defaultGuard(minTail, significance):
+		label += " (default)"
+	case minTail == 0:
+		label += " (no guard)"
+	}
+	if significance > 0 {
+		label += fmt.Sprintf(" + significance %.2f", significance)
+	}
+	return label
+}
 
 // deployEvery is the spacing of the simulated deployments over clean data.
 const deployEvery = 30
@@ -28,6 +52,7 @@ const deployEvery = 30
 type cleanRow struct {
 	Share             float64
 	MinTail           float64
+	Significance      float64
 	Windows           int // sliding windows judged
 	RollbackWindows   int
 	Episodes          int // runs of consecutive rollback windows
@@ -48,6 +73,7 @@ type cleanRow struct {
 type regRow struct {
 	Factor, Share float64
 	MinTail       float64
+	Significance  float64
 	Delay         int // regressed minutes seen when the first rollback came; -1 none
 	// DeployDelay is Delay for a judge whose window starts at the onset (the
 	// canary deployed with the regression): windows of the minutes since
@@ -95,10 +121,10 @@ func benchJudgement(ctx context.Context, e *env, p plan, r *report) error {
 			return err
 		}
 		e.logf("judgement: clean, %.0f%% canary, %d minutes", share*100, len(minutes))
-		for _, mt := range guardVariants {
+		for _, gv := range guardVariants {
 			cfg := base
-			cfg.MinTailObservations = mt
-			row := cleanRow{Share: share, MinTail: mt, Minutes: len(minutes)}
+			cfg.MinTailObservations, cfg.Significance = gv.MinTail, gv.Significance
+			row := cleanRow{Share: share, MinTail: gv.MinTail, Significance: gv.Significance, Minutes: len(minutes)}
 			decisions := slide(cfg, minutes, base.WindowMinutes)
 			row.Windows = len(decisions)
 			prev := false
@@ -157,10 +183,10 @@ func benchJudgement(ctx context.Context, e *env, p plan, r *report) error {
 				return err
 			}
 			e.logf("judgement: regression x%.2f, %.0f%% canary, onset minute ends %s", factor, share*100, onset.Format(time.RFC3339))
-			for _, mt := range guardVariants {
+			for _, gv := range guardVariants {
 				cfg := base
-				cfg.MinTailObservations = mt
-				row := regRow{Factor: factor, Share: share, MinTail: mt, Delay: -1, DeployDelay: -1}
+				cfg.MinTailObservations, cfg.Significance = gv.MinTail, gv.Significance
+				row := regRow{Factor: factor, Share: share, MinTail: gv.MinTail, Significance: gv.Significance, Delay: -1, DeployDelay: -1}
 				decisions := slide(cfg, minutes, base.WindowMinutes)
 				all := judged(cfg, minutes)
 				var regRatios []float64

@@ -123,14 +123,15 @@ func (r *report) targets() []summaryRow {
 	}
 	for _, c := range r.Clean {
 		if c.MinTail == 10 {
-			rows = append(rows, summaryRow{fmt.Sprintf("5 false rollbacks, clean, %.0f%% canary, guards on", c.Share*100),
+			rows = append(rows, summaryRow{fmt.Sprintf("5 false rollbacks, clean, %.0f%% canary, guard %s", c.Share*100, guardLabel(c.MinTail, c.Significance)),
 				fmt.Sprintf("%d of %d windows (%d episodes); %d of %d fresh deployments rolled back; p99 ratio p5-p95 %.3f-%.3f", c.RollbackWindows, c.Windows, c.Episodes, c.DeploysRolledBack, c.Deploys, c.RatioP5, c.RatioP95), "0", metStr(c.RollbackWindows == 0 && c.DeploysRolledBack == 0)})
 		}
 	}
 	for _, g := range r.Reg {
 		if g.MinTail == 10 && math.Abs(g.Factor-1.2) < 1e-9 {
-			rows = append(rows, summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary: minutes to rollback (judged from onset)", g.Share*100), minutesStr(g.DeployDelay, g.MaxDelay), "<= 6", metStr(g.DeployDelay > 0 && g.DeployDelay <= 6)},
-				summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary: minutes to rollback (sliding 60-min window)", g.Share*100), slidingStr(g), "<= 6", metStr(g.Delay > 0 && g.Delay <= 6 && g.HeldBefore != verdict.Rollback)})
+			label := guardLabel(g.MinTail, g.Significance)
+			rows = append(rows, summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary, guard %s: minutes to rollback (judged from onset)", g.Share*100, label), minutesStr(g.DeployDelay, g.MaxDelay), "<= 6", metStr(g.DeployDelay > 0 && g.DeployDelay <= 6)},
+				summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary, guard %s: minutes to rollback (sliding 60-min window)", g.Share*100, label), slidingStr(g), "<= 6", metStr(g.Delay > 0 && g.Delay <= 6 && g.HeldBefore != verdict.Rollback)})
 		}
 	}
 	for _, pr := range r.Panel {
@@ -292,12 +293,7 @@ func (r *report) markdown() string {
 		p("| canary share | MinTailObservations | rollback windows | rollback episodes | bad minutes | good minutes | insufficient minutes | p99 ratio median [p5, p95] | canary obs. beyond p99 (median) | deployments rolled back / median minutes |")
 		p("|---|---|---|---|---|---|---|---|---|---|")
 		for _, c := range r.Clean {
-			guard := fmt.Sprintf("%.0f", c.MinTail)
-			if c.MinTail == 10 {
-				guard += " (default)"
-			} else if c.MinTail == 0 {
-				guard += " (no guard)"
-			}
+			guard := guardLabel(c.MinTail, c.Significance)
 			p("| %.0f%% | %s | %d / %d | %d | %d | %d | %d | %.3f [%.3f, %.3f] | %.1f | %d / %d, %s |", c.Share*100, guard, c.RollbackWindows, c.Windows, c.Episodes, c.Bad, c.Good, c.Insufficient, c.RatioMedian, c.RatioP5, c.RatioP95, c.CanaryTailMedian, c.DeploysRolledBack, c.Deploys, minOrDash(c.DeployDelayMedian))
 		}
 		p("")
@@ -308,7 +304,7 @@ func (r *report) markdown() string {
 		p("| factor | canary share | MinTailObservations | minutes to rollback, from onset | minutes to rollback, sliding | decision just before onset (sliding) | rollback windows before onset | bad / insufficient minutes after onset | median p99 ratio after onset |")
 		p("|---|---|---|---|---|---|---|---|---|")
 		for _, g := range r.Reg {
-			p("| x%.2f | %.0f%% | %.0f | %s | %s | %s | %d | %d / %d of %d | %.3f |", g.Factor, g.Share*100, g.MinTail, minutesStr(g.DeployDelay, g.MaxDelay), minutesStr(g.Delay, g.MaxDelay), g.HeldBefore, g.FalseBefore, g.BadAfterOnset, g.InsuffAfter, g.MinutesAfter, g.RatioMedianReg)
+			p("| x%.2f | %.0f%% | %s | %s | %s | %s | %d | %d / %d of %d | %.3f |", g.Factor, g.Share*100, guardLabel(g.MinTail, g.Significance), minutesStr(g.DeployDelay, g.MaxDelay), minutesStr(g.Delay, g.MaxDelay), g.HeldBefore, g.FalseBefore, g.BadAfterOnset, g.InsuffAfter, g.MinutesAfter, g.RatioMedianReg)
 		}
 		p("")
 	}
@@ -376,7 +372,7 @@ func toolsBinary(name string) (string, error) {
 func (r *report) findings() []string {
 	var out []string
 	for _, c := range r.Clean {
-		if c.MinTail != 10 {
+		if !defaultGuard(c.MinTail, c.Significance) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("Identical fleets, %.0f%% canary, default guard: the per-minute p99 ratio has p5-p95 %.3f-%.3f around a median of %.3f, so the +/-10%% thresholds sit inside the noise of the p99 itself (the canary has %.0f observations beyond its p99 per minute, median); %d of %d sliding windows and %d of %d fresh deployments are rolled back.",
@@ -387,7 +383,19 @@ func (r *report) findings() []string {
 			out = append(out, fmt.Sprintf("At %.0f%% canary a guard of 25 removes the false rollbacks only by declaring %d of %d minutes insufficient: such a canary can then neither promote nor roll back (see the regression table for the same guard).", c.Share*100, c.Insufficient, c.Minutes))
 		}
 	}
-	out = append(out, "The minute rule (bad >= 1.10 in 5 of 60 minutes) is what fires: raising MinTailObservations does not help once the tail has enough observations, because the spread comes from the p99 of a minute's sample, not from too few observations beyond it. Candidates (not measured here): a higher bad limit, a rollback threshold outside the measured p95 of the ratio, or judging on more observations per verdict; this benchmark measures the defaults as they are.")
+	out = append(out, "The minute rule (bad >= 1.10 in 5 of 60 minutes) is what fires: raising MinTailObservations does not help once the tail has enough observations, because the spread comes from the p99 of a minute's sample, not from too few observations beyond it.")
+	for _, c := range r.Clean {
+		if c.Significance > 0 {
+			out = append(out, fmt.Sprintf("With the significance gate at %.2f (a minute is good or bad only beyond sampling noise), identical fleets at %.0f%% canary: %d of %d sliding windows and %d of %d fresh deployments rolled back (%d bad minutes of %d).",
+				c.Significance, c.Share*100, c.RollbackWindows, c.Windows, c.DeploysRolledBack, c.Deploys, c.Bad, c.Minutes))
+		}
+	}
+	for _, g := range r.Reg {
+		if g.Significance > 0 {
+			out = append(out, fmt.Sprintf("With the significance gate at %.2f, a x%.2f regression at %.0f%% canary is rolled back %s after a fresh deployment (%d bad minutes of %d after the onset).",
+				g.Significance, g.Factor, g.Share*100, minutesStr(g.DeployDelay, g.MaxDelay), g.BadAfterOnset, g.MinutesAfter))
+		}
+	}
 	out = append(out, "The *sliding* regression delays are meaningless wherever the window already said ROLLBACK before the onset (see the clean results); the *from onset* column is the detection time of a freshly deployed canary, to be read beside the rollbacks of fresh clean deployments (deployment column above).")
 	out = append(out, "Averaging per-pod p99s understates the fleet p99 when pods hold few observations each (many pods, or the small canary); with few pods of identical behaviour it is close to the fleet p99 on these clean data. The engine's error stays inside the bucket bound in every minute.")
 	if r.PanelNote != "" {

@@ -3,6 +3,7 @@ package prom
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,5 +93,28 @@ func TestQueriesRenderParsedSelectors(t *testing.T) {
 	}
 	if got := PodsClassicQuery("h", "pod", sel); !strings.HasPrefix(got, "sum by (pod, le) (") {
 		t.Error(got)
+	}
+}
+
+func TestAPIBucketDecoding(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    apiBucket
+		wantErr bool
+	}{
+		{in: `[0,"0.1","0.2","3"]`, want: apiBucket{Boundaries: 0, Lower: 0.1, Upper: 0.2, Count: 3}},
+		{in: ` [ 3 , "-2.938735877055719e-39" , "2.938735877055719e-39" , "0.5" ] `, want: apiBucket{Boundaries: 3, Lower: -2.938735877055719e-39, Upper: 2.938735877055719e-39, Count: 0.5}},
+		{in: `[1,"-Inf","-4","1e+300"]`, want: apiBucket{Boundaries: 1, Lower: math.Inf(-1), Upper: -4, Count: 1e300}},
+		{in: `[0,"0.1","0.2"]`, wantErr: true},
+		{in: `[0,0.1,"0.2","3"]`, wantErr: true},
+		{in: `{"a":1}`, wantErr: true},
+		{in: `[x,"1","2","3"]`, wantErr: true},
+	}
+	for _, tt := range tests {
+		var got apiBucket
+		err := got.UnmarshalJSON([]byte(tt.in))
+		if (err != nil) != tt.wantErr || !tt.wantErr && got != tt.want {
+			t.Errorf("%s: got %+v, %v", tt.in, got, err)
+		}
 	}
 }

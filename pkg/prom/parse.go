@@ -5,15 +5,49 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
 )
 
 // nativeHistogram is a native histogram sample as the HTTP API writes it.
 type nativeHistogram struct {
-	Count   string               `json:"count"`
-	Sum     string               `json:"sum"`
-	Buckets [][4]json.RawMessage `json:"buckets"`
+	Count   string      `json:"count"`
+	Sum     string      `json:"sum"`
+	Buckets []apiBucket `json:"buckets"`
+}
+
+// apiBucket is one bucket, [boundaryRule, "lower", "upper", "count"]. It is
+// read by hand: a response holds a bucket per minute and per occupied bucket,
+// and decoding each through encoding/json's reflection dominated the
+// engine's own time.
+type apiBucket histogram.APIBucket
+
+func (b *apiBucket) UnmarshalJSON(data []byte) error {
+	text := strings.TrimSpace(string(data))
+	if len(text) < 2 || text[0] != '[' || text[len(text)-1] != ']' {
+		return fmt.Errorf("%w: bucket %s is not an array", ErrNotProm, text)
+	}
+	parts := strings.Split(text[1:len(text)-1], ",")
+	if len(parts) != 4 {
+		return fmt.Errorf("%w: bucket %s does not have 4 fields", ErrNotProm, text)
+	}
+	rule, err := strconv.Atoi(strings.TrimSpace(parts[0]))
+	if err != nil {
+		return fmt.Errorf("%w: bucket boundary rule %q", ErrNotProm, parts[0])
+	}
+	var vals [3]float64
+	for i, part := range parts[1:] {
+		part = strings.TrimSpace(part)
+		if len(part) < 2 || part[0] != '"' || part[len(part)-1] != '"' {
+			return fmt.Errorf("%w: bucket field %s is not a quoted number", ErrNotProm, part)
+		}
+		if vals[i], err = parseFloat(part[1 : len(part)-1]); err != nil {
+			return err
+		}
+	}
+	*b = apiBucket{Boundaries: rule, Lower: vals[0], Upper: vals[1], Count: vals[2]}
+	return nil
 }
 
 // nativeSeries turns a matrix of native histogram samples into histograms per
@@ -59,23 +93,9 @@ func toHistogram(nh nativeHistogram) (*histogram.Histogram, error) {
 	if err != nil {
 		return nil, err
 	}
-	buckets := make([]histogram.APIBucket, 0, len(nh.Buckets))
-	for _, b := range nh.Buckets {
-		var rule int
-		if err := json.Unmarshal(b[0], &rule); err != nil {
-			return nil, fmt.Errorf("%w: bucket boundary rule: %v", ErrNotProm, err)
-		}
-		var vals [3]float64
-		for i := range vals {
-			var s string
-			if err := json.Unmarshal(b[i+1], &s); err != nil {
-				return nil, fmt.Errorf("%w: bucket field: %v", ErrNotProm, err)
-			}
-			if vals[i], err = parseFloat(s); err != nil {
-				return nil, err
-			}
-		}
-		buckets = append(buckets, histogram.APIBucket{Boundaries: rule, Lower: vals[0], Upper: vals[1], Count: vals[2]})
+	buckets := make([]histogram.APIBucket, len(nh.Buckets))
+	for i, b := range nh.Buckets {
+		buckets[i] = histogram.APIBucket(b)
 	}
 	return histogram.FromNative(buckets, count, sum)
 }
@@ -106,11 +126,7 @@ func classicSeries(m *matrixData, groupLabel string) (map[string]Series, error) 
 			if err != nil {
 				return nil, err
 			}
-			var text string
-			if err := json.Unmarshal(pair[1], &text); err != nil {
-				return nil, fmt.Errorf("%w: sample value: %v", ErrNotProm, err)
-			}
-			v, err := parseFloat(text)
+			v, err := parseQuoted(pair[1])
 			if err != nil {
 				return nil, err
 			}
@@ -138,12 +154,22 @@ func classicSeries(m *matrixData, groupLabel string) (map[string]Series, error) 
 	return out, nil
 }
 
+// parseTime reads a sample's Unix time, a JSON number such as 1780315200.
 func parseTime(raw json.RawMessage) (int64, error) {
-	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, fmt.Errorf("%w: sample time: %v", ErrNotProm, err)
+	f, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%w: sample time %s is not a number", ErrNotProm, raw)
 	}
 	return int64(math.Round(f)), nil
+}
+
+// parseQuoted reads a sample value, a JSON string such as "12.5" or "+Inf".
+func parseQuoted(raw json.RawMessage) (float64, error) {
+	text := strings.TrimSpace(string(raw))
+	if len(text) < 2 || text[0] != '"' || text[len(text)-1] != '"' {
+		return 0, fmt.Errorf("%w: sample value %s is not a quoted number", ErrNotProm, raw)
+	}
+	return parseFloat(text[1 : len(text)-1])
 }
 
 // parseFloat reads the API's number strings, including "NaN", "+Inf", "-Inf".
