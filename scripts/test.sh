@@ -39,6 +39,9 @@ go test -run '^$' -fuzz '^FuzzParseQuery$' -fuzztime 10s ./pkg/plugin/
 step "race detector on the data source"
 go test -count=1 -race -run 'TestLiveDatasource|TestParseQuery|TestSecretsStaySecret|TestAnalyze' ./pkg/plugin/ ./pkg/engine/
 
+step "benchmarks, smoke mode (keeps scripts/bench.sh working; figures in docs/benchmarks.md come from a full run)"
+bash scripts/bench.sh --smoke
+
 step "panel in headless Chromium, on frames the engine produced from generated data"
 npm run harness
 node tests/harness/run.mjs "$frames/engine-hour.json" "$frames/engine-day.json"
