@@ -52,6 +52,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.IntVar(&f.config.WarmupMinutes, "warmup", f.config.WarmupMinutes, "minutes after the canary starts serving that are shown but not counted")
 	fs.Float64Var(&f.config.MinTailObservations, "min-tail", f.config.MinTailObservations, "observations each fleet needs beyond the verdict quantile")
 	fs.Float64Var(&f.config.Confidence, "confidence", f.config.Confidence, "confidence of the quantile bounds")
+	fs.Float64Var(&f.config.ExpectedCanaryShare, "expected-share", f.config.ExpectedCanaryShare, "share of requests the router sends to the canary, e.g. 0.05; a median share more than 10% off it is flagged (0: unknown)")
 	fs.Float64Var(&f.config.Significance, "significance", f.config.Significance, "gate good and bad minutes on evidence: the difference must be beyond sampling noise at this one-sided confidence, e.g. 0.99 (0: off, as the rule pack judges)")
 	fs.StringVar(&f.lbMetric, "lb-metric", "", "load-balancer-side histogram of the same requests; flags a divergence from the application's (coordinated omission)")
 	fs.StringVar(&f.lbBaseline, "lb-baseline", "", "baseline selector for --lb-metric (default: --baseline)")

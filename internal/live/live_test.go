@@ -261,3 +261,37 @@ func TestSignificanceGate(t *testing.T) {
 		t.Fatal("a 1.5x regression was not rolled back within 12 minutes")
 	})
 }
+
+// TestTrafficMixIsFlagged: the traffic-mix canary (cheaper requests, and 1.2x
+// its configured share of traffic) looks like a win; told the router's
+// share, the engine flags the traffic instead of trusting the win. Clean
+// fleets at their configured share are not flagged.
+func TestTrafficMixIsFlagged(t *testing.T) {
+	baseline, canary := fleets(t)
+	for _, tt := range []struct {
+		scenario string
+		want     bool
+	}{{"traffic-mix", true}, {"clean", false}} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			client := startFleets(t, "--scenario", tt.scenario, "--minutes", "65", "--pods", "10")
+			w, err := pairing.Ending(end, 60, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := verdict.Default()
+			cfg.ExpectedCanaryShare = 0.05 // the generator's default canary share
+			res, err := engine.Analyze(context.Background(), client, engine.Request{
+				Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Native, Config: cfg, Window: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			flagged := false
+			for _, f := range res.Flags {
+				flagged = flagged || f == verdict.FlagTrafficParity
+			}
+			if flagged != tt.want {
+				t.Fatalf("traffic-parity flagged %v, want %v: %v", flagged, tt.want, res.Notes)
+			}
+		})
+	}
+}

@@ -29,6 +29,8 @@ type queryModel struct {
 	HistogramKind    string `json:"histogramKind"`
 	// The verdict numbers; unset ones keep pkg/verdict's defaults.
 	verdict.Overrides
+	// ExpectedCanaryShare is the router's canary share (0.05), 0 if unknown.
+	ExpectedCanaryShare float64 `json:"expectedCanaryShare"`
 	// WindowMode "range" judges the whole minutes of the dashboard range;
 	// "last" judges the last WindowMinutes minutes ending at the range end.
 	WindowMode string `json:"windowMode"`
@@ -104,6 +106,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 		}
 	}
 	c := m.Overrides.Apply(verdict.Default())
+	c.ExpectedCanaryShare = m.ExpectedCanaryShare
 
 	switch m.WindowMode {
 	case "", "range":

@@ -46,6 +46,12 @@ type Config struct {
 	// MaxShareDrift: the canary's share of requests in a minute may move this
 	// far (relative) from its window median before traffic parity is flagged.
 	MaxShareDrift float64 `json:"maxShareDrift" yaml:"maxShareDrift"`
+	// ExpectedCanaryShare is the share of requests the router is told to send
+	// to the canary (0.05 for 5%), 0 when unknown. When set, a median share
+	// further than MaxShareDeviation (relative) from it is flagged: the fleets
+	// do not see the traffic the comparison assumes.
+	ExpectedCanaryShare float64 `json:"expectedCanaryShare" yaml:"expectedCanaryShare"`
+	MaxShareDeviation   float64 `json:"maxShareDeviation" yaml:"maxShareDeviation"`
 	// MaxMeasurementDivergence: where a load-balancer-side histogram of the
 	// same requests exists, its verdict quantile may differ this far
 	// (relative) from the application's before the measurement is flagged.
@@ -67,6 +73,7 @@ func Default() Config {
 		Confidence:          0.95,
 		SuspiciousWin:       0.70,
 		MaxShareDrift:       0.50,
+		MaxShareDeviation:   0.10,
 
 		MaxMeasurementDivergence: 0.20,
 	}
@@ -96,6 +103,8 @@ func (c Config) Validate() error {
 	check(c.Significance == 0 || c.Significance >= 0.5 && c.Significance < 1, "significance: %v is neither 0 (off) nor between 0.5 and 1", c.Significance)
 	check(c.SuspiciousWin >= 0 && c.SuspiciousWin < c.PromoteThreshold, "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
 	check(c.MaxShareDrift > 0, "maxShareDrift: %v must be positive", c.MaxShareDrift)
+	check(c.ExpectedCanaryShare >= 0 && c.ExpectedCanaryShare < 1, "expectedCanaryShare: %v is not 0 (unknown) or a share below 1", c.ExpectedCanaryShare)
+	check(c.MaxShareDeviation > 0, "maxShareDeviation: %v must be positive", c.MaxShareDeviation)
 	check(c.MaxMeasurementDivergence > 0, "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)
 	return errors.Join(errs...)
 }

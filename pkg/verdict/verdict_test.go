@@ -272,3 +272,27 @@ func TestJudgeSignificance(t *testing.T) {
 		})
 	}
 }
+
+func TestExpectedShare(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	// fleet() serves 1,000 requests a minute in each fleet: a 50% share.
+	for _, tt := range []struct {
+		name     string
+		expected float64
+		want     bool
+	}{
+		{"unknown share is not checked", 0, false},
+		{"as configured", 0.5, false},
+		{"within 10%", 0.46, false},
+		{"canary gets more than it should", 0.4, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			c.ExpectedCanaryShare = tt.expected
+			w := Decide(c, window(start, repeat(1, 10)...), nil)
+			if got := contains(w.Flags, FlagTrafficParity); got != tt.want {
+				t.Fatalf("flagged %v, want %v: %v", got, tt.want, w.Notes)
+			}
+		})
+	}
+}

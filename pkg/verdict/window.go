@@ -129,8 +129,15 @@ func (w *Window) flag(c Config) {
 				drifted++
 			}
 		}
+		var notes []string
 		if drifted > 0 {
-			w.add(FlagTrafficParity, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes: the fleets may not see the same traffic", c.MaxShareDrift*100, s*100, drifted))
+			notes = append(notes, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, drifted))
+		}
+		if e := c.ExpectedCanaryShare; e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation {
+			notes = append(notes, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
+		}
+		if len(notes) > 0 {
+			w.add(FlagTrafficParity, strings.Join(notes, "; and ")+": the fleets may not see the same traffic, so a difference in latency may not be the release's")
 		}
 	}
 	if missing > 0 {

@@ -31,6 +31,8 @@ export interface PairwiseQuery extends DataQuery {
   minTailObservations: number;
   /** Above 0, good and bad minutes must be beyond sampling noise at this one-sided confidence (e.g. 0.99). */
   significance: number;
+  /** The router's canary share (0.05 for 5%), 0 if unknown: a different observed share is flagged. */
+  expectedCanaryShare: number;
   /** range: the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
   /** Optional load-balancer-side histogram of the same requests (coordinated-omission check). */
@@ -56,6 +58,7 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   warmupMinutes: 0,
   minTailObservations: 10,
   significance: 0,
+  expectedCanaryShare: 0,
   windowMode: 'range',
 };
 

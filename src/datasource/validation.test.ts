@@ -62,6 +62,11 @@ describe('validateQuery', () => {
     expect(errors.lbCanarySelector).toBeDefined();
   });
 
+  it('accepts an expected canary share of 0 or a fraction', () => {
+    expect(validateQuery({ ...valid, expectedCanaryShare: 0.05 })).toEqual({});
+    expect(validateQuery({ ...valid, expectedCanaryShare: 5 }).expectedCanaryShare).toBeDefined();
+  });
+
   it('accepts significance 0 or a confidence, nothing else', () => {
     expect(validateQuery({ ...valid, significance: 0.99 })).toEqual({});
     expect(validateQuery({ ...valid, significance: 1 }).significance).toBeDefined();

@@ -164,6 +164,10 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   if (!(significance === 0 || (significance >= 0.5 && significance < 1))) {
     errors.significance = 'Significance is 0 (off) or a confidence from 0.5 to below 1, e.g. 0.99.';
   }
+  const share = query.expectedCanaryShare ?? 0;
+  if (!(share >= 0 && share < 1)) {
+    errors.expectedCanaryShare = 'The expected canary share is 0 (unknown) or a fraction below 1, e.g. 0.05.';
+  }
   if (!(Number.isInteger(query.minTailObservations) && query.minTailObservations >= 0)) {
     errors.minTailObservations = 'Minimum tail observations is a whole number, 0 or more.';
   }

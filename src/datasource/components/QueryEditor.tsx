@@ -41,7 +41,8 @@ type NumericKey =
   | 'badLimit'
   | 'warmupMinutes'
   | 'minTailObservations'
-  | 'significance';
+  | 'significance'
+  | 'expectedCanaryShare';
 
 const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: string; step: number }> = [
   { key: 'verdictQuantile', label: 'Verdict quantile', description: 'Decides each minute, e.g. 0.99', step: 0.001 },
@@ -53,6 +54,7 @@ const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: strin
   { key: 'warmupMinutes', label: 'Warm-up (min)', description: 'Not counted at start', step: 1 },
   { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
   { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
+  { key: 'expectedCanaryShare', label: 'Expected canary share', description: '0 unknown; 0.05 for 5%', step: 0.01 },
 ];
 
 /** Loads histogram metrics from the backend; on failure the metric field stays free text. */
