@@ -120,9 +120,8 @@ func names(w *testenv.Webhook) []string {
 	return out
 }
 
-// packQueries reads the committed config and checks that the expressions the
-// parity test queries are the ones the committed pack counts.
-func packQueries(t *testing.T) []rulegen.Queries {
+// packConfig reads the committed rule pack configuration.
+func packConfig(t *testing.T) rulegen.File {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
 	if err != nil {
@@ -132,6 +131,14 @@ func packQueries(t *testing.T) []rulegen.Queries {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// packQueries reads the committed config and checks that the expressions the
+// parity test queries are the ones the committed pack counts.
+func packQueries(t *testing.T) []rulegen.Queries {
+	t.Helper()
+	f := packConfig(t)
 	qs, err := rulegen.MinuteQueries(f)
 	if err != nil {
 		t.Fatal(err)
@@ -155,14 +162,7 @@ func packQueries(t *testing.T) []rulegen.Queries {
 // by the same code, so the pack's gate must judge as verdict.Judge does.
 func gatedQueries(t *testing.T) []rulegen.Queries {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := rulegen.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := packConfig(t)
 	significance := 0.99
 	for i := range f.Canaries {
 		f.Canaries[i].Name += "-gated"
