@@ -182,7 +182,7 @@ func accuracy(ds *dataset, res *engine.Result, pods int, kind prom.Kind) ([]accR
 				}
 				rel := math.Abs(got-want) / want
 				errs = append(errs, rel)
-				bound := nativeBound(tr.Schema)
+				bound := nativeBound(int(tr.Schema))
 				if kind == prom.Classic {
 					bound = classicBound(tr.ClassicBuckets, want)
 				}
@@ -200,7 +200,7 @@ func accuracy(ds *dataset, res *engine.Result, pods int, kind prom.Kind) ([]accR
 		row.N = len(errs)
 		row.ErrMedian, row.ErrP95, row.ErrMax = median(errs), percentile(errs, 0.95), maxOf(errs)
 		if kind == prom.Native {
-			row.BoundNote = fmt.Sprintf("schema %d: 2^(1/%d)-1 = %.2f%%", tr.Schema, 1<<tr.Schema, nativeBound(tr.Schema)*100)
+			row.BoundNote = fmt.Sprintf("schema %d: 2^(1/%d)-1 = %.2f%%", tr.Schema, 1<<tr.Schema, nativeBound(int(tr.Schema))*100)
 		} else {
 			row.BoundNote = "width of the classic bucket holding the true quantile, per minute"
 		}

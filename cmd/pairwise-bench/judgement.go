@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -258,13 +257,10 @@ func regressionOnset(ds *dataset, p plan) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	var facts struct {
-		RegressionStart string `json:"regression_start"`
+	if tr.Facts.RegressionStart == "" {
+		return time.Time{}, fmt.Errorf("%s: no facts.regression_start", ds.Truth)
 	}
-	if err := json.Unmarshal(tr.Facts, &facts); err != nil || facts.RegressionStart == "" {
-		return time.Time{}, fmt.Errorf("%s: no facts.regression_start (%v)", ds.Truth, err)
-	}
-	t, err := time.Parse(time.RFC3339, facts.RegressionStart)
+	t, err := time.Parse(time.RFC3339, tr.Facts.RegressionStart)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
 
 var (
@@ -72,48 +72,12 @@ func Generate(t testing.TB, args ...string) (dataDir, truthFile string) {
 	return dataDir, truthFile
 }
 
-// Truth mirrors the ground-truth JSON that pairwise-gen --truth writes (see
-// tools/cmd/pairwise-gen/truth.go for the exact coverage definition).
-type Truth struct {
-	Scenario       string          `json:"scenario"`
-	Start          string          `json:"start"`
-	End            string          `json:"end"`
-	ScrapeInterval string          `json:"scrape_interval"`
-	ScrapeOffset   string          `json:"scrape_offset"`
-	Metric         string          `json:"metric"`
-	Service        string          `json:"service"`
-	Job            string          `json:"job"`
-	Schema         int             `json:"schema"`
-	ClassicBuckets []float64       `json:"classic_buckets"`
-	Coverage       string          `json:"coverage"`
-	Facts          json.RawMessage `json:"facts"`
-	Restarts       []struct {
-		Fleet string `json:"fleet"`
-		Index int    `json:"index"`
-		Pod   string `json:"pod"`
-		Time  string `json:"time"`
-	} `json:"restarts"`
-	Minutes []TruthMinute `json:"minutes"`
-}
-
-// TruthMinute is one fleet's ground truth for the minute window (Time-60s, Time].
-type TruthMinute struct {
-	Time      string             `json:"time"`
-	Fleet     string             `json:"fleet"`
-	Count     int                `json:"count"`
-	Errors    int                `json:"errors"`
-	Quantiles map[string]float64 `json:"quantiles"`
-	PodP99    map[string]float64 `json:"pod_p99"`
-}
-
-// Quantile returns the exact quantile q (0.5, 0.99, 0.999, 0.9999), NaN if absent.
-func (m TruthMinute) Quantile(q float64) float64 {
-	v, ok := m.Quantiles[strconv.FormatFloat(q, 'f', -1, 64)]
-	if !ok {
-		return math.NaN()
-	}
-	return v
-}
+// Truth and TruthMinute are the ground-truth file pairwise-gen --truth
+// writes, defined once in pkg/sim.
+type (
+	Truth       = sim.Truth
+	TruthMinute = sim.TruthMinute
+)
 
 // LoadTruth reads a ground-truth file.
 func LoadTruth(t testing.TB, path string) *Truth {
@@ -127,15 +91,4 @@ func LoadTruth(t testing.TB, path string) *Truth {
 		t.Fatalf("testenv: %s: %v", path, err)
 	}
 	return &tr
-}
-
-// Minute returns the truth row of a fleet at the minute ending at time
-// (RFC 3339), or false.
-func (tr *Truth) Minute(fleet, time string) (TruthMinute, bool) {
-	for _, m := range tr.Minutes {
-		if m.Fleet == fleet && m.Time == time {
-			return m, true
-		}
-	}
-	return TruthMinute{}, false
 }

@@ -36,15 +36,8 @@ var DefaultClassicBuckets = []float64{
 // Quantiles are the quantiles of the ground truth file.
 var Quantiles = []float64{0.5, 0.99, 0.999, 0.9999}
 
-// Restart resets one pod's counters: the process dies and restarts at Time.
-// Observations between the last scrape before Time and Time are lost (never
-// scraped); the first scrape after it sees only what happened since Time.
-type Restart struct {
-	Fleet string    `json:"fleet"`
-	Index int       `json:"index"`
-	Pod   string    `json:"pod"`
-	Time  time.Time `json:"time"`
-}
+// Restart resets one pod's counters (see sim.Restart).
+type Restart = sim.Restart
 
 // Options configure a generation run.
 type Options struct {

@@ -13,47 +13,12 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
 
-// Truth is the ground-truth file (--truth). Minutes are ordered by time, then
-// fleet (baseline, canary).
-//
-// Coverage: for a whole UTC minute T the window is (T-60s, T]. Prometheus's
-// increase(x[1m]) at T takes the first and the last sample inside the window,
-// so it covers exactly the observations made between those two scrapes
-// (extrapolation only scales the result, which leaves quantiles unchanged).
-// With a 15 s scrape interval (offset 0) the samples are T-45s, T-30s, T-15s
-// and T: 45 s of the minute, the observations of the ticks [T-45s, T).
-// Count, Errors and Quantiles are over exactly those observations, after
-// counter resets (a restarted pod's lost observations are not included).
-type Truth struct {
-	Scenario       string    `json:"scenario"`
-	Start          string    `json:"start"`
-	End            string    `json:"end"`
-	ScrapeInterval string    `json:"scrape_interval"`
-	ScrapeOffset   string    `json:"scrape_offset"`
-	Metric         string    `json:"metric"`
-	Service        string    `json:"service"`
-	Job            string    `json:"job"`
-	Schema         int32     `json:"schema"`
-	ClassicBuckets []float64 `json:"classic_buckets"`
-	Coverage       string    `json:"coverage"`
-	Facts          sim.Facts `json:"facts"`
-	Restarts       []Restart `json:"restarts"`
-	Minutes        []Minute  `json:"minutes"`
-}
-
-// Minute is one fleet's truth for the minute ending at Time.
-type Minute struct {
-	Time      string             `json:"time"`
-	Fleet     string             `json:"fleet"`
-	Count     int                `json:"count"`
-	Errors    int                `json:"errors"`
-	Quantiles map[string]float64 `json:"quantiles"`         // empty when Count is 0
-	PodP99    map[string]float64 `json:"pod_p99,omitempty"` // pods with at least one observation
-}
-
-const coverage = "count, errors and quantiles of minute T cover the observations between the first and the last scrape " +
-	"sample in (T-60s, T], which is what increase(...[1m]) at T covers (with a 15s interval: [T-45s, T)); " +
-	"quantile q is the smallest observation x with at least q*count observations <= x"
+// Truth, Minute and Restart are the truth file's types, defined once in
+// pkg/sim so that the tests and benchmarks read what this writes.
+type (
+	Truth  = sim.Truth
+	Minute = sim.TruthMinute
+)
 
 func (g *generator) writeTruth() error {
 	f, err := os.Create(g.o.TruthFile)
@@ -72,7 +37,7 @@ func (g *generator) writeTruth() error {
 		Job:            g.o.Job,
 		Schema:         g.o.Schema,
 		ClassicBuckets: g.o.ClassicBuckets,
-		Coverage:       coverage,
+		Coverage:       sim.TruthCoverage,
 		Facts:          g.s.Facts(g.start, g.end),
 		Restarts:       g.o.Restarts,
 	}
