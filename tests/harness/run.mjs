@@ -2,45 +2,14 @@
 // computed from the frames file, and writes screenshots. Exits non-zero on any failure.
 //
 //   node tests/harness/run.mjs [frames.json ...]   (default: the generated samples)
-import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, repoRoot, serveRepo } from './serve.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '..', '..');
 const shotsDir = path.join(here, 'screenshots');
 fs.mkdirSync(shotsDir, { recursive: true });
-
-const TYPES = {
-  '.html': 'text/html',
-  '.js': 'text/javascript',
-  '.css': 'text/css',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.map': 'application/json',
-};
-
-/** Static files from the repository, on 127.0.0.1 and a free port; nothing outside the repo. */
-function serve() {
-  const server = http.createServer((req, res) => {
-    let urlPath = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-    // Grafana serves @grafana/ui's icons from public/build/img/icons; so do we.
-    const icon = /\/public\/build\/img\/icons\/(.+)$/.exec(urlPath);
-    if (icon) {
-      urlPath = `/node_modules/@grafana/ui/dist/public/img/icons/${icon[1]}`;
-    }
-    const file = path.resolve(repoRoot, '.' + urlPath);
-    if (!file.startsWith(repoRoot + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 // ---- expectations, from the frames file alone --------------------------------------------
 function framesOf(json) {
@@ -94,19 +63,9 @@ function check(name, ok, detail) {
 const defaults = [path.join(here, 'build', 'sample-frames.json'), path.join(here, 'build', 'sample-frames-day.json')];
 const frameFiles = process.argv.slice(2).length ? process.argv.slice(2).map((f) => path.resolve(f)) : defaults;
 
-const server = await serve();
+const server = await serveRepo();
 const port = server.address().port;
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--no-first-run',
-  ],
-});
+const browser = await launchChromium();
 
 try {
   for (const [fileIndex, file] of frameFiles.entries()) {

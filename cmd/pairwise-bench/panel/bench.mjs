@@ -1,5 +1,5 @@
 // Render time of the Pairwise panel in headless Chromium, through the harness
-// page built by tests/harness (not edited here): loads the built page with a
+// page built by tests/harness (served and launched by tests/harness/serve.mjs): loads the built page with a
 // frames file and times, in the page, from the harness handing the frames to
 // React (body[data-harness="ready"]) until the strip and a chart path are in
 // the DOM and two animation frames have been painted.
@@ -8,14 +8,10 @@
 //
 // Prints one JSON object: {"results": [{"file", "renderMs": [...], "loadMs": [...]}]}.
 // Repetitions alternate the order of the files; each load is a fresh page.
-import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, repoRoot, serveRepo } from '../../../tests/harness/serve.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '..', '..', '..');
 const harness = path.join(repoRoot, 'tests', 'harness', 'build', 'index.html');
 
 const args = process.argv.slice(2);
@@ -33,28 +29,10 @@ if (!fs.existsSync(harness)) {
   process.exit(2);
 }
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml' };
-const server = http.createServer((req, res) => {
-  let urlPath = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-  const icon = /\/public\/build\/img\/icons\/(.+)$/.exec(urlPath);
-  if (icon) {
-    urlPath = `/node_modules/@grafana/ui/dist/public/img/icons/${icon[1]}`;
-  }
-  const file = path.resolve(repoRoot, '.' + urlPath);
-  if (!file.startsWith(repoRoot + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-    res.writeHead(404).end('not found');
-    return;
-  }
-  res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-  fs.createReadStream(file).pipe(res);
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const server = await serveRepo();
 const port = server.address().port;
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-});
+const browser = await launchChromium();
 
 // Records when the harness marks itself ready and when the panel is drawn.
 const probe = () => {
