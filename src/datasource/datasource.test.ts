@@ -1,6 +1,7 @@
 import { DataSourceInstanceSettings } from '@grafana/data';
 import { DataSource } from './datasource';
 import { DEFAULT_QUERY, PairwiseOptions, PairwiseQuery } from './types';
+import verdictDefaults from './defaults.json';
 
 jest.mock('@grafana/runtime', () => {
   const actual = jest.requireActual('@grafana/runtime');
@@ -44,17 +45,9 @@ describe('DataSource', () => {
     expect(ds.filterQuery({ ...query, metric: '' })).toBe(false);
   });
 
-  it('offers the documented defaults', () => {
+  it('offers the defaults of pkg/verdict, through the generated defaults.json', () => {
     expect(ds.getDefaultQuery('explore' as never)).toMatchObject({
-      quantiles: [0.5, 0.99, 0.999, 0.9999],
-      verdictQuantile: 0.99,
-      promoteThreshold: 0.95,
-      rollbackThreshold: 1.1,
-      windowMinutes: 60,
-      goodNeeded: 45,
-      badLimit: 5,
-      warmupMinutes: 0,
-      minTailObservations: 10,
+      ...verdictDefaults,
       windowMode: 'range',
       histogramKind: 'auto',
     });

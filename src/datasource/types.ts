@@ -1,5 +1,6 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
+import verdictDefaults from './defaults.json';
 
 export type PairwiseQueryType = 'minutes' | 'decision' | 'pods';
 export type HistogramKind = 'auto' | 'native' | 'classic';
@@ -42,23 +43,17 @@ export interface PairwiseQuery extends DataQuery {
   lbCanarySelector?: string;
 }
 
+/**
+ * The editor's defaults. The verdict numbers come from the backend's one definition
+ * (pkg/verdict.Default), generated into defaults.json by a Go test that fails when they drift.
+ */
 export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   queryType: 'minutes',
   metric: '',
   baselineSelector: '',
   canarySelector: '',
   histogramKind: 'auto',
-  quantiles: [0.5, 0.99, 0.999, 0.9999],
-  verdictQuantile: 0.99,
-  promoteThreshold: 0.95,
-  rollbackThreshold: 1.1,
-  windowMinutes: 60,
-  goodNeeded: 45,
-  badLimit: 5,
-  warmupMinutes: 0,
-  minTailObservations: 10,
-  significance: 0,
-  expectedCanaryShare: 0,
+  ...verdictDefaults,
   windowMode: 'range',
 };
 
