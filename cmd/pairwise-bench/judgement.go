@@ -92,7 +92,7 @@ func slide(cfg verdict.Config, minutes []verdict.Minute, n int) []verdict.Decisi
 	cfg.WindowMinutes = n
 	var out []verdict.Decision
 	for i := n - 1; i < len(minutes); i++ {
-		w := verdict.Decide(cfg, slices.Clone(minutes[i-n+1:i+1]), nil)
+		w := verdict.Decide(cfg, slices.Clone(minutes[i-n+1:i+1]), verdict.Options{})
 		out = append(out, w.Decision)
 	}
 	return out
@@ -103,7 +103,7 @@ func judged(cfg verdict.Config, minutes []verdict.Minute) verdict.Window {
 	cfg.WindowMinutes = max(len(minutes), 1)
 	cfg.GoodNeeded = min(cfg.GoodNeeded, cfg.WindowMinutes)
 	cfg.BadLimit = min(cfg.BadLimit, cfg.WindowMinutes)
-	return verdict.Decide(cfg, slices.Clone(minutes), nil)
+	return verdict.Decide(cfg, slices.Clone(minutes), verdict.Options{})
 }
 
 func benchJudgement(ctx context.Context, e *env, p plan, r *report) error {
@@ -289,7 +289,7 @@ func deployDelay(cfg verdict.Config, minutes []verdict.Minute, onset time.Time, 
 		from := max(first, i-n+1)
 		c := cfg
 		c.WindowMinutes = n
-		if verdict.Decide(c, slices.Clone(minutes[from:i+1]), nil).Decision == verdict.Rollback {
+		if verdict.Decide(c, slices.Clone(minutes[from:i+1]), verdict.Options{}).Decision == verdict.Rollback {
 			return i - first + 1
 		}
 	}

@@ -24,6 +24,8 @@ import (
 // definition in pkg/verdict.
 type judgeFlags struct {
 	prometheus, metric, baseline, canary, histogram, output, at, quantiles string
+	since                                                                  string
+	rangeDur                                                               time.Duration
 	lbMetric, lbBaseline, lbCanary                                         string
 	window, timeout, settle                                                time.Duration
 	config                                                                 verdict.Config
@@ -40,6 +42,11 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto, native or classic")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
+	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the window that starts with it is one sequential test")
+	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it (default: the window)")
+	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
+	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
+	fs.Float64Var(&f.config.FalsePromote, "false-promote", f.config.FalsePromote, "evidence rule: budget of promoting a canary that is --rollback-threshold times slower")
 	fs.DurationVar(&f.settle, "settle", 30*time.Second, "with the default --at, how long a minute must be over before it is judged (the last scrape must land)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each Prometheus query")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
@@ -142,12 +149,24 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	at, settle := now, f.settle
 	if f.at != "" {
 		if at, err = parseTime(f.at); err != nil {
-			return req, nil, err
+			return req, nil, fmt.Errorf("--at: %w", err)
 		}
 		settle = 0
 	}
-	if req.Window, err = pairing.Ending(at, cfg.WindowMinutes, settle); err != nil {
+	shown := cfg.WindowMinutes
+	if f.rangeDur != 0 {
+		if f.rangeDur < time.Minute || f.rangeDur%time.Minute != 0 {
+			return req, nil, fmt.Errorf("--range %s is not a whole number of minutes", f.rangeDur)
+		}
+		shown = int(f.rangeDur / time.Minute)
+	}
+	if req.Window, err = pairing.Ending(at, shown, settle); err != nil {
 		return req, nil, err
+	}
+	if f.since != "" {
+		if req.Since, err = parseTime(f.since); err != nil {
+			return req, nil, fmt.Errorf("--since: %w", err)
+		}
 	}
 	if f.lbMetric != "" {
 		lb := &engine.LoadBalancer{Metric: f.lbMetric, Baseline: req.Baseline, Canary: req.Canary}
@@ -190,7 +209,7 @@ func parseTime(s string) (time.Time, error) {
 	if secs, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(secs) && !math.IsInf(secs, 0) {
 		return time.Unix(0, int64(secs*1e9)), nil
 	}
-	return time.Time{}, fmt.Errorf("--at %q is neither RFC 3339 (2026-11-21T14:00:00Z) nor Unix seconds", s)
+	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-11-21T14:00:00Z) nor Unix seconds", s)
 }
 
 // explain turns engine errors into one sentence a user can act on.
@@ -218,7 +237,7 @@ func printTable(w io.Writer, res *engine.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	idx99, idx999 := quantileIndex(cfg, 0.99), quantileIndex(cfg, 0.999)
 	vq := verdict.QuantileLabel(cfg.VerdictQuantile)
-	fmt.Fprintf(tw, "minute\trps_old\trps_new\tp99_old\tp99_new\tp999_old\tp999_new\tratio(%s)\tverdict\t\n", vq)
+	fmt.Fprintf(tw, "minute\trps_old\trps_new\tp99_old\tp99_new\tp999_old\tp999_new\tratio(%s)\tverdict\tevidence\tdecision\t\n", vq)
 	for _, m := range res.Minutes {
 		v := string(m.Verdict)
 		if m.Verdict == verdict.Bad {
@@ -227,10 +246,10 @@ func printTable(w io.Writer, res *engine.Result) {
 		if m.Warmup {
 			v += " (warm-up)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Time.Format("15:04"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Time.Format("15:04"),
 			rps(m.Baseline), rps(m.Canary),
 			ms(m.Baseline, idx99), ms(m.Canary, idx99), ms(m.Baseline, idx999), ms(m.Canary, idx999),
-			ratio(m.Ratio), v)
+			ratio(m.Ratio), v, strconv.FormatFloat(m.Window.Statistic, 'f', 1, 64), m.Decision)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

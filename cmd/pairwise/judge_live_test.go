@@ -56,15 +56,16 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 		wantLine string
 	}{
 		{name: "regressed window rolls back", url: regression, at: judgeEnd, wantCode: 2, wantLine: "ROLLBACK: "},
-		{name: "window before the regression holds", url: regression, at: judgeEnd.Add(-20 * time.Minute), wantCode: 1, wantLine: "HOLD: "},
+		{name: "window before the regression promotes: identical busy fleets", url: regression, at: judgeEnd.Add(-20 * time.Minute), wantCode: 0, wantLine: "PROMOTE: "},
+		{name: "the reference rule holds the same window", url: regression, at: judgeEnd.Add(-20 * time.Minute), extra: []string{"--rule", "reference"}, wantCode: 1, wantLine: "HOLD: "},
 		{name: "faster canary promotes", url: faster, at: judgeEnd, wantCode: 0, wantLine: "PROMOTE: "},
 		{name: "classic buckets agree", url: regression, at: judgeEnd, extra: []string{"--histogram", "classic"}, wantCode: 2, wantLine: "ROLLBACK: "},
 		{name: "unix seconds for --at", url: faster, at: time.Time{}, extra: []string{"--at", fmt.Sprint(judgeEnd.Unix())}, wantCode: 0, wantLine: "PROMOTE"},
 		// The baseline's own histogram stands in for the canary's load balancer:
 		// 1.5x apart in the regressed minutes, which the divergence check flags.
 		{name: "load-balancer divergence is flagged", url: regression, at: judgeEnd, extra: []string{"--lb-metric", "http_request_duration_seconds", "--lb-canary", `{service="checkout",track="baseline"}`}, wantCode: 2, wantLine: "flag measurement-divergence: in 20 minutes"},
-		{name: "matching load balancer is not flagged", url: regression, at: judgeEnd.Add(-20 * time.Minute), extra: []string{"--lb-metric", "http_request_duration_seconds"}, wantCode: 1, wantLine: "HOLD"},
-		{name: "thresholds from flags", url: regression, at: judgeEnd, extra: []string{"--rollback-threshold", "1.6"}, wantCode: 1, wantLine: "HOLD"},
+		{name: "matching load balancer is not flagged", url: regression, at: judgeEnd.Add(-20 * time.Minute), extra: []string{"--lb-metric", "http_request_duration_seconds"}, wantCode: 0, wantLine: "PROMOTE"},
+		{name: "thresholds from flags", url: regression, at: judgeEnd, extra: []string{"--rule", "reference", "--rollback-threshold", "1.6"}, wantCode: 1, wantLine: "HOLD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,9 @@ type jsonReport struct {
 	Insufficient int            `json:"insufficient"`
 	NoData       int            `json:"no_data"`
 	Warmup       int            `json:"warmup"`
+	Rule         string         `json:"rule"`
+	Evidence     jsonEvidence   `json:"evidence"`
+	Since        string         `json:"since,omitempty"`
 	WorstMinute  *jsonWorst     `json:"worst_minute"`
 	Flags        []string       `json:"flags"`
 	Notes        []string       `json:"notes"`
@@ -58,6 +61,51 @@ type jsonMinute struct {
 	Reason   string    `json:"reason"`
 	Baseline jsonFleet `json:"baseline"`
 	Canary   jsonFleet `json:"canary"`
+	// Tail is the minute's own evidence; Decision and Evidence those of
+	// the window ending at the minute.
+	Tail           jsonMinuteTail `json:"tail"`
+	Decision       string         `json:"decision"`
+	DecisionCode   int            `json:"decision_code"`
+	DecisionReason string         `json:"decision_reason"`
+	Evidence       jsonEvidence   `json:"evidence"`
+}
+
+// jsonEvidence is the evidence rule's reading of a window.
+type jsonEvidence struct {
+	Minutes          int    `json:"minutes"`
+	CanaryTail       number `json:"canary_tail"`
+	BaselineTail     number `json:"baseline_tail"`
+	ExpectedTail     number `json:"expected_canary_tail"`
+	Statistic        number `json:"statistic"`
+	PromoteStatistic number `json:"promote_statistic"`
+	RollbackBoundary number `json:"rollback_boundary"`
+	PromoteBoundary  number `json:"promote_boundary"`
+	Anchored         bool   `json:"anchored"`
+}
+
+// jsonMinuteTail is what one minute adds to the evidence rule.
+type jsonMinuteTail struct {
+	Valid     bool   `json:"valid"`
+	Threshold number `json:"threshold"`
+	Canary    number `json:"canary"`
+	Baseline  number `json:"baseline"`
+	Share     number `json:"share"`
+	// LLR is the minute's log likelihood ratio for each tail index of
+	// verdict.TailIndices.
+	LLR []number `json:"llr"`
+}
+
+func numbers(xs []float64) []number {
+	out := make([]number, len(xs))
+	for i, x := range xs {
+		out[i] = number(x)
+	}
+	return out
+}
+
+func evidenceJSON(w verdict.WindowEvidence) jsonEvidence {
+	return jsonEvidence{Minutes: w.Minutes, CanaryTail: number(w.Canary), BaselineTail: number(w.Baseline), ExpectedTail: number(w.Expected),
+		Statistic: number(w.Statistic), PromoteStatistic: number(w.PromoteStatistic), RollbackBoundary: number(w.Rollback), PromoteBoundary: number(-w.Promote), Anchored: w.Anchored}
 }
 
 type jsonFleet struct {
@@ -76,8 +124,14 @@ func report(res *engine.Result) jsonReport {
 		Insufficient: res.Counts.Insufficient, NoData: res.Counts.NoData, Warmup: res.Counts.Warmup,
 		Flags: nonNil(res.Flags), Notes: nonNil(res.Notes), Warnings: nonNil(res.Warnings),
 		Metric: res.Request.Metric, Baseline: res.Request.Baseline.String(), Canary: res.Request.Canary.String(),
-		Histogram: string(res.BaselineKind), Config: res.Config,
-		Start: res.Request.Window.First.Add(-time.Minute).Format(time.RFC3339), End: res.Request.Window.Last.Format(time.RFC3339),
+		Histogram: string(res.BaselineKind), Config: res.Config, Rule: res.Config.Rule, Evidence: evidenceJSON(res.Evidence),
+		End: res.Request.Window.Last.Format(time.RFC3339),
+	}
+	if len(res.Minutes) > 0 {
+		r.Start = res.Minutes[0].Time.Add(-time.Minute).Format(time.RFC3339)
+	}
+	if !res.Request.Since.IsZero() {
+		r.Since = res.Request.Since.UTC().Format(time.RFC3339)
 	}
 	if res.Worst >= 0 {
 		m := res.Minutes[res.Worst]
@@ -87,6 +141,9 @@ func report(res *engine.Result) jsonReport {
 		r.Minutes = append(r.Minutes, jsonMinute{
 			Time: m.Time.Format(time.RFC3339), Verdict: string(m.Verdict), Ratio: number(m.Ratio), Warmup: m.Warmup, Reason: m.Reason,
 			Baseline: fleetJSON(res.Config, m.Baseline), Canary: fleetJSON(res.Config, m.Canary),
+			Tail: jsonMinuteTail{Valid: m.Evidence.Valid, Threshold: number(m.Evidence.Threshold), Canary: number(m.Evidence.Canary), Baseline: number(m.Evidence.Baseline),
+				Share: number(m.Evidence.Share), LLR: numbers(m.Evidence.LLR[:])},
+			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window),
 		})
 	}
 	return r

@@ -26,7 +26,14 @@ type Request struct {
 	Canary   selector.Selector
 	Kind     prom.Kind
 	Config   verdict.Config
-	Window   pairing.Window
+	// Window holds the minutes shown, each with the decision of the
+	// Config.WindowMinutes-minute window ending at it; the last minute's is
+	// the decision. Earlier minutes are fetched for the first windows.
+	Window pairing.Window
+	// Since, when not zero, is the deployment's start: minutes that began
+	// before it are neither shown nor part of any window, and the window
+	// that starts with the deployment is one sequential test.
+	Since time.Time
 	// LB, when set, is a load-balancer-side histogram of the same requests,
 	// compared with the application's to catch coordinated omission.
 	LB *LoadBalancer
@@ -55,6 +62,50 @@ var ErrNoData = errors.New("no data in the window")
 // Source is what Analyze needs from Prometheus; *prom.Client implements it.
 type Source interface {
 	FleetHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error)
+	// SamplesPerSeries is the mean number of samples per series and minute,
+	// which tells how much a one-minute increase() extrapolates.
+	SamplesPerSeries(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]float64, error)
+}
+
+// ErrSinceAfterWindow means the deployment started after the last minute asked for.
+var ErrSinceAfterWindow = errors.New("the deployment starts after the last minute")
+
+// span is what Analyze fetches and shows: the judged minutes (from the
+// first window's first minute, or the deployment's first minute) and how
+// many of them are shown.
+type span struct {
+	judged   pairing.Window
+	shown    int
+	anchored bool
+	// sinceFirst is the deployment's first whole minute, zero without Since.
+	sinceFirst time.Time
+}
+
+func (req Request) span() (span, error) {
+	shown := req.Window
+	sp := span{judged: pairing.Window{First: shown.First.Add(-time.Duration(req.Config.WindowMinutes-1) * time.Minute), Last: shown.Last}}
+	if !req.Since.IsZero() {
+		// Minute T holds (T-60s, T]: the first whole minute after Since ends
+		// a minute after Since rounded up to the minute.
+		first := req.Since.UTC().Truncate(time.Minute)
+		if first.Before(req.Since) {
+			first = first.Add(time.Minute)
+		}
+		first = first.Add(time.Minute)
+		sp.sinceFirst = first
+		if first.After(shown.Last) {
+			return sp, fmt.Errorf("%w: it starts %s, so its first whole minute ends %s, after %s", ErrSinceAfterWindow,
+				req.Since.UTC().Format(time.RFC3339), first.Format(time.RFC3339), shown.Last.Format(time.RFC3339))
+		}
+		if !first.Before(sp.judged.First) {
+			sp.judged.First, sp.anchored = first, true
+		}
+		if first.After(shown.First) {
+			shown.First = first
+		}
+	}
+	sp.shown = shown.Minutes()
+	return sp, nil
 }
 
 // Analyze fetches both fleets concurrently and judges the window.
@@ -65,8 +116,12 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if err := selector.ValidMetricName(req.Metric); err != nil {
 		return nil, err
 	}
-	// Warm-up looks back WarmupMinutes before the window's first minute.
-	fetch := prom.Range{Start: req.Window.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: req.Window.Last}
+	sp, err := req.span()
+	if err != nil {
+		return nil, err
+	}
+	// Warm-up looks back WarmupMinutes before the first judged minute.
+	fetch := prom.Range{Start: sp.judged.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: sp.judged.Last}
 
 	queries := []fetchSpec{
 		{what: "baseline histogram", metric: req.Metric, sel: req.Baseline},
@@ -87,32 +142,68 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	base, canary := results[0], results[1]
 	if len(base.series) == 0 && len(canary.series) == 0 {
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
-			ErrNoData, req.Metric, req.Baseline, req.Canary, req.Window.First.Format(time.RFC3339), req.Window.Last.Format(time.RFC3339))
+			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
+	}
+	scales, err := fetchScales(ctx, src, req, []fetched{base, canary}, fetch)
+	if err != nil {
+		return nil, err
 	}
 
 	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
-	pairs := pairing.Pairs(req.Window, base.series, canary.series)
+	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
 	minutes := make([]verdict.Minute, len(pairs))
 	for i, p := range pairs {
-		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary)}
+		ts := p.Time.Unix()
+		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary),
+			Evidence: verdict.MinuteEvidence(req.Config, p.Baseline, p.Canary, verdict.ScrapeScale(scales[0][ts]), verdict.ScrapeScale(scales[1][ts]))}
 	}
 	canaryHadTraffic := func(t time.Time) bool {
+		if !sp.sinceFirst.IsZero() && t.Before(sp.sinceFirst) {
+			return false // an earlier canary under the same labels is not this one
+		}
 		h := canary.series[t.Unix()]
 		return h != nil && h.Count > 0
 	}
-	res.Window = verdict.Decide(req.Config, minutes, canaryHadTraffic)
+	res.Window = verdict.Decide(req.Config, minutes, verdict.Options{Shown: sp.shown, Anchored: sp.anchored, CanaryHadTrafficAt: canaryHadTraffic})
 	if req.LB != nil {
-		res.Window.CheckMeasurement(verdictValues(req, results[2].series), verdictValues(req, results[3].series))
+		res.Window.CheckMeasurement(verdictValues(req, res.Window.Minutes, results[2].series), verdictValues(req, res.Window.Minutes, results[3].series))
 	}
 	return res, nil
 }
 
-// verdictValues is the verdict quantile of a series on every minute of the window.
-func verdictValues(req Request, series prom.Series) []float64 {
-	times := req.Window.Times()
+// fetchScales asks for each fleet's samples per series and minute, with the
+// kind its histograms were read as; a fleet without data needs none.
+func fetchScales(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) ([]map[int64]float64, error) {
+	out := make([]map[int64]float64, len(fleets))
+	errs := make([]error, len(fleets))
+	sels := []selector.Selector{req.Baseline, req.Canary}
+	var wg sync.WaitGroup
+	for i, f := range fleets {
+		if len(f.series) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = src.SamplesPerSeries(ctx, req.Metric, sels[i], f.kind, r)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("query %s samples per minute: %w", []string{"baseline", "canary"}[i], errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// verdictValues is the verdict quantile of a series on every shown minute.
+func verdictValues(req Request, minutes []verdict.Minute, series prom.Series) []float64 {
+	times := make([]time.Time, len(minutes))
+	for i, m := range minutes {
+		times[i] = m.Time
+	}
 	out := make([]float64, len(times))
 	for i, t := range times {
 		out[i] = math.NaN()

@@ -47,6 +47,16 @@ func (s *fleetSource) FleetHistograms(ctx context.Context, metric string, sel se
 	return s.series[key], k, nil
 }
 
+// SamplesPerSeries answers four samples a minute (a 15 s scrape) wherever
+// the fleet has a histogram.
+func (s *fleetSource) SamplesPerSeries(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]float64, error) {
+	out := map[int64]float64{}
+	for ts := range s.series[sel.String()] {
+		out[ts] = 4
+	}
+	return out, nil
+}
+
 var end = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // classicHist has 100 observations up to 1s and `slow` more: in (1, 2] when
@@ -77,6 +87,7 @@ func request(t *testing.T, warmup int) Request {
 	cfg := verdict.Default()
 	cfg.WindowMinutes, cfg.GoodNeeded, cfg.BadLimit, cfg.WarmupMinutes = 10, 5, 3, warmup
 	cfg.MinTailObservations = 1
+	cfg.Rule = verdict.RuleReference // the plumbing is tested on the counting rule; TestAnalyzeEvidence below
 	w, err := pairing.Ending(end, 10, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +133,9 @@ func TestAnalyze(t *testing.T) {
 					t.Fatalf("counts %+v", res.Counts)
 				}
 				for _, r := range src.ranges {
-					if !r.Start.Equal(end.Add(-12 * time.Minute)) {
-						t.Fatalf("fetched from %v, want three minutes before the window", r.Start)
+					// The window ending at the first minute shown starts 9 minutes earlier.
+					if !r.Start.Equal(end.Add(-21 * time.Minute)) {
+						t.Fatalf("fetched from %v, want three minutes before the first window", r.Start)
 					}
 				}
 			}},
@@ -142,6 +154,79 @@ func TestAnalyze(t *testing.T) {
 			}
 			tt.check(t, res, tt.src)
 		})
+	}
+}
+
+// scaled multiplies every minute's counts, as a busier fleet would have.
+func scaled(t *testing.T, n int, slow, factor float64) prom.Series {
+	s := prom.Series{}
+	for ts, h := range minutes(t, n, slow) {
+		cum := []float64{}
+		for _, b := range h.Buckets {
+			prev := 0.0
+			if len(cum) > 0 {
+				prev = cum[len(cum)-1]
+			}
+			cum = append(cum, prev+b.Count*factor)
+		}
+		les := []float64{0.5, 1, 2, 4, math.Inf(1)}
+		g, err := histogram.FromClassic(les, cum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s[ts] = g
+	}
+	return s
+}
+
+func TestAnalyzeEvidence(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	tests := []struct {
+		name        string
+		slow        float64
+		factor      float64
+		since       time.Duration // before end; 0: none
+		want        verdict.Decision
+		wantShown   int
+		wantAnchor  bool
+		wantFetched time.Duration // fetch start before end
+	}{
+		{name: "a tail four times heavier rolls back", slow: 40, factor: 100, want: verdict.Rollback, wantShown: 10, wantFetched: 18 * time.Minute},
+		{name: "two tail observations a minute hold", slow: 40, factor: 1, want: verdict.Hold, wantShown: 10, wantFetched: 18 * time.Minute},
+		{name: "identical busy fleets promote", slow: 10, factor: 100, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
+		{name: "since clips the window and anchors it", slow: 10, factor: 100, since: 5 * time.Minute, want: verdict.Promote, wantShown: 5, wantAnchor: true, wantFetched: 4 * time.Minute},
+		{name: "since before the first window changes nothing but the look-back", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, tt.factor), canary: scaled(t, 40, tt.slow, tt.factor)}}
+			req := request(t, 0)
+			req.Config.Rule = verdict.RuleEvidence
+			req.Config.WindowMinutes = 10
+			if tt.since > 0 {
+				req.Since = end.Add(-tt.since)
+			}
+			res, err := Analyze(context.Background(), src, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Decision != tt.want || len(res.Minutes) != tt.wantShown || res.Evidence.Anchored != tt.wantAnchor {
+				t.Fatalf("%s, %d minutes shown, anchored %v: %s", res.Decision, len(res.Minutes), res.Evidence.Anchored, res.Reason)
+			}
+			if got := src.ranges[0].Start; !got.Equal(end.Add(-tt.wantFetched)) {
+				t.Fatalf("fetched from %v, want %v", got, end.Add(-tt.wantFetched))
+			}
+			for _, m := range res.Minutes {
+				if m.Decision == "" || !m.Evidence.Valid {
+					t.Fatalf("minute %v has no decision or no evidence: %+v", m.Time, m)
+				}
+			}
+		})
+	}
+	req := request(t, 0)
+	req.Since = end.Add(time.Minute)
+	if _, err := Analyze(context.Background(), &fleetSource{}, req); !errors.Is(err, ErrSinceAfterWindow) {
+		t.Fatalf("a deployment after the window: %v", err)
 	}
 }
 

@@ -89,6 +89,19 @@ func ClassicQuery(metric string, sel selector.Selector) string {
 	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[1m]))"
 }
 
+// SamplesQuery is the mean number of samples each series of a fleet has in a
+// minute: a one-minute increase() over series scraped n times a minute reads
+// n/(n-1) of the observations they counted (verdict.ScrapeScale). Native
+// series are counted as they are; classic series by their +Inf bucket.
+func SamplesQuery(metric string, sel selector.Selector, kind Kind) string {
+	series := sel.With(metric)
+	if kind == Classic {
+		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
+		series = inf.With(metric + "_bucket")
+	}
+	return "sum(count_over_time(" + series + "[1m])) / count(count_over_time(" + series + "[1m]))"
+}
+
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.
 func PodsNativeQuery(metric, podLabel string, sel selector.Selector) string {
 	return "sum by (" + podLabel + ") (increase(" + sel.With(metric) + "[1m]))"
@@ -128,6 +141,33 @@ func (c *Client) FleetHistograms(ctx context.Context, metric string, sel selecto
 		return nil, kind, err
 	}
 	return series[""], Classic, nil
+}
+
+// SamplesPerSeries is SamplesQuery for every minute of r, by minute end in
+// Unix seconds; minutes without samples are absent. kind is Native or Classic.
+func (c *Client) SamplesPerSeries(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (map[int64]float64, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return nil, err
+	}
+	res, err := c.rangeQuery(ctx, SamplesQuery(metric, sel, kind), r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]float64{}
+	for _, s := range res.Result {
+		for _, pair := range s.Values {
+			ts, err := parseTime(pair[0])
+			if err != nil {
+				return nil, err
+			}
+			v, err := parseQuoted(pair[1])
+			if err != nil {
+				return nil, err
+			}
+			out[ts] = v
+		}
+	}
+	return out, nil
 }
 
 // PodHistograms is FleetHistograms keeping pods apart: pod -> minute -> histogram.

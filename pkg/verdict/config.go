@@ -18,6 +18,19 @@ type Config struct {
 	Quantiles []float64 `json:"quantiles" yaml:"quantiles"`
 	// VerdictQuantile is the quantile whose canary/baseline ratio judges a minute.
 	VerdictQuantile float64 `json:"verdictQuantile" yaml:"verdictQuantile"`
+	// Rule decides a window: RuleEvidence (the default) pools tail
+	// observations over its minutes and tests them sequentially;
+	// RuleReference counts good and bad minutes as the chapter does.
+	Rule string `json:"rule" yaml:"rule"`
+	// FalseRollback is the evidence rule's budget of false rollbacks: at most
+	// this share of deployments of a canary identical to its baseline is
+	// rolled back over every look at the window anchored at its start, and a
+	// canary watched every minute is falsely rolled back at most once in
+	// 1/FalseRollback days (docs/judgement.md).
+	FalseRollback float64 `json:"falseRollback" yaml:"falseRollback"`
+	// FalsePromote is the evidence rule's budget of promoting a canary that is
+	// RollbackThreshold times slower in the tail, with the same looks.
+	FalsePromote float64 `json:"falsePromote" yaml:"falsePromote"`
 	// A minute is good when ratio <= PromoteThreshold, bad when ratio >= RollbackThreshold.
 	PromoteThreshold  float64 `json:"promoteThreshold" yaml:"promoteThreshold"`
 	RollbackThreshold float64 `json:"rollbackThreshold" yaml:"rollbackThreshold"`
@@ -58,9 +71,19 @@ type Config struct {
 	MaxMeasurementDivergence float64 `json:"maxMeasurementDivergence" yaml:"maxMeasurementDivergence"`
 }
 
-// Default returns the reference configuration.
+// The window rules, by name.
+const (
+	RuleEvidence  = "evidence"
+	RuleReference = "reference"
+)
+
+// Default returns the default configuration: the chapter's minute
+// thresholds, judged by the evidence rule.
 func Default() Config {
 	return Config{
+		Rule:                RuleEvidence,
+		FalseRollback:       0.001,
+		FalsePromote:        0.01,
 		Quantiles:           []float64{0.5, 0.99, 0.999, 0.9999},
 		VerdictQuantile:     0.99,
 		PromoteThreshold:    0.95,
@@ -87,6 +110,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
+	check(c.Rule == RuleEvidence || c.Rule == RuleReference, "rule: %q is neither %q nor %q", c.Rule, RuleEvidence, RuleReference)
+	check(c.FalseRollback > 0 && c.FalseRollback <= 0.5, "falseRollback: %v is not a probability in (0, 0.5]", c.FalseRollback)
+	check(c.FalsePromote > 0 && c.FalsePromote <= 0.5, "falsePromote: %v is not a probability in (0, 0.5]", c.FalsePromote)
 	check(len(c.Quantiles) > 0, "quantiles: at least one quantile is needed")
 	for _, q := range c.Quantiles {
 		check(q > 0 && q < 1, "quantiles: %v is not between 0 and 1", q)
@@ -131,6 +157,9 @@ func QuantileKey(q float64) string { return strconv.FormatFloat(q, 'f', -1, 64) 
 // nil field keeps the value it overrides. Keys are those of Config. The data
 // source's query model and the rule pack configuration both embed it.
 type Overrides struct {
+	Rule                *string   `json:"rule,omitempty" yaml:"rule"`
+	FalseRollback       *float64  `json:"falseRollback,omitempty" yaml:"falseRollback"`
+	FalsePromote        *float64  `json:"falsePromote,omitempty" yaml:"falsePromote"`
 	Quantiles           []float64 `json:"quantiles,omitempty" yaml:"quantiles"`
 	VerdictQuantile     *float64  `json:"verdictQuantile,omitempty" yaml:"verdictQuantile"`
 	PromoteThreshold    *float64  `json:"promoteThreshold,omitempty" yaml:"promoteThreshold"`
@@ -145,13 +174,16 @@ type Overrides struct {
 
 // Apply returns c with the set fields of o.
 func (o Overrides) Apply(c Config) Config {
+	if o.Rule != nil {
+		c.Rule = *o.Rule
+	}
 	if len(o.Quantiles) > 0 {
 		c.Quantiles = append([]float64(nil), o.Quantiles...)
 	}
 	for _, f := range []struct {
 		dst *float64
 		src *float64
-	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}, {&c.Significance, o.Significance}} {
+	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}, {&c.Significance, o.Significance}, {&c.FalseRollback, o.FalseRollback}, {&c.FalsePromote, o.FalsePromote}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

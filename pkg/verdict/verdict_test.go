@@ -81,6 +81,7 @@ func repeat(r float64, n int) []float64 {
 func TestDecide(t *testing.T) {
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	c := Default()
+	c.Rule = RuleReference
 	tests := []struct {
 		name   string
 		ratios []float64
@@ -97,7 +98,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := Decide(c, window(start, tt.ratios...), nil)
+			w := Decide(c, window(start, tt.ratios...), Options{})
 			if w.Decision != tt.want || w.Counts != tt.counts {
 				t.Fatalf("decision %s %+v, want %s %+v (%s)", w.Decision, w.Counts, tt.want, tt.counts, w.Reason)
 			}
@@ -109,11 +110,11 @@ func TestDecideWorstMinute(t *testing.T) {
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	ms := window(start, 0.9, 1.3, 0, 1.2)
 	ms[2].Canary = fleet(9, 1) // insufficient with a huge ratio: not the worst judged minute
-	w := Decide(Default(), ms, nil)
+	w := Decide(Default(), ms, Options{})
 	if w.Worst != 1 {
 		t.Fatalf("worst = %d, want 1", w.Worst)
 	}
-	if w := Decide(Default(), window(start, 0, 0), nil); w.Worst != -1 {
+	if w := Decide(Default(), window(start, 0, 0), Options{}); w.Worst != -1 {
 		t.Fatalf("worst of an empty window = %d, want -1", w.Worst)
 	}
 }
@@ -126,7 +127,7 @@ func TestDecideWarmup(t *testing.T) {
 	ms := window(start, 0, 2, 2, 2, 2, 0.9)
 	firstTraffic := ms[1].Time
 	had := func(at time.Time) bool { return !at.Before(firstTraffic) }
-	w := Decide(c, ms, had)
+	w := Decide(c, ms, Options{CanaryHadTrafficAt: had})
 	wantWarm := []bool{true, true, true, true, false, false}
 	for i, m := range w.Minutes {
 		if m.Warmup != wantWarm[i] {
@@ -143,14 +144,16 @@ func TestDecideWarmup(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	w := Decide(Default(), window(start, repeat(0.6, 50)...), nil)
+	ref := Default()
+	ref.Rule = RuleReference
+	w := Decide(ref, window(start, repeat(0.6, 50)...), Options{})
 	if w.Decision != Promote || !contains(w.Flags, FlagSuspiciousWin) {
 		t.Fatalf("a 0.6x win promotes with a flag: %s %v", w.Decision, w.Flags)
 	}
 	ms := window(start, repeat(1, 10)...)
 	ms[4].Canary.Count = 5000 // the canary suddenly gets five times its share
 	ms[7].Canary = FleetStats{}
-	w = Decide(Default(), ms, nil)
+	w = Decide(Default(), ms, Options{})
 	if !contains(w.Flags, FlagTrafficParity) || !contains(w.Flags, FlagFleetMissing) || contains(w.Flags, FlagSuspiciousWin) {
 		t.Fatalf("flags %v notes %v", w.Flags, w.Notes)
 	}
@@ -223,7 +226,7 @@ func TestCheckMeasurement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := Decide(Default(), window(start, 1, 1, 1), nil)
+			w := Decide(Default(), window(start, 1, 1, 1), Options{})
 			w.CheckMeasurement(tt.lbBaseline, tt.lbCanary)
 			if got := contains(w.Flags, FlagMeasurementDivergence); got != tt.want {
 				t.Fatalf("flagged = %v, want %v (%v)", got, tt.want, w.Notes)
@@ -289,7 +292,7 @@ func TestExpectedShare(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Default()
 			c.ExpectedCanaryShare = tt.expected
-			w := Decide(c, window(start, repeat(1, 10)...), nil)
+			w := Decide(c, window(start, repeat(1, 10)...), Options{})
 			if got := contains(w.Flags, FlagTrafficParity); got != tt.want {
 				t.Fatalf("flagged %v, want %v: %v", got, tt.want, w.Notes)
 			}

@@ -17,6 +17,14 @@ type Minute struct {
 	Verdict  Verdict
 	Warmup   bool // shown but not counted
 	Reason   string
+	// Evidence is what the minute adds to the evidence rule (set by the
+	// caller with MinuteEvidence; the zero value carries none).
+	Evidence Evidence
+	// Decision is the decision of the window ending at this minute, with its
+	// reason and, for the evidence rule, the window's evidence.
+	Decision       Decision
+	DecisionReason string
+	Window         WindowEvidence
 }
 
 // Counts of minutes by verdict; warm-up minutes are counted only in Warmup.
@@ -36,12 +44,17 @@ const (
 
 // Window is the judged window and its decision.
 type Window struct {
-	Config   Config
-	Minutes  []Minute
+	Config Config
+	// Minutes are the minutes shown, each with the decision of the window
+	// ending at it; the last one's window is the judged window.
+	Minutes []Minute
+	// Counts, Decision, Reason, Evidence, Worst and Flags are those of the
+	// judged window: the WindowMinutes minutes ending at the last minute.
 	Counts   Counts
 	Decision Decision
-	// Worst is the index in Minutes of the counted minute with the highest
-	// ratio, or -1 when no minute has one.
+	Evidence WindowEvidence
+	// Worst is the index in Minutes of the judged window's counted minute
+	// with the highest ratio, or -1 when no minute has one.
 	Worst  int
 	Reason string
 	Flags  []string
@@ -49,40 +62,106 @@ type Window struct {
 	Notes []string
 }
 
-// Decide judges each minute, marks warm-up minutes, counts and decides.
-// minutes must be in time order; previousCanary reports whether the canary had
-// traffic WarmupMinutes before a minute (the caller fetches those minutes).
-func Decide(c Config, minutes []Minute, canaryHadTrafficAt func(time.Time) bool) Window {
-	w := Window{Config: c, Minutes: minutes, Worst: -1}
-	for i := range w.Minutes {
-		m := &w.Minutes[i]
+// Options says which minutes Decide shows and where windows start.
+type Options struct {
+	// Shown is how many of the last minutes are shown, each with the
+	// decision of the window ending at it; 0 shows the last WindowMinutes.
+	// The minutes before them only serve as the earlier minutes of windows.
+	Shown int
+	// Anchored says the first minute is a deployment's first (the judge's
+	// --since): windows never reach before it, and a window that starts
+	// there is one sequential test with the anchored boundaries.
+	Anchored bool
+	// CanaryHadTrafficAt reports whether the canary had traffic at a time,
+	// WarmupMinutes before a minute (nil: no warm-up).
+	CanaryHadTrafficAt func(time.Time) bool
+}
+
+// Decide judges each minute, marks warm-up minutes, and decides the window
+// ending at every shown minute. minutes must be consecutive, in time order.
+func Decide(c Config, minutes []Minute, o Options) Window {
+	for i := range minutes {
+		m := &minutes[i]
 		m.Verdict, m.Ratio, m.Reason = Judge(c, m.Baseline, m.Canary)
-		if c.WarmupMinutes > 0 && canaryHadTrafficAt != nil &&
-			!canaryHadTrafficAt(m.Time.Add(-time.Duration(c.WarmupMinutes)*time.Minute)) {
+		if c.WarmupMinutes > 0 && o.CanaryHadTrafficAt != nil &&
+			!o.CanaryHadTrafficAt(m.Time.Add(-time.Duration(c.WarmupMinutes)*time.Minute)) {
 			m.Warmup = true
 			m.Reason = fmt.Sprintf("warm-up, not counted (the canary had no traffic %d minutes earlier); %s", c.WarmupMinutes, m.Reason)
-			w.Counts.Warmup++
+		}
+	}
+	shown := o.Shown
+	if shown <= 0 {
+		shown = c.WindowMinutes
+	}
+	shown = min(shown, len(minutes))
+	first := len(minutes) - shown
+	// Sliding sums over the window ending at each minute.
+	var ev WindowEvidence
+	var counts Counts
+	for i := range minutes {
+		ev.add(evidenceOf(minutes[i]), 1)
+		counts.add(minutes[i], 1)
+		if j := i - c.WindowMinutes; j >= 0 {
+			ev.add(evidenceOf(minutes[j]), -1)
+			counts.add(minutes[j], -1)
+		}
+		if i < first {
 			continue
 		}
-		switch m.Verdict {
-		case Good:
-			w.Counts.Good++
-		case Neutral:
-			w.Counts.Neutral++
-		case Bad:
-			w.Counts.Bad++
-		case Insufficient:
-			w.Counts.Insufficient++
-		case NoData:
-			w.Counts.NoData++
+		ev.read(c, o.Anchored && i < c.WindowMinutes)
+		m := &minutes[i]
+		m.Window = ev
+		if c.Rule == RuleReference {
+			m.Decision, m.DecisionReason = decide(c, counts, min(i+1, c.WindowMinutes))
+		} else {
+			m.Decision, m.DecisionReason = ev.decide(c)
 		}
-		if counted(m.Verdict) && (w.Worst < 0 || m.Ratio > w.Minutes[w.Worst].Ratio) {
+	}
+	w := Window{Config: c, Minutes: minutes[first:], Worst: -1, Counts: counts}
+	if len(w.Minutes) == 0 {
+		w.Decision, w.Reason = Hold, "no minutes to judge"
+		return w
+	}
+	last := w.Minutes[len(w.Minutes)-1]
+	w.Decision, w.Reason, w.Evidence = last.Decision, last.DecisionReason, last.Window
+	judged := minutes[max(0, len(minutes)-c.WindowMinutes):]
+	for i, m := range w.Minutes {
+		if m.Time.Before(judged[0].Time) || m.Warmup || !counted(m.Verdict) {
+			continue
+		}
+		if w.Worst < 0 || m.Ratio > w.Minutes[w.Worst].Ratio {
 			w.Worst = i
 		}
 	}
-	w.Decision, w.Reason = decide(c, w.Counts, len(minutes))
-	w.flag(c)
+	w.flag(c, judged)
 	return w
+}
+
+func evidenceOf(m Minute) Evidence {
+	if m.Warmup {
+		return Evidence{}
+	}
+	return m.Evidence
+}
+
+// add counts a minute in (sign 1) or out (sign -1).
+func (n *Counts) add(m Minute, sign int) {
+	if m.Warmup {
+		n.Warmup += sign
+		return
+	}
+	switch m.Verdict {
+	case Good:
+		n.Good += sign
+	case Neutral:
+		n.Neutral += sign
+	case Bad:
+		n.Bad += sign
+	case Insufficient:
+		n.Insufficient += sign
+	case NoData:
+		n.NoData += sign
+	}
 }
 
 func counted(v Verdict) bool { return v == Good || v == Neutral || v == Bad }
@@ -102,10 +181,10 @@ func decide(c Config, n Counts, total int) (Decision, string) {
 // flag raises the guards the reference script lacks: a win too large to
 // believe without a traffic-mix check, a canary share that moves, and a fleet
 // that is missing while the other serves.
-func (w *Window) flag(c Config) {
+func (w *Window) flag(c Config, judged []Minute) {
 	var ratios, shares []float64
 	missing := 0
-	for _, m := range w.Minutes {
+	for _, m := range judged {
 		if m.Warmup {
 			continue
 		}
@@ -166,7 +245,7 @@ func median(xs []float64) float64 {
 func (w Window) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", strings.ToUpper(string(w.Decision)), w.Reason)
-	fmt.Fprintf(&b, " (good %d, neutral %d, bad %d, insufficient %d, no-data %d", w.Counts.Good, w.Counts.Neutral, w.Counts.Bad, w.Counts.Insufficient, w.Counts.NoData)
+	fmt.Fprintf(&b, " (%s rule; minutes: good %d, neutral %d, bad %d, insufficient %d, no-data %d", w.Config.Rule, w.Counts.Good, w.Counts.Neutral, w.Counts.Bad, w.Counts.Insufficient, w.Counts.NoData)
 	if w.Counts.Warmup > 0 {
 		fmt.Fprintf(&b, ", warm-up %d", w.Counts.Warmup)
 	}
