@@ -127,28 +127,56 @@ func ScrapeScale(samplesPerSeries float64) float64 {
 // a day: the sliding boundaries are set for that many looks.
 const MinutesPerDay = 24 * 60
 
-// RollbackBoundary is the statistic at or above which a window rolls back.
-// A window anchored at a deployment's start is one sequential test, so
-// ln(1/FalseRollback) bounds the chance of any false rollback over all its
-// looks. A sliding window watched every minute is bounded by the CUSUM over
-// the same minutes, whose mean time to a false alarm is at least e^boundary
-// minutes: ln(MinutesPerDay/FalseRollback) makes that 1/FalseRollback days.
+// The boundaries (docs/judgement.md). The rule looks at the whole window and
+// at the recent runs of minutes that end with it (RecentLengths), so that
+// minutes before a change cannot outweigh the change. For any set of such
+// runs, the sum over every start of the likelihood ratio since that start
+// (the Shiryaev-Roberts statistic) has mean t after t minutes of identical
+// fleets, so the chance that any run reaches e^A within t minutes is at most
+// t e^-A. Hence:
+//   - sliding windows, a canary watched every minute: A = ln(MinutesPerDay /
+//     FalseRollback), at most FalseRollback false rollbacks per canary-day;
+//   - a window anchored at a deployment's start: the whole window since the
+//     start is one sequential test (Ville's inequality: any look crosses
+//     ln(2/FalseRollback) with probability at most FalseRollback/2), and the
+//     recent runs over its WindowMinutes looks get the other half:
+//     ln(2 WindowMinutes / FalseRollback).
+
+// RollbackBoundary is the whole window's statistic at or above which it rolls back.
 func (c Config) RollbackBoundary(anchored bool) float64 {
-	return boundary(c.FalseRollback, anchored)
-}
-
-// PromoteBoundary is the same for promotion: the statistic at or below minus
-// this promotes, at most FalsePromote of canaries that are RollbackThreshold
-// times slower being promoted.
-func (c Config) PromoteBoundary(anchored bool) float64 {
-	return boundary(c.FalsePromote, anchored)
-}
-
-func boundary(alpha float64, anchored bool) float64 {
 	if anchored {
-		return math.Log(1 / alpha)
+		return math.Log(2 / c.FalseRollback)
 	}
-	return math.Log(MinutesPerDay / alpha)
+	return math.Log(MinutesPerDay / c.FalseRollback)
+}
+
+// RecentBoundary is the same for the recent runs of minutes.
+func (c Config) RecentBoundary(anchored bool) float64 {
+	if anchored {
+		return math.Log(2 * float64(c.WindowMinutes) / c.FalseRollback)
+	}
+	return math.Log(MinutesPerDay / c.FalseRollback)
+}
+
+// PromoteBoundary is the promote statistic's: at or below minus this, the
+// window promotes; a canary whose tail is RollbackThreshold^TailIndices[0]
+// times as frequent is promoted with probability at most FalsePromote over
+// all looks of an anchored window (Ville), or per canary-day when sliding.
+func (c Config) PromoteBoundary(anchored bool) float64 {
+	if anchored {
+		return math.Log(1 / c.FalsePromote)
+	}
+	return math.Log(MinutesPerDay / c.FalsePromote)
+}
+
+// RecentLengths are the lengths of the recent runs of minutes the rule
+// reads besides the whole window: 1, 2, 4, ... minutes, below the window.
+func (c Config) RecentLengths() []int {
+	var out []int
+	for l := 1; l < c.WindowMinutes; l *= 2 {
+		out = append(out, l)
+	}
+	return out
 }
 
 // PromoteMinutes is how many minutes of the window must carry evidence before
@@ -169,33 +197,52 @@ type WindowEvidence struct {
 	// PromoteStatistic <= -Promote).
 	Statistic, PromoteStatistic float64
 	Rollback, Promote           float64
-	Anchored                    bool
+	// Recent is the run of the last RecentMinutes minutes whose statistic
+	// stands highest above RecentBoundary (0 minutes: none shorter than
+	// the window); rollback also at RecentStatistic >= RecentBoundary.
+	RecentMinutes                   int
+	RecentStatistic, RecentBoundary float64
+	RecentCanary, RecentExpected    float64
+	Anchored                        bool
 }
 
-// add counts one minute's evidence in (sign 1) or out (sign -1).
-func (w *WindowEvidence) add(e Evidence, sign int) {
+// add counts one minute's evidence in.
+func (w *WindowEvidence) add(e Evidence) {
 	if !e.Valid {
 		return
 	}
-	s := float64(sign)
-	w.Minutes += sign
-	w.Canary += s * e.Canary
-	w.Baseline += s * e.Baseline
-	w.Expected += s * e.Expected()
+	w.Minutes++
+	w.Canary += e.Canary
+	w.Baseline += e.Baseline
+	w.Expected += e.Expected()
 	for i := range w.LLR {
-		w.LLR[i] += s * e.LLR[i]
+		w.LLR[i] += e.LLR[i]
 	}
 }
 
-// read sets the statistics and boundaries of the window as it stands.
-func (w *WindowEvidence) read(c Config, anchored bool) {
-	if w.Minutes == 0 {
-		// Sums that slid back to nothing carry no rounding residue.
-		*w = WindowEvidence{}
+// readWindow reads the window whose minutes' evidence is ev (in time order).
+func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
+	var w WindowEvidence
+	for _, e := range ev {
+		w.add(e)
 	}
 	w.Statistic, w.PromoteStatistic = Mixture(w.LLR), w.LLR[0]
 	w.Anchored = anchored
 	w.Rollback, w.Promote = c.RollbackBoundary(anchored), c.PromoteBoundary(anchored)
+	w.RecentBoundary, w.RecentStatistic = c.RecentBoundary(anchored), math.Inf(-1)
+	for _, l := range c.RecentLengths() {
+		if l >= len(ev) {
+			break
+		}
+		var run WindowEvidence
+		for _, e := range ev[len(ev)-l:] {
+			run.add(e)
+		}
+		if s := Mixture(run.LLR); s > w.RecentStatistic {
+			w.RecentMinutes, w.RecentStatistic, w.RecentCanary, w.RecentExpected = l, s, run.Canary, run.Expected
+		}
+	}
+	return w
 }
 
 // decide applies the evidence rule.
@@ -206,6 +253,9 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	switch {
 	case w.Statistic >= w.Rollback:
 		return Rollback, fmt.Sprintf("%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)", tail, w.Statistic, w.Rollback)
+	case w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary:
+		return Rollback, fmt.Sprintf("canary %s exceedances %.0f vs %.1f expected over the last %d minutes: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
+			label, w.RecentCanary, w.RecentExpected, w.RecentMinutes, w.RecentStatistic, w.RecentBoundary)
 	case w.PromoteStatistic <= -w.Promote && w.Minutes >= c.PromoteMinutes():
 		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	case w.PromoteStatistic <= -w.Promote:

@@ -95,26 +95,26 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	}
 	shown = min(shown, len(minutes))
 	first := len(minutes) - shown
-	// Sliding sums over the window ending at each minute.
-	var ev WindowEvidence
+	evidence := make([]Evidence, len(minutes))
+	for i, m := range minutes {
+		evidence[i] = evidenceOf(m)
+	}
 	var counts Counts
 	for i := range minutes {
-		ev.add(evidenceOf(minutes[i]), 1)
 		counts.add(minutes[i], 1)
 		if j := i - c.WindowMinutes; j >= 0 {
-			ev.add(evidenceOf(minutes[j]), -1)
 			counts.add(minutes[j], -1)
 		}
 		if i < first {
 			continue
 		}
-		ev.read(c, o.Anchored && i < c.WindowMinutes)
+		n := min(i+1, c.WindowMinutes)
 		m := &minutes[i]
-		m.Window = ev
+		m.Window = readWindow(c, evidence[i-n+1:i+1], o.Anchored && i < c.WindowMinutes)
 		if c.Rule == RuleReference {
-			m.Decision, m.DecisionReason = decide(c, counts, min(i+1, c.WindowMinutes))
+			m.Decision, m.DecisionReason = decide(c, counts, n)
 		} else {
-			m.Decision, m.DecisionReason = ev.decide(c)
+			m.Decision, m.DecisionReason = m.Window.decide(c)
 		}
 	}
 	w := Window{Config: c, Minutes: minutes[first:], Worst: -1, Counts: counts}
