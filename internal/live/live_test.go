@@ -223,6 +223,7 @@ func TestSignificanceGate(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := verdict.Default()
+		cfg.Rule = verdict.RuleReference // the gate belongs to the counting rule
 		cfg.Significance = significance
 		res, err := engine.Analyze(context.Background(), client, engine.Request{
 			Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Native, Config: cfg, Window: w})
@@ -259,6 +260,56 @@ func TestSignificanceGate(t *testing.T) {
 			}
 		}
 		t.Fatal("a 1.5x regression was not rolled back within 12 minutes")
+	})
+}
+
+// TestEvidenceRuleTimeline: the same 5% canary judged by the default
+// evidence rule, every minute of three hours in one analysis: identical
+// fleets are never rolled back by any sliding window, and a deployment that
+// is 1.5x slower from its first minute is rolled back within minutes of its
+// start (--since), while the minutes before it are not part of any window.
+func TestEvidenceRuleTimeline(t *testing.T) {
+	analyze := func(client *prom.Client, first, last, since time.Time) *engine.Result {
+		t.Helper()
+		baseline, canary := fleets(t)
+		res, err := engine.Analyze(context.Background(), client, engine.Request{
+			Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Native, Config: verdict.Default(),
+			Window: pairing.Window{First: first, Last: last}, Since: since})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	t.Run("clean", func(t *testing.T) {
+		client := startFleets(t, "--scenario", "clean", "--minutes", "240", "--pods", "10")
+		res := analyze(client, end.Add(-179*time.Minute), end, time.Time{})
+		if len(res.Minutes) != 180 {
+			t.Fatalf("%d minutes shown, want 180", len(res.Minutes))
+		}
+		for _, m := range res.Minutes {
+			if m.Decision == verdict.Rollback || m.Decision == "" {
+				t.Fatalf("identical fleets: %s at %s: %s", m.Decision, m.Time.Format("15:04"), m.DecisionReason)
+			}
+		}
+	})
+	t.Run("regression", func(t *testing.T) {
+		client := startFleets(t, "--scenario", "regression", "--minutes", "180", "--pods", "10",
+			"--regression-factor", "1.5", "--regression-start-minute", "120")
+		onset := end.Add(-59 * time.Minute) // the first slow minute
+		res := analyze(client, end.Add(-179*time.Minute), end, onset.Add(-time.Minute))
+		if len(res.Minutes) != 60 || !res.Minutes[0].Time.Equal(onset) || !res.Minutes[0].Window.Anchored {
+			t.Fatalf("since keeps earlier minutes out: %d minutes from %s", len(res.Minutes), res.Minutes[0].Time.Format("15:04"))
+		}
+		for i, m := range res.Minutes {
+			if m.Decision == verdict.Rollback {
+				t.Logf("rolled back %d minutes after the onset: %s", i, m.DecisionReason)
+				if i > 12 {
+					t.Fatalf("a 1.5x regression took %d minutes", i)
+				}
+				return
+			}
+		}
+		t.Fatal("a 1.5x regression was never rolled back")
 	})
 }
 

@@ -1,0 +1,242 @@
+package verdict
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/histogram"
+)
+
+func TestLLR(t *testing.T) {
+	tests := []struct {
+		name       string
+		k, b, f, a float64
+		want       float64
+	}{
+		{name: "no tail observations, no evidence", k: 0, b: 0, f: 0.05, a: 2, want: 0},
+		// theta = 0.5*2/(0.5*2+0.5) = 2/3: 10 ln(4/3) + 10 ln(2/3).
+		{name: "even split at half share leans to identical", k: 10, b: 10, f: 0.5, a: 2, want: 10*math.Log(4.0/3) + 10*math.Log(2.0/3)},
+		{name: "all tail in the canary at half share", k: 20, b: 0, f: 0.5, a: 2, want: 20 * math.Log(4.0/3)},
+		{name: "alt 1 tells nothing", k: 7, b: 3, f: 0.2, a: 1, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LLR(tt.k, tt.b, tt.f, tt.a); math.Abs(got-tt.want) > 1e-12 {
+				t.Fatalf("LLR = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMixture(t *testing.T) {
+	tests := []struct {
+		name string
+		llr  [len(TailIndices)]float64
+		want float64
+	}{
+		{name: "all zero", want: 0},
+		{name: "equal", llr: [4]float64{3, 3, 3, 3}, want: 3},
+		{name: "one large: its value less ln 4", llr: [4]float64{-1e9, 2000, -1e9, -1e9}, want: 2000 - math.Log(4)},
+		{name: "overflowing exp stays finite", llr: [4]float64{900, 900, 900, 900}, want: 900},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Mixture(tt.llr); math.Abs(got-tt.want) > 1e-9 {
+				t.Fatalf("Mixture = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScrapeScale(t *testing.T) {
+	tests := []struct{ n, want float64 }{{4, 0.75}, {2, 0.5}, {6, 5.0 / 6}, {1, math.NaN()}, {0, math.NaN()}, {math.Inf(1), math.NaN()}}
+	for _, tt := range tests {
+		got := ScrapeScale(tt.n)
+		if !(got == tt.want || math.IsNaN(got) && math.IsNaN(tt.want)) {
+			t.Errorf("ScrapeScale(%v) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestBoundaries(t *testing.T) {
+	c := Default()
+	tests := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"anchored whole window: Ville with half the budget", c.RollbackBoundary(true), math.Log(2 / 0.001)},
+		{"anchored recent runs: the other half over 60 looks", c.RecentBoundary(true), math.Log(2 * 60 / 0.001)},
+		{"sliding: a day of looks", c.RollbackBoundary(false), math.Log(1440 / 0.001)},
+		{"sliding recent runs share it", c.RecentBoundary(false), math.Log(1440 / 0.001)},
+		{"anchored promote", c.PromoteBoundary(true), math.Log(100)},
+		{"sliding promote", c.PromoteBoundary(false), math.Log(1440 * 100)},
+	}
+	for _, tt := range tests {
+		if math.Abs(tt.got-tt.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	if got := c.RecentLengths(); len(got) != 6 || got[0] != 1 || got[5] != 32 {
+		t.Errorf("recent lengths %v, want 1..32", got)
+	}
+}
+
+// classic builds a histogram with `body` observations in (0, 1], `tail` in
+// (1, 2] and `far` in (2, 4].
+func classic(t *testing.T, body, tail, far float64) *histogram.Histogram {
+	t.Helper()
+	h, err := histogram.FromClassic([]float64{1, 2, 4, math.Inf(1)}, []float64{body, body + tail, body + tail + far, body + tail + far})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestMinuteEvidence(t *testing.T) {
+	c := Default()
+	tests := []struct {
+		name              string
+		base, canary      *histogram.Histogram
+		scale             float64
+		valid             bool
+		wantSign          float64 // sign of the mildest alternative's LLR
+		wantShare         float64
+		wantCanaryAtLeast float64
+	}{
+		{name: "no canary", base: classic(t, 990, 10, 0), scale: 1},
+		{name: "no scrape scale", base: classic(t, 990, 10, 0), canary: classic(t, 990, 10, 0), scale: math.NaN()},
+		{name: "identical halves lean to identical", base: classic(t, 9900, 100, 0), canary: classic(t, 9900, 100, 0), scale: 1, valid: true, wantSign: -1, wantShare: 0.5},
+		{name: "a heavier canary tail leans to rollback", base: classic(t, 9900, 100, 0), canary: classic(t, 9700, 100, 200), scale: 1, valid: true, wantSign: 1, wantShare: 0.5, wantCanaryAtLeast: 150},
+		{name: "increase() extrapolation is taken out", base: classic(t, 9900, 100, 0), canary: classic(t, 9900, 100, 0), scale: 0.75, valid: true, wantSign: -1, wantShare: 0.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := MinuteEvidence(c, tt.base, tt.canary, tt.scale, tt.scale)
+			if e.Valid != tt.valid {
+				t.Fatalf("valid %v, want %v: %+v", e.Valid, tt.valid, e)
+			}
+			if !tt.valid {
+				return
+			}
+			if math.Signbit(e.LLR[0]) != (tt.wantSign < 0) || e.Share != tt.wantShare || e.Canary < tt.wantCanaryAtLeast {
+				t.Fatalf("%+v", e)
+			}
+			if want := (tt.base.Count + tt.canary.Count) * tt.scale; math.Abs(e.BaselineCount+e.CanaryCount-want) > 1e-9 {
+				t.Fatalf("counts %v + %v, want %v in all", e.BaselineCount, e.CanaryCount, want)
+			}
+		})
+	}
+}
+
+// nullMinute draws one minute of identical fleets straight from the
+// evidence model: K tail observations, each the canary's with its share.
+func nullMinute(r *rand.Rand, c Config, share, tailPerMinute float64) Evidence {
+	k, b := 0.0, 0.0
+	n := poisson(r, tailPerMinute)
+	for range n {
+		if r.Float64() < share {
+			k++
+		} else {
+			b++
+		}
+	}
+	e := Evidence{Valid: true, Canary: k, Baseline: b, Share: share}
+	for i, a := range TailIndices {
+		e.LLR[i] = LLR(k, b, share, math.Pow(c.RollbackThreshold, a))
+	}
+	return e
+}
+
+func poisson(r *rand.Rand, mean float64) int {
+	if mean > 50 {
+		return max(0, int(math.Round(mean+math.Sqrt(mean)*r.NormFloat64())))
+	}
+	l, k, p := math.Exp(-mean), 0, 1.0
+	for {
+		p *= r.Float64()
+		if p < l {
+			return k
+		}
+		k++
+	}
+}
+
+// TestFalseRollbackBudget checks the derivation, not a tuning: with a budget
+// loose enough to measure (5%), identical fleets of any share and traffic
+// are rolled back in at most that share of anchored deployments, over
+// every look of the window. The bound is conservative, so the measured
+// rate must be under it; a mistake in the boundaries (a forgotten look, a
+// wrong sign, a missing half of the budget) breaks it.
+func TestFalseRollbackBudget(t *testing.T) {
+	c := Default()
+	c.FalseRollback = 0.05
+	r := rand.New(rand.NewPCG(1, 2))
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	for _, cell := range []struct{ share, tail float64 }{{0.01, 5}, {0.05, 15}, {0.5, 150}, {0.2, 1}} {
+		const deployments = 400
+		rolled := 0
+		for range deployments {
+			minutes := make([]Minute, c.WindowMinutes)
+			for i := range minutes {
+				minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: nullMinute(r, c, cell.share, cell.tail)}
+			}
+			w := Decide(c, minutes, Options{Shown: len(minutes), Anchored: true})
+			for _, m := range w.Minutes {
+				if m.Decision == Rollback {
+					rolled++
+					break
+				}
+			}
+		}
+		if rate := float64(rolled) / deployments; rate > c.FalseRollback {
+			t.Errorf("share %.2f, %.0f tail observations a minute: %d of %d deployments rolled back, above the budget %.2f", cell.share, cell.tail, rolled, deployments, c.FalseRollback)
+		} else {
+			t.Logf("share %.2f, %.0f tail observations a minute: %d of %d deployments rolled back (budget %.0f)", cell.share, cell.tail, rolled, deployments, c.FalseRollback*deployments)
+		}
+	}
+}
+
+// TestRegressionIsCaught: a canary whose tail is twice as frequent is rolled
+// back; one whose tail grows late in the window is caught by the recent runs
+// although the earlier minutes speak for it.
+func TestRegressionIsCaught(t *testing.T) {
+	c := Default()
+	r := rand.New(rand.NewPCG(3, 4))
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	build := func(onset int, factor float64) []Minute {
+		minutes := make([]Minute, c.WindowMinutes)
+		for i := range minutes {
+			e := nullMinute(r, c, 0.5, 300)
+			if i >= onset {
+				e.Canary = float64(poisson(r, 150*factor))
+				for j, a := range TailIndices {
+					e.LLR[j] = LLR(e.Canary, e.Baseline, 0.5, math.Pow(c.RollbackThreshold, a))
+				}
+			}
+			minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
+		}
+		return minutes
+	}
+	first := func(w Window) int {
+		for i, m := range w.Minutes {
+			if m.Decision == Rollback {
+				return i
+			}
+		}
+		return -1
+	}
+	w := Decide(c, build(0, 2), Options{Shown: c.WindowMinutes, Anchored: true})
+	if got := first(w); got != 0 {
+		t.Fatalf("a tail twice as frequent from the start rolled back at minute %d, want 0 (%s)", got, w.Minutes[0].DecisionReason)
+	}
+	w = Decide(c, build(50, 2), Options{})
+	if got := first(w); got < 50 || got > 52 {
+		t.Fatalf("a regression from minute 50 rolled back at %d, want within 2 minutes of it (%s)", got, w.Minutes[len(w.Minutes)-1].DecisionReason)
+	}
+	if w.Minutes[len(w.Minutes)-1].Window.PromoteStatistic > -w.Minutes[len(w.Minutes)-1].Window.Promote {
+		t.Log("the whole window alone would not have promoted either")
+	}
+}
