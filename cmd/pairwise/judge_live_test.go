@@ -32,6 +32,7 @@ func TestJudgeLive(t *testing.T) {
 	faster := judgeProm(t, "--scenario", "regression", "--regression-factor", "0.8", "--regression-start-minute", "0")
 	t.Run("exit codes", func(t *testing.T) { judgeExitCodes(t, regression, faster) })
 	t.Run("json", func(t *testing.T) { judgeJSON(t, regression) })
+	t.Run("timeline", func(t *testing.T) { judgeTimeline(t, regression) })
 	t.Run("errors", func(t *testing.T) { judgeErrors(t, regression) })
 }
 
@@ -183,4 +184,60 @@ func judgeErrors(t *testing.T, url string) {
 			}
 		})
 	}
+}
+
+// judgeTimeline: --range shows every minute with the decision of the window
+// ending at it; --since keeps the minutes before the deployment out, so the
+// regressed deployment (from minute 60, 11:40) rolls back within minutes
+// while the sliding windows over the same minutes, which remember the clean
+// hour before, say when they would have fired.
+func judgeTimeline(t *testing.T, url string) {
+	type doc struct {
+		Decision string `json:"decision"`
+		Since    string `json:"since"`
+		Evidence struct {
+			Anchored bool `json:"anchored"`
+		} `json:"evidence"`
+		Minutes []struct {
+			Time     string `json:"time"`
+			Decision string `json:"decision"`
+			Reason   string `json:"decision_reason"`
+		} `json:"minutes"`
+	}
+	judgeDoc := func(extra ...string) doc {
+		t.Helper()
+		code, out, errOut := runJudge(append(fleetArgs(url), append([]string{"--at", judgeEnd.Format(time.RFC3339), "--output", "json"}, extra...)...)...)
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 2 {
+			t.Fatalf("exit %d, %v:\n%s\n%s", code, err, out, errOut)
+		}
+		return d
+	}
+	firstRollback := func(d doc) string {
+		for _, m := range d.Minutes {
+			if m.Decision == "rollback" {
+				return m.Time
+			}
+			if m.Decision == "" {
+				t.Fatalf("minute %s has no decision", m.Time)
+			}
+		}
+		return ""
+	}
+	sliding := judgeDoc("--range", "30m")
+	if len(sliding.Minutes) != 30 || sliding.Minutes[0].Time != "2026-06-01T11:31:00Z" {
+		t.Fatalf("--range 30m shows %d minutes from %s", len(sliding.Minutes), sliding.Minutes[0].Time)
+	}
+	deployed := judgeDoc("--range", "30m", "--since", "2026-06-01T11:40:00Z")
+	if len(deployed.Minutes) != 20 || deployed.Minutes[0].Time != "2026-06-01T11:41:00Z" || deployed.Since != "2026-06-01T11:40:00Z" {
+		t.Fatalf("--since 11:40 shows %d minutes from %s", len(deployed.Minutes), deployed.Minutes[0].Time)
+	}
+	if !deployed.Evidence.Anchored {
+		t.Fatal("the window ending at 12:00 holds all 20 minutes since the deployment, anchored")
+	}
+	slide, fresh := firstRollback(sliding), firstRollback(deployed)
+	if fresh == "" || fresh > "2026-06-01T11:44:00Z" || slide == "" || slide < fresh {
+		t.Fatalf("first rollback: deployment %q, sliding windows %q", fresh, slide)
+	}
+	t.Logf("first rollback: deployment from 11:40 at %s, sliding windows at %s", fresh, slide)
 }
