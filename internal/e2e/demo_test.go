@@ -42,7 +42,7 @@ func TestDemoOnce(t *testing.T) {
 
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^\s*minute\s+rps_old\s+rps_new\s+p99_old\s+p99_new\s+p999_old\s+p999_new`),
-		regexp.MustCompile(`(?m)^ROLLBACK: \d+ bad minutes of 60, limit 5`),
+		regexp.MustCompile(`(?m)^ROLLBACK: canary p99 exceedances \d+ vs [\d.]+ expected over (the last )?\d+ minutes: evidence [\d.]+ reached the rollback boundary [\d.]+`),
 		regexp.MustCompile(`(?m)^demo: decision ROLLBACK \(exit 2\)`),
 		regexp.MustCompile(`(?m)^webhook: \S+ ALERT firing PairwiseCanaryRollback \{action="rollback", canary="checkout[^"]*", severity="critical"\}: Canary checkout`),
 		regexp.MustCompile(`(?m)^demo: rollback alert received \d+s after the first table`),
