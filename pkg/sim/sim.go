@@ -40,10 +40,11 @@ const (
 	ScenarioColdStart  = "cold-start"  // canary slow for its first ColdStartMinutes, decaying linearly
 	ScenarioBadPod     = "bad-pod"     // canary pod BadPod is BadPodFactor x slower
 	ScenarioTrafficMix = "traffic-mix" // canary gets a cheaper request mix: a fake win
+	ScenarioTail       = "tail"        // canary tail heavier from RegressionStartMinute on (see shapes.go)
 )
 
 // Scenarios lists every scenario name.
-var Scenarios = []string{ScenarioClean, ScenarioRegression, ScenarioGCBurst, ScenarioColdStart, ScenarioBadPod, ScenarioTrafficMix}
+var Scenarios = []string{ScenarioClean, ScenarioRegression, ScenarioGCBurst, ScenarioColdStart, ScenarioBadPod, ScenarioTrafficMix, ScenarioTail}
 
 // Config describes a simulation. Start from DefaultConfig and change fields;
 // Validate reports invalid values. Zero values are not replaced by defaults.
@@ -102,6 +103,16 @@ type Config struct {
 	// requests (extra cheap requests routed to it).
 	MixCostlyShare float64
 	MixShareFactor float64
+
+	// Shape, LognormalSigma, HeavyTailIndex, LoadLatency and the Tail fields
+	// are described in shapes.go. Shape "" is ShapeBimodal, the model above.
+	Shape          string
+	LognormalSigma float64
+	HeavyTailIndex float64
+	LoadLatency    float64
+	TailSlowShare  float64
+	TailPivot      float64
+	TailStretch    float64
 }
 
 // DefaultConfig returns the default simulation for a run starting at start.
@@ -133,6 +144,13 @@ func DefaultConfig(start time.Time) Config {
 		BadPodFactor:          3,
 		MixCostlyShare:        0.02,
 		MixShareFactor:        1.2,
+		Shape:                 ShapeBimodal,
+		LognormalSigma:        0.5,
+		HeavyTailIndex:        3,
+		LoadLatency:           0,
+		TailSlowShare:         0.03,
+		TailPivot:             0.97,
+		TailStretch:           1.5,
 	}
 }
 
@@ -174,6 +192,7 @@ func (c Config) Validate() error {
 	check(c.BadPodFactor > 0, "bad-pod factor must be > 0, got %v", c.BadPodFactor)
 	check(c.MixCostlyShare >= 0 && c.MixCostlyShare <= 1, "mix costly share must be in [0,1], got %v", c.MixCostlyShare)
 	check(c.MixShareFactor > 0 && c.CanaryShare*c.MixShareFactor < 1, "mix share factor must be > 0 and keep the canary share below 1, got %v", c.MixShareFactor)
+	errs = append(errs, c.validateShape())
 	return errors.Join(errs...)
 }
 
@@ -326,6 +345,7 @@ type tickParams struct {
 	factor     float64 // latency multiplier for every request
 	slowShare  float64
 	slowFactor float64 // slow component median multiplier (relative to body median)
+	stretch    float64 // tail scenario, shapes without a slow path: stretch beyond the pivot (0: none)
 }
 
 func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
@@ -338,6 +358,9 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 		slowShare:  c.SlowShare,
 		slowFactor: c.SlowFactor,
 	}
+	if c.LoadLatency != 0 {
+		p.factor = math.Pow(s.totalRate(mid)/c.TotalRPS, c.LoadLatency)
+	}
 	if fi == 0 {
 		return p
 	}
@@ -346,7 +369,7 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 	switch c.Scenario {
 	case ScenarioRegression:
 		if minute >= int64(c.RegressionStartMinute) {
-			p.factor = c.RegressionFactor
+			p.factor *= c.RegressionFactor
 		}
 	case ScenarioGCBurst:
 		if s.burstMultiplier(mid) > 1 {
@@ -356,14 +379,22 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 	case ScenarioColdStart:
 		k := float64(c.ColdStartMinutes * 60)
 		if e := float64(elapsed) + 0.5; e >= 0 && e < k {
-			p.factor = 1 + (c.ColdStartFactor-1)*(1-e/k)
+			p.factor *= 1 + (c.ColdStartFactor-1)*(1-e/k)
 		}
 	case ScenarioBadPod:
 		if pod == c.BadPod {
-			p.factor = c.BadPodFactor
+			p.factor *= c.BadPodFactor
 		}
 	case ScenarioTrafficMix:
 		p.costly = c.MixCostlyShare
+	case ScenarioTail:
+		if minute >= int64(c.RegressionStartMinute) {
+			if s.shape() == ShapeBimodal {
+				p.slowShare = c.TailSlowShare
+			} else {
+				p.stretch = c.TailStretch
+			}
+		}
 	}
 	return p
 }
@@ -393,6 +424,10 @@ func (s *Sim) observeTick(r *rand.Rand, src *rand.PCG, fi uint64, pod int, sec i
 	n := poisson(r, p.rate)
 	c := &s.c
 	logBody := math.Log(c.MedianLatency * p.factor)
+	if s.shape() != ShapeBimodal {
+		s.observeShape(r, p, n, logBody, fn)
+		return
+	}
 	logSlow := math.Log(p.slowFactor)
 	logCostly := math.Log(c.CostlyFactor)
 	for i := 0; i < n; i++ {
@@ -471,6 +506,14 @@ type Facts struct {
 	CanaryCostlyShare     float64 `json:"canary_costly_share"`
 	CostlyFactor          float64 `json:"costly_factor"`
 	Bursts                []Burst `json:"bursts"`
+	// Shape is the latency shape (shapes.go); LoadLatency its load exponent.
+	Shape       string  `json:"shape,omitempty"`
+	LoadLatency float64 `json:"load_latency,omitempty"`
+	// tail scenario: the canary's slow share (bimodal), or the pivot
+	// quantile and stretch of its tail (other shapes).
+	TailSlowShare float64 `json:"tail_slow_share,omitempty"`
+	TailPivot     float64 `json:"tail_pivot,omitempty"`
+	TailStretch   float64 `json:"tail_stretch,omitempty"`
 }
 
 // Facts returns what the scenario injects, with the bursts in [from, to).
@@ -488,6 +531,8 @@ func (s *Sim) Facts(from, to time.Time) Facts {
 		CanaryCostlyShare:    c.CostlyShare,
 		CostlyFactor:         c.CostlyFactor,
 		Bursts:               s.Bursts(from, to),
+		Shape:                s.shape(),
+		LoadLatency:          c.LoadLatency,
 	}
 	if f.Bursts == nil {
 		f.Bursts = []Burst{}
@@ -509,6 +554,15 @@ func (s *Sim) Facts(from, to time.Time) Facts {
 		f.BadPodFactor = c.BadPodFactor
 	case ScenarioTrafficMix:
 		f.CanaryCostlyShare = c.MixCostlyShare
+	case ScenarioTail:
+		m := c.RegressionStartMinute
+		f.RegressionStartMinute = &m
+		f.RegressionStart = c.Start.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339)
+		if s.shape() == ShapeBimodal {
+			f.TailSlowShare = c.TailSlowShare
+		} else {
+			f.TailPivot, f.TailStretch = c.TailPivot, c.TailStretch
+		}
 	}
 	return f
 }
