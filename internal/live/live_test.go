@@ -283,8 +283,8 @@ func TestEvidenceRuleTimeline(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
 		client := startFleets(t, "--scenario", "clean", "--minutes", "240", "--pods", "10")
 		res := analyze(client, end.Add(-179*time.Minute), end, time.Time{})
-		if len(res.Minutes) != 180 {
-			t.Fatalf("%d minutes shown, want 180", len(res.Minutes))
+		if len(res.Minutes) != 180 || res.Counts.Partial != 0 || res.Evidence.Minutes != 60 {
+			t.Fatalf("%d minutes shown (want 180), %d partial (want 0), %d with evidence (want 60)", len(res.Minutes), res.Counts.Partial, res.Evidence.Minutes)
 		}
 		for _, m := range res.Minutes {
 			if m.Decision == verdict.Rollback || m.Decision == "" {

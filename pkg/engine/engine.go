@@ -62,9 +62,10 @@ var ErrNoData = errors.New("no data in the window")
 // Source is what Analyze needs from Prometheus; *prom.Client implements it.
 type Source interface {
 	FleetHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error)
-	// SamplesPerSeries is the mean number of samples per series and minute,
-	// which tells how much a one-minute increase() extrapolates.
-	SamplesPerSeries(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]float64, error)
+	// FleetHealth tells, per minute, how many of a fleet's series reported
+	// and how often (the extrapolation of a one-minute increase()), and how
+	// many of its targets were down.
+	FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error)
 }
 
 // ErrSinceAfterWindow means the deployment started after the last minute asked for.
@@ -144,7 +145,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 	}
-	scales, err := fetchScales(ctx, src, req, []fetched{base, canary}, fetch)
+	healths, err := fetchHealth(ctx, src, req, []fetched{base, canary}, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +155,32 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
 	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
+	health := [2][]verdict.FleetHealth{make([]verdict.FleetHealth, len(pairs)), make([]verdict.FleetHealth, len(pairs))}
+	for i, p := range pairs {
+		for f := range health {
+			h := healths[f][p.Time.Unix()]
+			health[f][i] = verdict.FleetHealth{Reporting: h.Reporting, Down: h.Down}
+		}
+	}
+	incomplete := [2][]string{}
+	for f, name := range []string{"baseline", "canary"} {
+		var accepted []string
+		incomplete[f], accepted = verdict.Completeness(health[f])
+		for _, a := range accepted {
+			res.Warnings = append(res.Warnings, "the "+name+" fleet: "+a)
+		}
+	}
 	minutes := make([]verdict.Minute, len(pairs))
 	for i, p := range pairs {
 		ts := p.Time.Unix()
-		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary),
-			Evidence: verdict.MinuteEvidence(req.Config, p.Baseline, p.Canary, verdict.ScrapeScale(scales[0][ts]), verdict.ScrapeScale(scales[1][ts]))}
+		b, c := verdict.Stats(req.Config, p.Baseline), verdict.Stats(req.Config, p.Canary)
+		b.Incomplete, c.Incomplete = incomplete[0][i], incomplete[1][i]
+		minutes[i] = verdict.Minute{Time: p.Time, Baseline: b, Canary: c,
+			Evidence: verdict.MinuteEvidence(req.Config, p.Baseline, p.Canary,
+				verdict.ScrapeScale(healths[0][ts].SamplesPerSeries()), verdict.ScrapeScale(healths[1][ts].SamplesPerSeries()))}
+		if req.LB != nil {
+			minutes[i].LB = &verdict.LoadBalancerQuantiles{Baseline: verdictValue(req, results[2].series, p.Time), Canary: verdictValue(req, results[3].series, p.Time)}
+		}
 	}
 	canaryHadTraffic := func(t time.Time) bool {
 		if !sp.sinceFirst.IsZero() && t.Before(sp.sinceFirst) {
@@ -168,16 +190,13 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return h != nil && h.Count > 0
 	}
 	res.Window = verdict.Decide(req.Config, minutes, verdict.Options{Shown: sp.shown, Anchored: sp.anchored, CanaryHadTrafficAt: canaryHadTraffic})
-	if req.LB != nil {
-		res.Window.CheckMeasurement(verdictValues(req, res.Window.Minutes, results[2].series), verdictValues(req, res.Window.Minutes, results[3].series))
-	}
 	return res, nil
 }
 
-// fetchScales asks for each fleet's samples per series and minute, with the
-// kind its histograms were read as; a fleet without data needs none.
-func fetchScales(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) ([]map[int64]float64, error) {
-	out := make([]map[int64]float64, len(fleets))
+// fetchHealth asks for each fleet's health per minute, with the kind its
+// histograms were read as; a fleet without data needs none.
+func fetchHealth(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) ([]map[int64]prom.Health, error) {
+	out := make([]map[int64]prom.Health, len(fleets))
 	errs := make([]error, len(fleets))
 	sels := []selector.Selector{req.Baseline, req.Canary}
 	var wg sync.WaitGroup
@@ -188,9 +207,9 @@ func fetchScales(ctx context.Context, src Source, req Request, fleets []fetched,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = src.SamplesPerSeries(ctx, req.Metric, sels[i], f.kind, r)
+			out[i], errs[i] = src.FleetHealth(ctx, req.Metric, sels[i], f.kind, r)
 			if errs[i] != nil {
-				errs[i] = fmt.Errorf("query %s samples per minute: %w", []string{"baseline", "canary"}[i], errs[i])
+				errs[i] = fmt.Errorf("query %s health: %w", []string{"baseline", "canary"}[i], errs[i])
 			}
 		}()
 	}
@@ -198,20 +217,12 @@ func fetchScales(ctx context.Context, src Source, req Request, fleets []fetched,
 	return out, errors.Join(errs...)
 }
 
-// verdictValues is the verdict quantile of a series on every shown minute.
-func verdictValues(req Request, minutes []verdict.Minute, series prom.Series) []float64 {
-	times := make([]time.Time, len(minutes))
-	for i, m := range minutes {
-		times[i] = m.Time
+// verdictValue is the verdict quantile of a series at minute t, NaN without data.
+func verdictValue(req Request, series prom.Series, t time.Time) float64 {
+	if h := series[t.Unix()]; h != nil && h.Count > 0 {
+		return h.Quantile(req.Config.VerdictQuantile)
 	}
-	out := make([]float64, len(times))
-	for i, t := range times {
-		out[i] = math.NaN()
-		if h := series[t.Unix()]; h != nil && h.Count > 0 {
-			out[i] = h.Quantile(req.Config.VerdictQuantile)
-		}
-	}
-	return out
+	return math.NaN()
 }
 
 type fetchSpec struct {

@@ -21,6 +21,7 @@ import (
 type fleetSource struct {
 	mu      sync.Mutex
 	series  map[string]prom.Series
+	health  map[string]map[int64]prom.Health
 	kinds   map[string]prom.Kind
 	fail    map[string]error
 	block   map[string]bool // wait for cancellation, then return its error
@@ -47,12 +48,15 @@ func (s *fleetSource) FleetHistograms(ctx context.Context, metric string, sel se
 	return s.series[key], k, nil
 }
 
-// SamplesPerSeries answers four samples a minute (a 15 s scrape) wherever
-// the fleet has a histogram.
-func (s *fleetSource) SamplesPerSeries(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]float64, error) {
-	out := map[int64]float64{}
+// FleetHealth answers one series with four samples a minute (a 15 s
+// scrape) wherever the fleet has a histogram, or what health says.
+func (s *fleetSource) FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
+	if h := s.health[sel.String()]; h != nil {
+		return h, nil
+	}
+	out := map[int64]prom.Health{}
 	for ts := range s.series[sel.String()] {
-		out[ts] = 4
+		out[ts] = prom.Health{Samples: 4, Series: 1, Reporting: 1}
 	}
 	return out, nil
 }
@@ -240,5 +244,56 @@ func TestAnalyzeRejectsBadRequests(t *testing.T) {
 	req.Metric = "up or vector(1)"
 	if _, err := Analyze(context.Background(), &fleetSource{}, req); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "invalid metric name") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestAnalyzeCompleteness: minutes in which a canary pod did not report are
+// partial, carry no evidence, and hold a window that would promote; a pod
+// that stays gone is accepted as the fleet's new size, with a warning.
+func TestAnalyzeCompleteness(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	healthy := func(n int) map[int64]prom.Health {
+		out := map[int64]prom.Health{}
+		for i := 0; i < n; i++ {
+			out[end.Add(-time.Duration(i)*time.Minute).Unix()] = prom.Health{Samples: 40, Series: 10, Reporting: 10}
+		}
+		return out
+	}
+	gap := healthy(40)
+	for _, ago := range []int{3, 4} { // a canary pod's scrapes fail for two minutes
+		gap[end.Add(-time.Duration(ago)*time.Minute).Unix()] = prom.Health{Samples: 36, Series: 9, Reporting: 9}
+	}
+	down := healthy(40)
+	down[end.Unix()] = prom.Health{Samples: 40, Series: 10, Reporting: 10, Down: 1}
+	gone := healthy(40)
+	for ago := 0; ago < 16; ago++ { // deleted 16 minutes ago: 5 partial minutes before the window, then accepted
+		gone[end.Add(-time.Duration(ago)*time.Minute).Unix()] = prom.Health{Samples: 36, Series: 9, Reporting: 9}
+	}
+	tests := []struct {
+		name     string
+		health   map[int64]prom.Health
+		partial  int
+		want     verdict.Decision
+		warnings int
+	}{
+		{name: "complete fleets promote", health: healthy(40), want: verdict.Promote},
+		{name: "a scrape gap makes partial minutes and holds", health: gap, partial: 2, want: verdict.Hold},
+		{name: "a target down in the last minute holds", health: down, partial: 1, want: verdict.Hold},
+		{name: "a pod deleted long ago is accepted", health: gone, want: verdict.Promote, warnings: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, 100), canary: scaled(t, 40, 10, 100)},
+				health: map[string]map[int64]prom.Health{base: healthy(40), canary: tt.health}}
+			req := request(t, 0)
+			req.Config.Rule = verdict.RuleEvidence
+			res, err := Analyze(context.Background(), src, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Decision != tt.want || res.Counts.Partial != tt.partial || len(res.Warnings) != tt.warnings {
+				t.Fatalf("%s, %d partial, warnings %q: %s", res.Decision, res.Counts.Partial, res.Warnings, res.Reason)
+			}
+		})
 	}
 }

@@ -15,13 +15,17 @@ const (
 	Bad          Verdict = "bad"
 	Insufficient Verdict = "insufficient"
 	NoData       Verdict = "no-data"
+	// Partial: a fleet member that was serving did not report this minute
+	// (its target is down, or its series stopped while the rest went on),
+	// so the fleet's histogram is not the fleet's. See Completeness.
+	Partial Verdict = "partial"
 )
 
 // Verdicts lists every verdict in code order.
-var Verdicts = []Verdict{Good, Neutral, Bad, Insufficient, NoData}
+var Verdicts = []Verdict{Good, Neutral, Bad, Insufficient, NoData, Partial}
 
 // Code is the numeric form used in frames and alert rules: good 0, neutral 1,
-// bad 2, insufficient 3, no-data 4.
+// bad 2, insufficient 3, no-data 4, partial 5.
 func (v Verdict) Code() int {
 	for i, w := range Verdicts {
 		if v == w {
@@ -70,6 +74,9 @@ type FleetStats struct {
 	// distance between the quantiles one binomial standard error of rank
 	// below and above. NaN when it cannot be told.
 	LogSE float64
+	// Incomplete says why the fleet's minute misses members that were
+	// serving; empty when the fleet is complete (see Completeness).
+	Incomplete string
 }
 
 // Judge gives a minute its verdict from the verdict quantile of both fleets.
@@ -84,6 +91,10 @@ func Judge(c Config, baseline, canary FleetStats) (v Verdict, ratio float64, rea
 		return NoData, ratio, "the baseline fleet has no data this minute"
 	case !canary.Present || canary.Count <= 0:
 		return NoData, ratio, "the canary fleet has no data this minute"
+	case baseline.Incomplete != "":
+		return Partial, ratio, "the baseline fleet is incomplete this minute: " + baseline.Incomplete
+	case canary.Incomplete != "":
+		return Partial, ratio, "the canary fleet is incomplete this minute: " + canary.Incomplete
 	case math.IsNaN(baseline.Value) || math.IsNaN(canary.Value):
 		return NoData, ratio, fmt.Sprintf("the %s is not defined for one fleet (no +Inf bucket or no observations)", QuantileLabel(c.VerdictQuantile))
 	}

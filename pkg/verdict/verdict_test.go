@@ -147,8 +147,8 @@ func TestFlags(t *testing.T) {
 	ref := Default()
 	ref.Rule = RuleReference
 	w := Decide(ref, window(start, repeat(0.6, 50)...), Options{})
-	if w.Decision != Promote || !contains(w.Flags, FlagSuspiciousWin) {
-		t.Fatalf("a 0.6x win promotes with a flag: %s %v", w.Decision, w.Flags)
+	if w.Decision != Hold || !contains(w.Flags, FlagSuspiciousWin) || !strings.Contains(w.Reason, "would promote") {
+		t.Fatalf("a 0.6x win holds, flagged: %s %v: %s", w.Decision, w.Flags, w.Reason)
 	}
 	ms := window(start, repeat(1, 10)...)
 	ms[4].Canary.Count = 5000 // the canary suddenly gets five times its share
@@ -226,8 +226,11 @@ func TestCheckMeasurement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := Decide(Default(), window(start, 1, 1, 1), Options{})
-			w.CheckMeasurement(tt.lbBaseline, tt.lbCanary)
+			ms := window(start, 1, 1, 1)
+			for i := range ms {
+				ms[i].LB = &LoadBalancerQuantiles{Baseline: tt.lbBaseline[i], Canary: tt.lbCanary[i]}
+			}
+			w := Decide(Default(), ms, Options{})
 			if got := contains(w.Flags, FlagMeasurementDivergence); got != tt.want {
 				t.Fatalf("flagged = %v, want %v (%v)", got, tt.want, w.Notes)
 			}

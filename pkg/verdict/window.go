@@ -25,11 +25,19 @@ type Minute struct {
 	Decision       Decision
 	DecisionReason string
 	Window         WindowEvidence
+	// LB, when set, is each fleet's verdict quantile from a load-balancer-
+	// side histogram of the same requests (NaN where absent), checked
+	// against the application's (FlagMeasurementDivergence).
+	LB *LoadBalancerQuantiles
 }
+
+// LoadBalancerQuantiles are both fleets' verdict quantiles read off a
+// load-balancer-side histogram in one minute.
+type LoadBalancerQuantiles struct{ Baseline, Canary float64 }
 
 // Counts of minutes by verdict; warm-up minutes are counted only in Warmup.
 type Counts struct {
-	Good, Neutral, Bad, Insufficient, NoData, Warmup int
+	Good, Neutral, Bad, Insufficient, NoData, Partial, Warmup int
 }
 
 // Flags raised over a window: facts that make a result suspect.
@@ -40,7 +48,16 @@ const (
 	// FlagMeasurementDivergence: the application-side and load-balancer-side
 	// histograms of the same requests disagree (coordinated omission).
 	FlagMeasurementDivergence = "measurement-divergence"
+	// FlagPartialFleet: in some minutes a fleet member that was serving
+	// did not report (verdict Partial).
+	FlagPartialFleet = "partial-fleet"
+	// FlagPartialResponse: Prometheus (or Thanos, Mimir) answered with
+	// warnings that its answer may be partial.
+	FlagPartialResponse = "partial-response"
 )
+
+// Every flag means the comparison may not be what it seems: a window with
+// any flag never promotes; it holds, and says why.
 
 // Window is the judged window and its decision.
 type Window struct {
@@ -75,6 +92,9 @@ type Options struct {
 	// CanaryHadTrafficAt reports whether the canary had traffic at a time,
 	// WarmupMinutes before a minute (nil: no warm-up).
 	CanaryHadTrafficAt func(time.Time) bool
+	// Flags and Notes are raised on every window by the caller: facts about
+	// the whole answer, such as a partial response.
+	Flags, Notes []string
 }
 
 // Decide judges each minute, marks warm-up minutes, and decides the window
@@ -116,6 +136,9 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		} else {
 			m.Decision, m.DecisionReason = m.Window.decide(c)
 		}
+		if flags, _ := windowFlags(c, minutes[i-n+1:i+1], o); m.Decision == Promote && len(flags) > 0 {
+			m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
+		}
 	}
 	w := Window{Config: c, Minutes: minutes[first:], Worst: -1, Counts: counts}
 	if len(w.Minutes) == 0 {
@@ -133,12 +156,17 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 			w.Worst = i
 		}
 	}
-	w.flag(c, judged)
+	w.Flags, w.Notes = windowFlags(c, judged, o)
 	return w
 }
 
+// holdReason says why a window that would promote holds.
+func holdReason(flags []string, promote string) string {
+	return fmt.Sprintf("would promote (%s), but the comparison is flagged %s: a flagged comparison never promotes", promote, strings.Join(flags, ", "))
+}
+
 func evidenceOf(m Minute) Evidence {
-	if m.Warmup {
+	if m.Warmup || m.Verdict == Partial {
 		return Evidence{}
 	}
 	return m.Evidence
@@ -161,6 +189,8 @@ func (n *Counts) add(m Minute, sign int) {
 		n.Insufficient += sign
 	case NoData:
 		n.NoData += sign
+	case Partial:
+		n.Partial += sign
 	}
 }
 
@@ -178,18 +208,27 @@ func decide(c Config, n Counts, total int) (Decision, string) {
 	}
 }
 
-// flag raises the guards the reference script lacks: a win too large to
-// believe without a traffic-mix check, a canary share that moves, and a fleet
-// that is missing while the other serves.
-func (w *Window) flag(c Config, judged []Minute) {
+// windowFlags raises the guards the reference script lacks over a window's
+// minutes: a win too large to believe without a traffic-mix check, a canary
+// share that moves, a fleet missing while the other serves, a fleet
+// incomplete, a load balancer that disagrees with the application, and the
+// caller's own flags.
+func windowFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
+	add := func(flag, note string) {
+		flags = append(flags, flag)
+		notes = append(notes, note)
+	}
 	var ratios, shares []float64
-	missing := 0
+	missing, partial := 0, 0
 	for _, m := range judged {
 		if m.Warmup {
 			continue
 		}
 		if counted(m.Verdict) {
 			ratios = append(ratios, m.Ratio)
+		}
+		if m.Verdict == Partial {
+			partial++
 		}
 		if m.Baseline.Count > 0 && m.Canary.Count > 0 {
 			shares = append(shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count))
@@ -199,7 +238,7 @@ func (w *Window) flag(c Config, judged []Minute) {
 		}
 	}
 	if r := median(ratios); len(ratios) > 0 && r <= c.SuspiciousWin {
-		w.add(FlagSuspiciousWin, fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r))
+		add(FlagSuspiciousWin, fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r))
 	}
 	if s := median(shares); len(shares) > 0 && s > 0 {
 		drifted := 0
@@ -208,25 +247,30 @@ func (w *Window) flag(c Config, judged []Minute) {
 				drifted++
 			}
 		}
-		var notes []string
+		var parts []string
 		if drifted > 0 {
-			notes = append(notes, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, drifted))
+			parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, drifted))
 		}
 		if e := c.ExpectedCanaryShare; e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation {
-			notes = append(notes, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
+			parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
 		}
-		if len(notes) > 0 {
-			w.add(FlagTrafficParity, strings.Join(notes, "; and ")+": the fleets may not see the same traffic, so a difference in latency may not be the release's")
+		if len(parts) > 0 {
+			add(FlagTrafficParity, strings.Join(parts, "; and ")+": the fleets may not see the same traffic, so a difference in latency may not be the release's")
 		}
 	}
 	if missing > 0 {
-		w.add(FlagFleetMissing, fmt.Sprintf("in %d minutes one fleet served traffic and the other had none", missing))
+		add(FlagFleetMissing, fmt.Sprintf("in %d minutes one fleet served traffic and the other had none", missing))
 	}
-}
-
-func (w *Window) add(flag, note string) {
-	w.Flags = append(w.Flags, flag)
-	w.Notes = append(w.Notes, note)
+	if partial > 0 {
+		add(FlagPartialFleet, fmt.Sprintf("in %d minutes a fleet member that was serving did not report (target down or series stopped): those minutes are neither good nor bad nor evidence", partial))
+	}
+	if note := measurementNote(c, judged); note != "" {
+		add(FlagMeasurementDivergence, note)
+	}
+	for i, f := range o.Flags {
+		add(f, o.Notes[i])
+	}
+	return flags, notes
 }
 
 func median(xs []float64) float64 {
@@ -253,26 +297,25 @@ func (w Window) Summary() string {
 	return b.String()
 }
 
-// CheckMeasurement compares each fleet's verdict quantile from the
+// measurementNote compares each fleet's verdict quantile from the
 // application histogram with the same quantile of a load-balancer-side
-// histogram of the same requests (lbBaseline[i], lbCanary[i] for Minutes[i],
-// NaN where absent). Application histograms start the clock when a request
-// is picked up, so they miss time spent queueing (coordinated omission); a
-// divergence beyond MaxMeasurementDivergence in any counted minute flags the
-// window, since the comparison may then rest on the wrong clock.
-func (w *Window) CheckMeasurement(lbBaseline, lbCanary []float64) {
-	c := w.Config
+// histogram of the same requests (Minute.LB). Application histograms start
+// the clock when a request is picked up, so they miss time spent queueing
+// (coordinated omission); a divergence beyond MaxMeasurementDivergence in
+// any counted minute flags the window, since the comparison may then rest on
+// the wrong clock. "" when nothing diverges.
+func measurementNote(c Config, judged []Minute) string {
 	worst, minutes := 0.0, 0
 	worstFleet := ""
-	for i, m := range w.Minutes {
-		if m.Warmup || i >= len(lbBaseline) || i >= len(lbCanary) {
+	for _, m := range judged {
+		if m.Warmup || m.LB == nil {
 			continue
 		}
 		diverged := false
 		for _, f := range []struct {
 			name    string
 			app, lb float64
-		}{{"baseline", m.Baseline.Value, lbBaseline[i]}, {"canary", m.Canary.Value, lbCanary[i]}} {
+		}{{"baseline", m.Baseline.Value, m.LB.Baseline}, {"canary", m.Canary.Value, m.LB.Canary}} {
 			if !(f.app > 0) || math.IsNaN(f.lb) || math.IsInf(f.app, 0) || math.IsInf(f.lb, 0) {
 				continue
 			}
@@ -288,8 +331,9 @@ func (w *Window) CheckMeasurement(lbBaseline, lbCanary []float64) {
 			minutes++
 		}
 	}
-	if minutes > 0 {
-		w.add(FlagMeasurementDivergence, fmt.Sprintf("in %d minutes the load balancer's %s differs from the application's by more than %.0f%% (up to %.0f%%, %s fleet): the application histogram may miss queueing time; judge on the load-balancer histogram or find where the time goes",
-			minutes, QuantileLabel(c.VerdictQuantile), c.MaxMeasurementDivergence*100, worst*100, worstFleet))
+	if minutes == 0 {
+		return ""
 	}
+	return fmt.Sprintf("in %d minutes the load balancer's %s differs from the application's by more than %.0f%% (up to %.0f%%, %s fleet): the application histogram may miss queueing time; judge on the load-balancer histogram or find where the time goes",
+		minutes, QuantileLabel(c.VerdictQuantile), c.MaxMeasurementDivergence*100, worst*100, worstFleet)
 }

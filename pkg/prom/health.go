@@ -1,0 +1,90 @@
+package prom
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
+
+// Health is what Prometheus says of a fleet's members in one minute.
+type Health struct {
+	// Samples is the number of samples of the fleet's series in the minute,
+	// Series the number of series with any, and Reporting the number with
+	// at least two (those a one-minute increase() reads).
+	Samples, Series, Reporting float64
+	// Down is the number of the fleet's targets with up == 0 in the minute;
+	// 0 also when the fleet's labels are not target labels.
+	Down float64
+}
+
+// HealthQuery reads a fleet's Health in one range query: one series per
+// figure, told apart by the label pairwise_health. Native histograms are
+// counted as they are, classic ones by their +Inf bucket; `up` is selected
+// with the fleet's own matchers, which works when they are target labels
+// (service, track, pod template labels) and finds nothing otherwise.
+func HealthQuery(metric string, sel selector.Selector, kind Kind) string {
+	series := sel.With(metric)
+	if kind == Classic {
+		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
+		series = inf.With(metric + "_bucket")
+	}
+	counted := "count_over_time(" + series + "[1m])"
+	figure := func(name, expr string) string {
+		return `label_replace(` + expr + `, "pairwise_health", "` + name + `", "", "")`
+	}
+	return figure("samples", "sum("+counted+")") +
+		" or " + figure("series", "count("+counted+")") +
+		" or " + figure("reporting", "count("+counted+" >= 2)") +
+		" or " + figure("down", "count(min_over_time("+sel.With("up")+"[1m]) == 0)")
+}
+
+// FleetHealth is HealthQuery for every minute of r, by minute end in Unix
+// seconds; minutes without any sample are absent. kind is Native or Classic.
+func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (map[int64]Health, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return nil, err
+	}
+	res, err := c.rangeQuery(ctx, HealthQuery(metric, sel, kind), r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]Health{}
+	for _, s := range res.Result {
+		for _, pair := range s.Values {
+			ts, err := parseTime(pair[0])
+			if err != nil {
+				return nil, err
+			}
+			v, err := parseQuoted(pair[1])
+			if err != nil {
+				return nil, err
+			}
+			h := out[ts]
+			switch s.Metric["pairwise_health"] {
+			case "samples":
+				h.Samples = v
+			case "series":
+				h.Series = v
+			case "reporting":
+				h.Reporting = v
+			case "down":
+				h.Down = v
+			default:
+				return nil, fmt.Errorf("%w: the fleet health query returned a series without its figure", ErrNotProm)
+			}
+			out[ts] = h
+		}
+	}
+	return out, nil
+}
+
+// SamplesPerSeries is the mean number of samples each series has in the
+// minute, which tells how much a one-minute increase() extrapolates; 0
+// without samples.
+func (h Health) SamplesPerSeries() float64 {
+	if !(h.Series > 0) {
+		return 0
+	}
+	return h.Samples / h.Series
+}
