@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -50,23 +48,61 @@ var (
 	ErrAuth        = errors.New("prometheus refused the credentials")
 	ErrNotProm     = errors.New("the address does not serve the Prometheus HTTP API")
 	ErrNotFound    = errors.New("no histogram found")
+
+	// ErrServer: Prometheus (or a proxy before it) answered, with a server
+	// error (HTTP 5xx): it is reachable, the URL is right, the query failed
+	// there. It wraps ErrUnavailable, so callers that only know the older
+	// errors still treat it as a failure of the backend.
+	ErrServer error = &subError{"prometheus answered with a server error", ErrUnavailable}
+	// ErrOverloaded: Prometheus asked to be retried later (HTTP 429, or 503
+	// with Retry-After) and the wait did not fit within the query's deadline,
+	// or the retries ran out. It wraps ErrUnavailable.
+	ErrOverloaded error = &subError{"prometheus asked to retry later", ErrUnavailable}
 )
 
+// subError is a sentinel that is also its parent for errors.Is.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string { return e.msg }
+func (e *subError) Unwrap() error { return e.parent }
+
 // Client is a small Prometheus HTTP API client. HTTP carries authentication
-// (the plugin passes the SDK's configured client); Timeout bounds each query.
+// (the plugin passes the SDK's configured client) unless Credentials are set
+// (the CLI); Timeout bounds each query, its retries included.
 type Client struct {
+	// BaseURL never holds credentials: New moves a URL's user:password
+	// into Credentials.
 	BaseURL string
 	HTTP    *http.Client
 	Timeout time.Duration
+	// Credentials, when set, authenticate every request that does not
+	// already carry an Authorization header.
+	Credentials Credentials
 }
 
-// New returns a client for baseURL with a default HTTP client.
+// New returns a client for baseURL with a default HTTP client. A user and
+// password in the URL (http://user:pass@host) become basic-auth Credentials
+// and are removed from BaseURL; errors name the URL with the password
+// redacted.
 func New(baseURL string, timeout time.Duration) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("prometheus URL %q must be an absolute http(s) URL", baseURL)
+		return nil, fmt.Errorf("prometheus URL %q must be an absolute http(s) URL", RedactURL(baseURL))
 	}
-	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{}, Timeout: timeout}, nil
+	if timeout < 0 {
+		return nil, fmt.Errorf("prometheus timeout %s is negative", timeout)
+	}
+	var creds Credentials
+	if u.User != nil {
+		creds.Username = u.User.Username()
+		creds.Password, _ = u.User.Password()
+		u.User = nil
+		baseURL = u.String()
+	}
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{}, Timeout: timeout, Credentials: creds}, nil
 }
 
 // Series is the fleet histogram per minute end (Unix seconds) for one fleet.
@@ -87,19 +123,6 @@ func NativeQuery(metric string, sel selector.Selector) string {
 // ClassicQuery is NativeQuery for classic `le` buckets.
 func ClassicQuery(metric string, sel selector.Selector) string {
 	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[1m]))"
-}
-
-// SamplesQuery is the mean number of samples each series of a fleet has in a
-// minute: a one-minute increase() over series scraped n times a minute reads
-// n/(n-1) of the observations they counted (verdict.ScrapeScale). Native
-// series are counted as they are; classic series by their +Inf bucket.
-func SamplesQuery(metric string, sel selector.Selector, kind Kind) string {
-	series := sel.With(metric)
-	if kind == Classic {
-		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
-		series = inf.With(metric + "_bucket")
-	}
-	return "sum(count_over_time(" + series + "[1m])) / count(count_over_time(" + series + "[1m]))"
 }
 
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.
@@ -141,33 +164,6 @@ func (c *Client) FleetHistograms(ctx context.Context, metric string, sel selecto
 		return nil, kind, err
 	}
 	return series[""], Classic, nil
-}
-
-// SamplesPerSeries is SamplesQuery for every minute of r, by minute end in
-// Unix seconds; minutes without samples are absent. kind is Native or Classic.
-func (c *Client) SamplesPerSeries(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (map[int64]float64, error) {
-	if err := selector.ValidMetricName(metric); err != nil {
-		return nil, err
-	}
-	res, err := c.rangeQuery(ctx, SamplesQuery(metric, sel, kind), r)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int64]float64{}
-	for _, s := range res.Result {
-		for _, pair := range s.Values {
-			ts, err := parseTime(pair[0])
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseQuoted(pair[1])
-			if err != nil {
-				return nil, err
-			}
-			out[ts] = v
-		}
-	}
-	return out, nil
 }
 
 // PodHistograms is FleetHistograms keeping pods apart: pod -> minute -> histogram.
@@ -290,88 +286,3 @@ func (c *Client) HistogramMetrics(ctx context.Context) (native, classic []string
 	return native, classic, nil
 }
 
-func (c *Client) get(ctx context.Context, path string, q url.Values, into any) error {
-	u := c.BaseURL + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	return c.do(req, into)
-}
-
-func (c *Client) post(ctx context.Context, path string, form url.Values, into any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return c.do(req, into)
-}
-
-func (c *Client) do(req *http.Request, into any) error {
-	if c.Timeout > 0 {
-		ctx, cancel := context.WithTimeout(req.Context(), c.Timeout)
-		defer cancel()
-		req = req.WithContext(ctx)
-	}
-	httpClient := c.HTTP
-	if httpClient == nil {
-		httpClient = http.DefaultClient
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return classifyTransport(req, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return classifyTransport(req, err)
-	}
-	switch resp.StatusCode {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("%w: %s answered %d", ErrAuth, req.URL.Host, resp.StatusCode)
-	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		if strings.Contains(string(body), "timeout") || resp.StatusCode == http.StatusGatewayTimeout {
-			return fmt.Errorf("%w: %s", ErrTimeout, apiError(body))
-		}
-	}
-	var env apiResponse
-	if err := json.Unmarshal(body, &env); err != nil || env.Status == "" {
-		return fmt.Errorf("%w: %s answered %d with no Prometheus API response", ErrNotProm, req.URL.Host, resp.StatusCode)
-	}
-	if env.Status != "success" {
-		switch env.ErrorType {
-		case "timeout", "canceled":
-			return fmt.Errorf("%w: %s", ErrTimeout, env.Error)
-		case "bad_data", "execution":
-			return fmt.Errorf("%w: %s", ErrBadQuery, env.Error)
-		}
-		return fmt.Errorf("%w: %s: %s", ErrUnavailable, env.ErrorType, env.Error)
-	}
-	if err := json.Unmarshal(env.Data, into); err != nil {
-		return fmt.Errorf("%w: cannot read the response: %v", ErrNotProm, err)
-	}
-	return nil
-}
-
-func apiError(body []byte) string {
-	var env apiResponse
-	if json.Unmarshal(body, &env) == nil && env.Error != "" {
-		return env.Error
-	}
-	return strings.TrimSpace(string(body))
-}
-
-func classifyTransport(req *http.Request, err error) error {
-	var netErr net.Error
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("query to %s canceled: %w", req.URL.Host, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return fmt.Errorf("%w: %s", ErrTimeout, req.URL.Host)
-	}
-	return fmt.Errorf("%w at %s: %v", ErrUnavailable, req.URL.Host, err)
-}
