@@ -285,4 +285,3 @@ func (c *Client) HistogramMetrics(ctx context.Context) (native, classic []string
 	}
 	return native, classic, nil
 }
-
