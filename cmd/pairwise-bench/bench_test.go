@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/prom"
-	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 func TestPercentile(t *testing.T) {
@@ -63,57 +61,6 @@ func TestDashboardQueries(t *testing.T) {
 	}
 }
 
-// minutesWithRatios builds judged-ready minutes: baseline p99 1, canary p99 r.
-func minutesWithRatios(start time.Time, tail float64, ratios ...float64) []verdict.Minute {
-	var ms []verdict.Minute
-	for i, r := range ratios {
-		f := func(v float64) verdict.FleetStats {
-			return verdict.FleetStats{Present: true, Count: 1000, Value: v, Tail: tail, Quantiles: []float64{v}}
-		}
-		ms = append(ms, verdict.Minute{Time: start.Add(time.Duration(i) * time.Minute), Baseline: f(1), Canary: f(r)})
-	}
-	return ms
-}
-
-func TestSlideAndDelay(t *testing.T) {
-	start := time.Date(2026, 6, 1, 0, 1, 0, 0, time.UTC)
-	ratios := make([]float64, 0, 80)
-	for i := 0; i < 70; i++ {
-		ratios = append(ratios, 1.0)
-	}
-	for i := 0; i < 10; i++ {
-		ratios = append(ratios, 1.2) // onset at index 70
-	}
-	ms := minutesWithRatios(start, 20, ratios...)
-	cfg := verdict.Default()
-	ds := slide(cfg, ms, 60)
-	if len(ds) != len(ms)-59 {
-		t.Fatalf("%d decisions, want %d", len(ds), len(ms)-59)
-	}
-	// Window ending at index 73 holds 4 bad minutes, at 74 five: rollback.
-	if ds[73-59] == verdict.Rollback || ds[74-59] != verdict.Rollback {
-		t.Errorf("decisions around the onset: %v %v", ds[73-59], ds[74-59])
-	}
-	onset := ms[70].Time
-	if got := deployDelay(cfg, ms, onset, 60); got != 5 {
-		t.Errorf("deployDelay = %d, want 5", got)
-	}
-	// With a guard above the tail count, nothing is judged: no rollback ever.
-	cfg.MinTailObservations = 50
-	if got := deployDelay(cfg, ms, onset, 60); got != -1 {
-		t.Errorf("guarded deployDelay = %d, want -1", got)
-	}
-	for _, d := range slide(cfg, ms, 60) {
-		if d == verdict.Rollback {
-			t.Fatal("insufficient minutes must not roll back")
-		}
-	}
-	// slide must not change the caller's minutes.
-	if ms[75].Verdict != "" {
-		t.Error("slide judged the caller's minutes in place")
-	}
-}
-
 func TestSeriesOf(t *testing.T) {
 	s := "pairwise-gen: clean 2026-06-01T11:00:00Z..2026-06-01T12:00:00Z: 580 series, 139780 samples"
 	if got := seriesOf(s); got != "580" {
@@ -151,8 +98,9 @@ func TestReportComplete(t *testing.T) {
 	r.Acc = []accRow{{N: 1, WithinBound: 1}}
 	r.Avg = []avgRow{{N: 1}}
 	r.Scale = []scaleRow{{Pods: 10, Minutes: 60, Engine: 0.01, Raw: 0.01, HWMKiB: 1}}
-	r.Clean = []cleanRow{{Share: 0.05, MinTail: 10}}
-	r.Reg = []regRow{{Factor: 1.2, Share: 0.5, MinTail: 10, Delay: 5, DeployDelay: 5}}
+	r.Clean = []cleanCell{{Key: cellKey{"lognormal", 500, 0.05}, Kind: "native schema 3"}}
+	r.Reg = []regCell{{Key: cellKey{"lognormal", 500, 0.05}, Regression: "uniform x1.2", Kind: "native schema 3", Deploys: 1, Oracle: delays{4}, Rules: [numRules]delays{{5}, {6}, {5}}}}
+	r.Parity = []parityRow{{Kind: "native schema 3", Decisions: 10}}
 	r.PanelNote = "not measured in smoke mode"
 	if err := r.complete(); err != nil {
 		t.Fatal(err)

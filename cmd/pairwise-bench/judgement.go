@@ -1,297 +1,515 @@
 package main
 
 import (
-	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"runtime"
 	"slices"
-	"strconv"
+	"sort"
+	"sync"
 	"time"
 
-	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/sim"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
-// The judgement section judges every minute once (one engine.Analyze over the
-// whole data set), then slides verdict.Decide over 60-minute windows ending
-// at every minute: exactly what a judge run each minute would decide.
+// The judgement section judges identical fleets and injected regressions
+// with three rules side by side:
+//
+//   - reference: the chapter's rule (bad >= 5 of 60 minutes rolls back),
+//     verdict.Config{Rule: "reference"} with the other defaults;
+//   - gate: the reference rule with the significance gate at 0.99;
+//   - evidence: verdict.Default(), the evidence rule.
+//
+// Every cell's minutes come from simulateFleets (fleetsim.go): the merged
+// histograms a Prometheus would return, built in process. The parity
+// section runs smaller cells through the real Prometheus and engine.Analyze
+// and compares.
 
-// guard is one judging variant: a MinTailObservations value (0 is "no
-// guard", how the reference script judges) and the significance gate.
-type guard struct {
-	MinTail      float64
-	Significance float64
+// ruleSpec is one judging rule.
+type ruleSpec struct {
+	Name string
+	Cfg  verdict.Config
 }
 
-// guardVariants are the variants compared; the first is the default.
-var guardVariants = []guard{{10, 0}, {0, 0}, {25, 0}, {50, 0}, {10, 0.99}}
+// judgeRules are the rules compared, in table order.
+func judgeRules() []ruleSpec {
+	ref := verdict.Default()
+	ref.Rule = verdict.RuleReference
+	gate := ref
+	gate.Significance = 0.99
+	return []ruleSpec{{"reference", ref}, {"gate 0.99", gate}, {"evidence", verdict.Default()}}
+}
 
-// defaultGuard reports whether a row was judged with the default settings.
-func defaultGuard(minTail, significance float64) bool { return minTail == 10 && significance == 0 }
+const numRules = 3
 
-// guardLabel names a variant in the tables.
-func guardLabel(minTail, significance float64) string {
-	label := fmt.Sprintf("%.0f", minTail)
-	switch {
-	case defaultGuard(minTail, significance):
-		label += " (default)"
-	case minTail == 0:
-		label += " (no guard)"
+const (
+	deployEvery   = 30  // a fresh deployment every 30 minutes
+	deployMinutes = 60  // identical fleets: each judged over its first 60 minutes
+	regHorizon    = 120 // regressions: minutes judged after the deployment's start
+	oracleP       = 0.99
+)
+
+// cellKey names one (shape, traffic, share) data set.
+type cellKey struct {
+	Shape string
+	RPS   float64
+	Share float64
+}
+
+func (k cellKey) String() string {
+	return fmt.Sprintf("%s, %s req/s, %s canary", k.Shape, rpsStr(k.RPS), shareStr(k.Share))
+}
+
+func rpsStr(r float64) string {
+	if r >= 1000 {
+		return fmt.Sprintf("%.0f,%03.0f", math.Floor(r/1000), math.Mod(r, 1000))
 	}
-	if significance > 0 {
-		label += fmt.Sprintf(" + significance %.2f", significance)
+	return fmt.Sprintf("%.0f", r)
+}
+
+func shareStr(s float64) string { return fmt.Sprintf("%g%%", s*100) }
+
+// seed gives every data set its own random stream; a regression uses its
+// identical-fleet cell's seed, so both share the baseline's observations.
+func (k cellKey) seed() int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%g/%g", k.Shape, k.RPS, k.Share)
+	return int64(h.Sum64() >> 2)
+}
+
+// regression is one injected canary regression.
+type regression struct {
+	Name     string
+	Scenario string
+	Factor   float64 // uniform: latency x Factor; bad pod: that pod x Factor
+}
+
+var regressions = []regression{
+	{"uniform x1.2", sim.ScenarioRegression, 1.2},
+	{"uniform x1.5", sim.ScenarioRegression, 1.5},
+	{"tail only", sim.ScenarioTail, 0},
+	{"bad pod x2 (1 of 5)", sim.ScenarioBadPod, 2},
+}
+
+// benchPods is the pods per fleet of every judgement data set: five, so
+// that one bad pod is a fifth of the canary.
+const benchPods = 5
+
+// benchLoadLatency couples latency to load in every data set: both fleets
+// are (rate / mean rate)^0.25 slower, so the p99 moves with the diurnal
+// curve (about +/-7%) and in bursts (up to +32%).
+const benchLoadLatency = 0.25
+
+// simConfig is the simulation of a cell: its shape, traffic and share, the
+// default diurnal curve and bursts, load-coupled latency, five pods.
+func simConfig(k cellKey, start time.Time) sim.Config {
+	c := sim.DefaultConfig(start)
+	c.Seed = k.seed()
+	c.Shape = k.Shape
+	c.TotalRPS = k.RPS
+	c.CanaryShare = k.Share
+	c.PodsPerFleet = benchPods
+	c.LoadLatency = benchLoadLatency
+	if k.Shape != sim.ShapeBimodal {
+		c.CostlyShare = 0 // the shape alone
 	}
-	return label
+	return c
 }
 
-// deployEvery is the spacing of the simulated deployments over clean data.
-const deployEvery = 30
-
-// cleanRow is one (canary share, MinTailObservations) over identical fleets.
-type cleanRow struct {
-	Share             float64
-	MinTail           float64
-	Significance      float64
-	Windows           int // sliding windows judged
-	RollbackWindows   int
-	Episodes          int // runs of consecutive rollback windows
-	Bad, Good         int // minutes over the whole data set
-	Insufficient      int
-	Minutes           int
-	RatioMedian       float64 // canary/baseline p99 over minutes both fleets have
-	RatioP5, RatioP95 float64
-	CanaryTailMedian  float64 // canary observations beyond its p99, per minute
-	// Deployments: a judge started every deployEvery minutes over the clean
-	// data, its window the minutes since the start (up to 60): how many are
-	// rolled back within 60 minutes, and the median minutes to that rollback.
-	Deploys, DeploysRolledBack int
-	DeployDelayMedian          float64
-}
-
-// regRow is one (factor, share, MinTailObservations) regression run.
-type regRow struct {
-	Factor, Share float64
-	MinTail       float64
-	Significance  float64
-	Delay         int // regressed minutes seen when the first rollback came; -1 none
-	// DeployDelay is Delay for a judge whose window starts at the onset (the
-	// canary deployed with the regression): windows of the minutes since
-	// the onset, up to 60; -1 none.
-	DeployDelay    int
-	HeldBefore     verdict.Decision // decision of the window ending just before the onset
-	MaxDelay       int              // regressed minutes available in the data
-	FalseBefore    int              // rollback windows ending before the onset
-	BadAfterOnset  int
-	InsuffAfter    int
-	MinutesAfter   int
-	RatioMedianReg float64 // median p99 ratio after onset (no guard)
-}
-
-// slide returns the decision of every window of n minutes ending at minutes[i], i >= n-1.
-func slide(cfg verdict.Config, minutes []verdict.Minute, n int) []verdict.Decision {
-	cfg.WindowMinutes = n
-	var out []verdict.Decision
-	for i := n - 1; i < len(minutes); i++ {
-		w := verdict.Decide(cfg, slices.Clone(minutes[i-n+1:i+1]), verdict.Options{})
-		out = append(out, w.Decision)
+// restartsFor restarts one pod of each fleet every four hours (in turn),
+// 7 s into a minute, as pairwise-gen --restart POD@MINUTE does.
+func restartsFor(start time.Time, minutes int) []sim.Restart {
+	var out []sim.Restart
+	for i, m := 0, 100; m < minutes; i, m = i+1, m+120 {
+		fleet := sim.Fleets[i%2]
+		idx := (i / 2) % benchPods
+		out = append(out, sim.Restart{Fleet: fleet, Index: idx, Pod: sim.PodName("checkout", fleet, idx), Time: start.Add(time.Duration(m)*time.Minute + 7*time.Second).UTC()})
 	}
 	return out
 }
 
-// judged re-judges every minute with cfg (only the minute verdicts).
-func judged(cfg verdict.Config, minutes []verdict.Minute) verdict.Window {
-	cfg.WindowMinutes = max(len(minutes), 1)
-	cfg.GoodNeeded = min(cfg.GoodNeeded, cfg.WindowMinutes)
-	cfg.BadLimit = min(cfg.BadLimit, cfg.WindowMinutes)
-	return verdict.Decide(cfg, slices.Clone(minutes), verdict.Options{})
+// restartArgs are the pairwise-gen flags for rs.
+func restartArgs(rs []sim.Restart, start time.Time) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, "--restart", fmt.Sprintf("%s-%d@%d", r.Fleet, r.Index, int(r.Time.Sub(start)/time.Minute)))
+	}
+	return out
 }
 
-func benchJudgement(ctx context.Context, e *env, p plan, r *report) error {
+// cleanRule is one rule's figures over a day of identical fleets.
+type cleanRule struct {
+	Windows, WindowsRolledBack                  int
+	Deploys, DeploysRolledBack, DeploysPromoted int
+	// Evidence rule only: the largest statistic over the sliding windows
+	// and over the deployments' anchored windows, and their boundaries.
+	MaxSliding, SlidingBoundary   float64
+	MaxAnchored, AnchoredBoundary float64
+}
+
+// cleanCell is one identical-fleet cell: a data set read as one kind.
+type cleanCell struct {
+	Key     cellKey
+	Kind    string
+	Minutes int
+	// CanaryTail is the median number of canary observations beyond the
+	// baseline's p99 per minute (what a minute can tell).
+	CanaryTail float64
+	Rules      [numRules]cleanRule
+	// The oracle's threshold calibrated on this cell's deployments (the same
+	// for every kind: the oracle reads no histogram).
+	OracleThreshold float64
+	GenSeconds      float64
+}
+
+// regCell is one regression deployed fresh: minutes from the deployment's
+// start to the first rollback, over deployments every deployEvery minutes.
+type regCell struct {
+	Key        cellKey
+	Regression string
+	Kind       string
+	Deploys    int
+	Oracle     delays
+	Rules      [numRules]delays
+	// Within counts deployments where evidence <= 1.5 x oracle + 1.
+	Within          int
+	OracleThreshold float64
+	GenSeconds      float64
+}
+
+// delays are minutes to rollback of each deployment; 0 is none within
+// regHorizon minutes.
+type delays []int
+
+// median treats "none" as later than any minute; NaN when more than half
+// never rolled back.
+func (d delays) median() float64 {
+	if len(d) == 0 {
+		return math.NaN()
+	}
+	s := make([]float64, len(d))
+	for i, x := range d {
+		s[i] = float64(x)
+		if x <= 0 {
+			s[i] = math.Inf(1)
+		}
+	}
+	sort.Float64s(s)
+	var m float64
+	if len(s)%2 == 1 {
+		m = s[len(s)/2]
+	} else {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	if math.IsInf(m, 1) {
+		return math.NaN()
+	}
+	return m
+}
+
+func (d delays) missed() int {
+	n := 0
+	for _, x := range d {
+		if x <= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func (d delays) max() int {
+	m := 0
+	for _, x := range d {
+		if x <= 0 {
+			return -1
+		}
+		m = max(m, x)
+	}
+	return m
+}
+
+// target is the issue's bar for the evidence rule: within 1.5x the oracle's
+// minutes + 1.
+func target(oracle float64) float64 { return 1.5*oracle + 1 }
+
+// deployStarts are the first minutes (indices) of the deployments over n
+// minutes, each followed by length minutes, beginning at first.
+func deployStarts(first, n, length int) []int {
+	var out []int
+	for s := first; s+length <= n; s += deployEvery {
+		out = append(out, s)
+	}
+	return out
+}
+
+// judgeDeploy decides every minute of a deployment anchored at minutes[0]
+// and returns the first rollback and the first promote (1-based minutes
+// since the start, 0: none) and the largest evidence statistic.
+func judgeDeploy(cfg verdict.Config, minutes []verdict.Minute) (rollback, promote int, maxStat float64) {
+	w := verdict.Decide(cfg, slices.Clone(minutes), verdict.Options{Shown: len(minutes), Anchored: true})
+	maxStat = math.Inf(-1)
+	for i, m := range w.Minutes {
+		if m.Decision == verdict.Rollback && rollback == 0 {
+			rollback = i + 1
+		}
+		if m.Decision == verdict.Promote && promote == 0 {
+			promote = i + 1
+		}
+		if i < cfg.WindowMinutes {
+			maxStat = math.Max(maxStat, m.Window.Statistic)
+		}
+	}
+	return rollback, promote, maxStat
+}
+
+// judgeClean fills one rule's figures for a day of identical fleets: the
+// windows ending at each of the last shown minutes, and the deployments.
+func judgeClean(cfg verdict.Config, minutes []verdict.Minute, shown int, starts []int) cleanRule {
+	var r cleanRule
+	w := verdict.Decide(cfg, slices.Clone(minutes), verdict.Options{Shown: shown})
+	r.Windows = len(w.Minutes)
+	r.MaxSliding = math.Inf(-1)
+	for _, m := range w.Minutes {
+		if m.Decision == verdict.Rollback {
+			r.WindowsRolledBack++
+		}
+		r.MaxSliding = math.Max(r.MaxSliding, m.Window.Statistic)
+	}
+	r.SlidingBoundary = cfg.RollbackBoundary(false)
+	r.AnchoredBoundary = cfg.RollbackBoundary(true)
+	r.MaxAnchored = math.Inf(-1)
+	for _, s := range starts {
+		r.Deploys++
+		rb, pr, st := judgeDeploy(cfg, minutes[s:s+deployMinutes])
+		if rb > 0 {
+			r.DeploysRolledBack++
+		}
+		if pr > 0 {
+			r.DeploysPromoted++
+		}
+		r.MaxAnchored = math.Max(r.MaxAnchored, st)
+	}
+	return r
+}
+
+// oracleZ is the oracle's statistic after each minute of a deployment: the
+// canary's observations beyond the baseline's exact p99, pooled since the
+// start, as a one-sided binomial z against the 1% identical fleets give.
+func oracleZ(n, k []float64) []float64 {
+	out := make([]float64, len(n))
+	var N, K float64
+	for i := range n {
+		N += n[i]
+		K += k[i]
+		out[i] = math.Inf(-1)
+		if N > 0 {
+			p := 1 - oracleP
+			out[i] = (K - p*N) / math.Sqrt(p*(1-p)*N)
+		}
+	}
+	return out
+}
+
+// oracleThreshold is the largest oracle statistic over the identical-fleet
+// deployments: the oracle fires only above it, so it never fires on them.
+func oracleThreshold(d *fleetData, starts []int) float64 {
+	t := math.Inf(-1)
+	for _, s := range starts {
+		for _, z := range oracleZ(d.CanaryN[s:s+deployMinutes], d.CanaryK[s:s+deployMinutes]) {
+			t = math.Max(t, z)
+		}
+	}
+	return t
+}
+
+// oracleDelay is the first minute of a deployment whose statistic exceeds
+// the threshold (0: none).
+func oracleDelay(n, k []float64, threshold float64) int {
+	for i, z := range oracleZ(n, k) {
+		if z > threshold {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// judgePlan is the judgement matrix of a run.
+type judgePlan struct {
+	Shapes     []string
+	RPS        []float64
+	Shares     []float64
+	DayMinutes int // sliding windows judged (each has WindowMinutes-1 earlier minutes)
+	RegShares  []float64
+	RegRPS     []float64
+	// RegMinutes[i] is the data of a regression cell at RegRPS[i] (0: as
+	// long as the identical fleets): deployments start every deployEvery
+	// minutes and are judged for regHorizon.
+	RegMinutes []int
+	Workers    int
+}
+
+// judgement runs the matrix: every identical-fleet cell, then every
+// regression beside the oracle calibrated on its identical-fleet cell.
+func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) error {
+	rules := judgeRules()
 	base := verdict.Default()
-	for _, share := range p.JudgeShares {
-		ds, err := e.generate("--scenario", "clean", "--pods", strconv.Itoa(p.JudgePods), "--minutes", strconv.Itoa(p.JudgeMinutes),
-			"--canary-share", strconv.FormatFloat(share, 'f', -1, 64), "--end", benchEnd.Format(time.RFC3339), "--seed", "7", "--truth-pod-p99=false")
+	window := base.WindowMinutes
+	total := jp.DayMinutes + window - 1
+	start := benchEnd.Add(-time.Duration(total) * time.Minute)
+
+	var keys []cellKey
+	for _, shape := range jp.Shapes {
+		for _, rps := range jp.RPS {
+			for _, share := range jp.Shares {
+				keys = append(keys, cellKey{shape, rps, share})
+			}
+		}
+	}
+	thresholds := map[cellKey]float64{}
+	var mu sync.Mutex
+	err := parallel(jp.Workers, len(keys), func(i int) error {
+		k := keys[i]
+		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total)}
+		t0 := time.Now()
+		d, err := simulateFleets(spec, base)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", k, err)
 		}
-		r.Datasets = append(r.Datasets, dsNote{Purpose: fmt.Sprintf("judgement, clean, %.0f%% canary", share*100), DS: ds})
-		minutes, err := judgeAll(ctx, e, ds, p.JudgeMinutes)
+		gen := time.Since(t0).Seconds()
+		starts := deployStarts(window-1, total, deployMinutes)
+		th := oracleThreshold(d, starts)
+		var cells []cleanCell
+		for kind := histKind(0); kind < numKinds; kind++ {
+			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, GenSeconds: gen, CanaryTail: median(d.CanaryK)}
+			for ri, rule := range rules {
+				c.Rules[ri] = judgeClean(rule.Cfg, d.Kinds[kind], jp.DayMinutes, starts)
+			}
+			cells = append(cells, c)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		thresholds[k] = th
+		r.Clean = append(r.Clean, cells...)
+		ev := cells[1].Rules[2]
+		logf("judgement: identical fleets, %s: %.1fM observations in %.0fs; evidence (schema 3): %d/%d windows, %d/%d deployments rolled back, %d promoted; oracle threshold z > %.2f",
+			k, float64(d.Observations)/1e6, gen, ev.WindowsRolledBack, ev.Windows, ev.DeploysRolledBack, ev.Deploys, ev.DeploysPromoted, th)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+
+	type regJob struct {
+		k   cellKey
+		reg regression
+	}
+	var jobs []regJob
+	for _, shape := range jp.Shapes {
+		for _, rps := range jp.RegRPS {
+			for _, share := range jp.RegShares {
+				for _, reg := range regressions {
+					k := cellKey{shape, rps, share}
+					if _, ok := thresholds[k]; !ok {
+						return fmt.Errorf("regression %s %s: no identical-fleet cell to calibrate the oracle on", reg.Name, k)
+					}
+					jobs = append(jobs, regJob{k, reg})
+				}
+			}
+		}
+	}
+	return parallel(jp.Workers, len(jobs), func(i int) error {
+		j := jobs[i]
+		n := 0
+		if i := slices.Index(jp.RegRPS, j.k.RPS); i < len(jp.RegMinutes) {
+			n = jp.RegMinutes[i]
+		}
+		if n == 0 {
+			n = total
+		}
+		// The regression data end where the identical fleets' day ends and
+		// start at the same minute, so both share the baseline's observations.
+		c := simConfig(j.k, start)
+		c.Scenario = j.reg.Scenario
+		c.RegressionStartMinute = 0
+		switch j.reg.Scenario {
+		case sim.ScenarioRegression:
+			c.RegressionFactor = j.reg.Factor
+		case sim.ScenarioBadPod:
+			c.BadPod, c.BadPodFactor = 0, j.reg.Factor
+		}
+		t0 := time.Now()
+		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n)}, base)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}
-		e.logf("judgement: clean, %.0f%% canary, %d minutes", share*100, len(minutes))
-		for _, gv := range guardVariants {
-			cfg := base
-			cfg.MinTailObservations, cfg.Significance = gv.MinTail, gv.Significance
-			row := cleanRow{Share: share, MinTail: gv.MinTail, Significance: gv.Significance, Minutes: len(minutes)}
-			decisions := slide(cfg, minutes, base.WindowMinutes)
-			row.Windows = len(decisions)
-			prev := false
-			for _, d := range decisions {
-				rb := d == verdict.Rollback
-				if rb {
-					row.RollbackWindows++
-					if !prev {
-						row.Episodes++
-					}
-				}
-				prev = rb
-			}
-			all := judged(cfg, minutes)
-			row.Bad, row.Good, row.Insufficient = all.Counts.Bad, all.Counts.Good, all.Counts.Insufficient
-			var ratios, tails []float64
-			for _, m := range all.Minutes {
-				if !math.IsNaN(m.Ratio) && m.Verdict != verdict.NoData {
-					ratios = append(ratios, m.Ratio)
-					tails = append(tails, m.Canary.Tail)
-				}
-			}
-			row.RatioMedian, row.RatioP5, row.RatioP95 = median(ratios), percentile(ratios, 0.05), percentile(ratios, 0.95)
-			row.CanaryTailMedian = median(tails)
-			var delays []float64
-			for s := 0; s+base.WindowMinutes <= len(minutes); s += deployEvery {
-				row.Deploys++
-				d := deployDelay(cfg, minutes[:s+base.WindowMinutes], minutes[s].Time, base.WindowMinutes)
-				if d > 0 {
-					row.DeploysRolledBack++
-					delays = append(delays, float64(d))
-				}
-			}
-			row.DeployDelayMedian = median(delays)
-			r.Clean = append(r.Clean, row)
+		gen := time.Since(t0).Seconds()
+		th := thresholds[j.k]
+		starts := deployStarts(0, n, regHorizon)
+		var oracle delays
+		for _, s := range starts {
+			oracle = append(oracle, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], th))
 		}
-	}
-
-	for _, share := range p.RegShares {
-		for _, factor := range p.RegFactors {
-			ds, err := e.generate("--scenario", "regression", "--pods", strconv.Itoa(p.JudgePods), "--minutes", strconv.Itoa(p.RegMinutes),
-				"--canary-share", strconv.FormatFloat(share, 'f', -1, 64),
-				"--regression-factor", strconv.FormatFloat(factor, 'f', -1, 64),
-				"--regression-start-minute", strconv.Itoa(p.RegStart),
-				"--end", benchEnd.Format(time.RFC3339), "--seed", "7", "--truth-pod-p99=false")
-			if err != nil {
-				return err
-			}
-			r.Datasets = append(r.Datasets, dsNote{Purpose: fmt.Sprintf("judgement, regression x%.2f, %.0f%% canary", factor, share*100), DS: ds})
-			minutes, err := judgeAll(ctx, e, ds, p.RegMinutes)
-			if err != nil {
-				return err
-			}
-			onset, err := regressionOnset(ds, p)
-			if err != nil {
-				return err
-			}
-			e.logf("judgement: regression x%.2f, %.0f%% canary, onset minute ends %s", factor, share*100, onset.Format(time.RFC3339))
-			for _, gv := range guardVariants {
-				cfg := base
-				cfg.MinTailObservations, cfg.Significance = gv.MinTail, gv.Significance
-				row := regRow{Factor: factor, Share: share, MinTail: gv.MinTail, Significance: gv.Significance, Delay: -1, DeployDelay: -1}
-				decisions := slide(cfg, minutes, base.WindowMinutes)
-				all := judged(cfg, minutes)
-				var regRatios []float64
-				for i, m := range all.Minutes {
-					if !m.Time.Before(onset) {
-						row.MinutesAfter++
-						switch m.Verdict {
-						case verdict.Bad:
-							row.BadAfterOnset++
-						case verdict.Insufficient:
-							row.InsuffAfter++
-						}
-						if !math.IsNaN(m.Ratio) {
-							regRatios = append(regRatios, m.Ratio)
-						}
-					}
-					if i < base.WindowMinutes-1 {
-						continue
-					}
-					if m.Time.Equal(onset.Add(-time.Minute)) {
-						row.HeldBefore = decisions[i-(base.WindowMinutes-1)]
-					}
-					if decisions[i-(base.WindowMinutes-1)] != verdict.Rollback {
-						continue
-					}
-					if m.Time.Before(onset) {
-						row.FalseBefore++
-					} else if row.Delay < 0 {
-						row.Delay = int(m.Time.Sub(onset)/time.Minute) + 1
-					}
+		var cells []regCell
+		for kind := histKind(0); kind < numKinds; kind++ {
+			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, OracleThreshold: th, GenSeconds: gen}
+			for ri, rule := range rules {
+				for _, s := range starts {
+					rb, _, _ := judgeDeploy(rule.Cfg, d.Kinds[kind][s:s+regHorizon])
+					rc.Rules[ri] = append(rc.Rules[ri], rb)
 				}
-				row.MaxDelay = row.MinutesAfter
-				row.DeployDelay = deployDelay(cfg, minutes, onset, base.WindowMinutes)
-				row.RatioMedianReg = median(regRatios)
-				r.Reg = append(r.Reg, row)
 			}
+			for di := range starts {
+				o, e := oracle[di], rc.Rules[2][di]
+				if e > 0 && (o <= 0 || float64(e) <= target(float64(o))) {
+					rc.Within++
+				}
+			}
+			cells = append(cells, rc)
 		}
-	}
-	return nil
+		mu.Lock()
+		defer mu.Unlock()
+		r.Reg = append(r.Reg, cells...)
+		rc := cells[1]
+		logf("judgement: %s, %s: %d deployments; median minutes to rollback: oracle %s, reference %s, gate %s, evidence %s (schema 3)",
+			j.reg.Name, j.k, rc.Deploys, medStr(rc.Oracle), medStr(rc.Rules[0]), medStr(rc.Rules[1]), medStr(rc.Rules[2]))
+		return nil
+	})
 }
 
-// judgeAll serves ds and runs one engine.Analyze over its n minutes.
-func judgeAll(ctx context.Context, e *env, ds *dataset, n int) ([]verdict.Minute, error) {
-	srv, err := e.serve(ds)
-	if err != nil {
-		return nil, err
+func medStr(d delays) string {
+	m := d.median()
+	if math.IsNaN(m) {
+		return fmt.Sprintf(">%d", regHorizon)
 	}
-	defer srv.stop()
-	client, err := newClient(srv.URL)
-	if err != nil {
-		return nil, err
-	}
-	req, err := analysisRequest(benchEnd, n, prom.Native)
-	if err != nil {
-		return nil, err
-	}
-	_, res, err := runEngine(ctx, client, req)
-	if err != nil {
-		return nil, err
-	}
-	return res.Minutes, nil
+	return fmt.Sprintf("%g", m)
 }
 
-// regressionOnset is the end of the first regressed minute: the simulator's
-// regression starts at the truth file's facts.regression_start, and minute T
-// covers (T-60s, T].
-func regressionOnset(ds *dataset, p plan) (time.Time, error) {
-	tr, err := loadTruth(ds.Truth)
-	if err != nil {
-		return time.Time{}, err
+// parallel runs fn(0..n-1) on at most workers goroutines; the first error wins.
+func parallel(workers, n int, fn func(int) error) error {
+	if workers < 1 {
+		workers = max(1, runtime.GOMAXPROCS(0))
 	}
-	if tr.Facts.RegressionStart == "" {
-		return time.Time{}, fmt.Errorf("%s: no facts.regression_start", ds.Truth)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
 	}
-	t, err := time.Parse(time.RFC3339, tr.Facts.RegressionStart)
-	if err != nil {
-		return time.Time{}, err
+	for i := 0; i < n; i++ {
+		next <- i
 	}
-	want := benchEnd.Add(-time.Duration(p.RegMinutes-p.RegStart) * time.Minute)
-	if !t.Equal(want) {
-		return time.Time{}, fmt.Errorf("regression starts at %s, expected %s", t, want)
-	}
-	return t.Add(time.Minute), nil
-}
-
-// deployDelay judges, at every minute from the onset on, the window of the
-// minutes since the onset (at most n) with verdict.Decide, and returns how
-// many regressed minutes it took to roll back (-1: never).
-func deployDelay(cfg verdict.Config, minutes []verdict.Minute, onset time.Time, n int) int {
-	first := -1
-	for i, m := range minutes {
-		if !m.Time.Before(onset) {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return -1
-	}
-	for i := first; i < len(minutes); i++ {
-		from := max(first, i-n+1)
-		c := cfg
-		c.WindowMinutes = n
-		if verdict.Decide(c, slices.Clone(minutes[from:i+1]), verdict.Options{}).Decision == verdict.Rollback {
-			return i - first + 1
-		}
-	}
-	return -1
+	close(next)
+	wg.Wait()
+	return first
 }

@@ -9,8 +9,10 @@
 //     peak RSS of a child process running only the analysis, raw query time;
 //  4. accuracy: engine p99/p99.9 vs the exact ground truth, the error of
 //     averaging per-pod p99s, and the bucket-width bound;
-//  5. judgement: false rollbacks over 24 h of identical fleets, and minutes
-//     to roll back injected regressions;
+//  5. judgement: the reference rule, the significance gate and the evidence
+//     rule over 24 h of identical fleets (shapes x traffic x shares x
+//     histogram kinds), and minutes to roll back injected regressions beside
+//     an oracle;
 //  6. panel: render time of 60 vs 1,440 minutes in headless Chromium.
 //
 // Usage (from the project root; scripts/bench.sh does this):
@@ -34,6 +36,7 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
 
 func main() {
@@ -62,14 +65,11 @@ type plan struct {
 	ScaleReps    int
 	BigScaleReps int    // repetitions at 1,000 pods x 24 h (about 85 s per repetition on 2 cores)
 	ClassicScale string // --buckets of the scale data sets
-	JudgeShares  []float64
-	JudgeMinutes int // minutes of clean data per share; windows slide over it
-	JudgePods    int
-	RegFactors   []float64
-	RegShares    []float64
-	RegStart     int // regression start minute
-	RegMinutes   int
-	Panel        bool
+	// Judge is the judgement matrix (judgement.go); ParityMinutes the
+	// length of the cell also run through Prometheus and the engine.
+	Judge         judgePlan
+	ParityMinutes int
+	Panel         bool
 }
 
 func fullPlan() plan {
@@ -77,11 +77,37 @@ func fullPlan() plan {
 		Name: "full", Reps: 9, EffReps: 15,
 		EffPods: []int{10, 100}, EffMinutes: 120,
 		ScalePods: []int{10, 100, 1000}, ScaleWindows: []int{60, 360, 1440}, ScaleReps: 5, BigScaleReps: 3,
-		ClassicScale: "0.1,1",
-		JudgeShares:  []float64{0.05, 0.20, 0.50}, JudgeMinutes: 1440 + 60, JudgePods: 10,
-		RegFactors: []float64{1.10, 1.20, 1.50}, RegShares: []float64{0.05, 0.50},
-		RegStart: 80, RegMinutes: 160,
-		Panel: true,
+		ClassicScale:  "0.1,1",
+		Judge:         fullJudge(),
+		ParityMinutes: 180,
+		Panel:         true,
+	}
+}
+
+// fullJudge is the whole judgement matrix: every shape, traffic and share
+// over a day of identical fleets; the regressions at 5% and 50% share for
+// every shape and traffic (a day at 50 and 500 req/s, 6 hours at 5,000).
+func fullJudge() judgePlan {
+	return judgePlan{
+		Shapes: sim.Shapes, RPS: []float64{50, 500, 5000}, Shares: []float64{0.01, 0.05, 0.20, 0.50}, DayMinutes: 1440,
+		RegShares: []float64{0.05, 0.50}, RegRPS: []float64{50, 500, 5000}, RegMinutes: []int{0, 0, 360},
+	}
+}
+
+// quickJudge is a first look: every shape at 500 req/s, 5% and 50% share,
+// 6 hours.
+func quickJudge() judgePlan {
+	return judgePlan{
+		Shapes: sim.Shapes, RPS: []float64{500}, Shares: []float64{0.05, 0.50}, DayMinutes: 360,
+		RegShares: []float64{0.05, 0.50}, RegRPS: []float64{500}, RegMinutes: []int{360},
+	}
+}
+
+// smokeJudge is two cells, minutes long.
+func smokeJudge() judgePlan {
+	return judgePlan{
+		Shapes: []string{sim.ShapeLognormal}, RPS: []float64{500}, Shares: []float64{0.05}, DayMinutes: 120,
+		RegShares: []float64{0.05}, RegRPS: []float64{500}, RegMinutes: []int{150},
 	}
 }
 
@@ -90,11 +116,10 @@ func smokePlan() plan {
 		Name: "smoke", Reps: 3, EffReps: 3,
 		EffPods: []int{10}, EffMinutes: 70,
 		ScalePods: []int{10}, ScaleWindows: []int{60}, ScaleReps: 2, BigScaleReps: 2,
-		ClassicScale: "0.1,1",
-		JudgeShares:  []float64{0.05}, JudgeMinutes: 180, JudgePods: 10,
-		RegFactors: []float64{1.20}, RegShares: []float64{0.50},
-		RegStart: 70, RegMinutes: 100,
-		Panel: false,
+		ClassicScale:  "0.1,1",
+		Judge:         smokeJudge(),
+		ParityMinutes: 100,
+		Panel:         false,
 	}
 }
 
@@ -108,6 +133,8 @@ func run(args []string) error {
 	command := fs.String("command", "", "the command line to record in the document (scripts/bench.sh sets it)")
 	results := fs.String("results", "", "also write every figure as JSON to this file")
 	render := fs.String("render", "", "measure nothing: render --doc from a --results JSON file of an earlier run")
+	matrix := fs.String("judge-matrix", "", "judgement matrix: smoke, quick or full (default: smoke in smoke mode, else full)")
+	workers := fs.Int("workers", 2, "goroutines simulating judgement cells")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +147,18 @@ func run(args []string) error {
 		p.EffReps = *reps
 		p.ScaleReps = *reps
 	}
+	switch *matrix {
+	case "":
+	case "smoke":
+		p.Judge = smokeJudge()
+	case "quick":
+		p.Judge = quickJudge()
+	case "full":
+		p.Judge = fullJudge()
+	default:
+		return fmt.Errorf("--judge-matrix %q: want smoke, quick or full", *matrix)
+	}
+	p.Judge.Workers = *workers
 	if *doc == "" && !*smoke {
 		*doc = "docs/benchmarks.md"
 	}
@@ -173,8 +212,16 @@ func run(args []string) error {
 		}
 	}
 	if want("judgement") {
-		if err := benchJudgement(ctx, e, p, r); err != nil {
+		if err := benchJudgementMatrix(p.Judge, r, logf); err != nil {
 			return fmt.Errorf("judgement: %w", err)
+		}
+		rows, err := parity(ctx, e, paritySpec(p.ParityMinutes))
+		if err != nil {
+			return fmt.Errorf("judgement parity: %w", err)
+		}
+		r.Parity = rows
+		for _, row := range rows {
+			logf("judgement parity, %s: %d decisions compared, %d mismatches", row.Kind, row.Decisions, row.Mismatches)
 		}
 	}
 	if want("panel") {

@@ -33,8 +33,9 @@ type report struct {
 	Acc       []accRow
 	Avg       []avgRow
 	Scale     []scaleRow
-	Clean     []cleanRow
-	Reg       []regRow
+	Clean     []cleanCell
+	Reg       []regCell
+	Parity    []parityRow
 	Panel     []panelRow
 	PanelNote string
 }
@@ -121,19 +122,7 @@ func (r *report) targets() []summaryRow {
 		rows = append(rows, summaryRow{fmt.Sprintf("4 accuracy %d pods %s %s: max rel. error", a.Pods, a.Kind, verdict.QuantileLabel(a.Quantile)),
 			fmt.Sprintf("%s (%d/%d minutes within bound, bound up to %s)", pct(a.ErrMax), a.WithinBound, a.N, pct(a.BoundMax)), "within bucket bound", metStr(a.WithinBound == a.N)})
 	}
-	for _, c := range r.Clean {
-		if c.MinTail == 10 {
-			rows = append(rows, summaryRow{fmt.Sprintf("5 false rollbacks, clean, %.0f%% canary, guard %s", c.Share*100, guardLabel(c.MinTail, c.Significance)),
-				fmt.Sprintf("%d of %d windows (%d episodes); %d of %d fresh deployments rolled back; p99 ratio p5-p95 %.3f-%.3f", c.RollbackWindows, c.Windows, c.Episodes, c.DeploysRolledBack, c.Deploys, c.RatioP5, c.RatioP95), "0", metStr(c.RollbackWindows == 0 && c.DeploysRolledBack == 0)})
-		}
-	}
-	for _, g := range r.Reg {
-		if g.MinTail == 10 && math.Abs(g.Factor-1.2) < 1e-9 {
-			label := guardLabel(g.MinTail, g.Significance)
-			rows = append(rows, summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary, guard %s: minutes to rollback (judged from onset)", g.Share*100, label), minutesStr(g.DeployDelay, g.MaxDelay), "<= 6", metStr(g.DeployDelay > 0 && g.DeployDelay <= 6)},
-				summaryRow{fmt.Sprintf("5 +20%% p99 regression, %.0f%% canary, guard %s: minutes to rollback (sliding 60-min window)", g.Share*100, label), slidingStr(g), "<= 6", metStr(g.Delay > 0 && g.Delay <= 6 && g.HeldBefore != verdict.Rollback)})
-		}
-	}
+	rows = append(rows, r.judgementTargets()...)
 	for _, pr := range r.Panel {
 		rows = append(rows, summaryRow{fmt.Sprintf("6 panel render %d minutes", pr.Minutes), fmt.Sprintf("%.0f ms", pr.RenderMs), "(no target)", "reported"})
 	}
@@ -141,23 +130,6 @@ func (r *report) targets() []summaryRow {
 		rows = append(rows, summaryRow{"6 panel render", r.PanelNote, "(no target)", "not measured"})
 	}
 	return rows
-}
-
-func minutesStr(d, maxd int) string {
-	if d < 0 {
-		return fmt.Sprintf("no rollback within %d regressed minutes", maxd)
-	}
-	return fmt.Sprintf("%d min", d)
-}
-
-// slidingStr is the sliding-window delay, saying when the window was already
-// rolling back before the onset (the delay then measures nothing).
-func slidingStr(g regRow) string {
-	s := minutesStr(g.Delay, g.MaxDelay)
-	if g.HeldBefore == verdict.Rollback {
-		s += " (already ROLLBACK before the onset: false rollbacks)"
-	}
-	return s
 }
 
 func (r *report) summary() string {
@@ -189,6 +161,14 @@ func (r *report) complete() error {
 	}
 	if len(r.Clean) == 0 || len(r.Reg) == 0 {
 		errs = append(errs, errors.New("no judgement figures"))
+	}
+	if len(r.Parity) == 0 {
+		errs = append(errs, errors.New("no judgement parity figures"))
+	}
+	for _, p := range r.Parity {
+		if p.Decisions == 0 || p.Mismatches > 0 {
+			errs = append(errs, fmt.Errorf("judgement parity %s: %d decisions compared, %d differ between the in-process path and Prometheus + engine (%s)", p.Kind, p.Decisions, p.Mismatches, p.FirstMismatch))
+		}
 	}
 	for _, e := range r.Eff {
 		if !(e.Engine > 0 && e.DashSeq > 0 && e.DashConc > 0 && e.Raw > 0) {
@@ -282,31 +262,7 @@ func (r *report) markdown() string {
 	}
 
 	if len(r.Clean) > 0 {
-		p("## 5. Judgement")
-		p("")
-		p("One `engine.Analyze` judges every minute of a data set (native histograms, %d pods per fleet); then `verdict.Decide` (the engine's own window rule: bad >= 5 rolls back, else good >= 45 promotes, else hold) is applied to the 60-minute window ending at every minute, as a judge run each minute would. Minutes with too few observations beyond the p99 are *insufficient* and not counted (the guard); MinTailObservations 0 is the reference script's behaviour (no guard). Thresholds are the defaults: good <= 0.95, bad >= 1.10.", r.Plan.JudgePods)
-		p("")
-		p("### Identical fleets (clean scenario), %d minutes per canary share", r.Plan.JudgeMinutes)
-		p("")
-		p("*Deployments*: a judge started every %d minutes over the same clean data, its window being the minutes since the start (up to 60), as for a fresh canary: how many of these identical-fleet canaries are rolled back within their first 60 minutes, and after how many minutes (median).", deployEvery)
-		p("")
-		p("| canary share | MinTailObservations | rollback windows | rollback episodes | bad minutes | good minutes | insufficient minutes | p99 ratio median [p5, p95] | canary obs. beyond p99 (median) | deployments rolled back / median minutes |")
-		p("|---|---|---|---|---|---|---|---|---|---|")
-		for _, c := range r.Clean {
-			guard := guardLabel(c.MinTail, c.Significance)
-			p("| %.0f%% | %s | %d / %d | %d | %d | %d | %d | %.3f [%.3f, %.3f] | %.1f | %d / %d, %s |", c.Share*100, guard, c.RollbackWindows, c.Windows, c.Episodes, c.Bad, c.Good, c.Insufficient, c.RatioMedian, c.RatioP5, c.RatioP95, c.CanaryTailMedian, c.DeploysRolledBack, c.Deploys, minOrDash(c.DeployDelayMedian))
-		}
-		p("")
-		p("### Injected p99 regressions (regression scenario, canary latency x factor from minute %d of %d)", r.Plan.RegStart, r.Plan.RegMinutes)
-		p("")
-		p("*Minutes to rollback* counts the regressed minutes seen when the first ROLLBACK came (5 is the fastest the rule allows: 5 bad minutes). *From onset*: the judge's window starts at the onset (the canary was deployed with the regression; windows of the minutes since, up to 60). *Sliding*: the 60-minute window ending at every minute, which also holds up to 59 pre-onset minutes; when that window already said ROLLBACK just before the onset, the figure only repeats a false rollback.")
-		p("")
-		p("| factor | canary share | MinTailObservations | minutes to rollback, from onset | minutes to rollback, sliding | decision just before onset (sliding) | rollback windows before onset | bad / insufficient minutes after onset | median p99 ratio after onset |")
-		p("|---|---|---|---|---|---|---|---|---|")
-		for _, g := range r.Reg {
-			p("| x%.2f | %.0f%% | %s | %s | %s | %s | %d | %d / %d of %d | %.3f |", g.Factor, g.Share*100, guardLabel(g.MinTail, g.Significance), minutesStr(g.DeployDelay, g.MaxDelay), minutesStr(g.Delay, g.MaxDelay), g.HeldBefore, g.FalseBefore, g.BadAfterOnset, g.InsuffAfter, g.MinutesAfter, g.RatioMedianReg)
-		}
-		p("")
+		b.WriteString(r.judgementMarkdown())
 	}
 
 	p("## 6. Panel render time")
@@ -371,32 +327,7 @@ func toolsBinary(name string) (string, error) {
 // from the tables.
 func (r *report) findings() []string {
 	var out []string
-	for _, c := range r.Clean {
-		if !defaultGuard(c.MinTail, c.Significance) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("Identical fleets, %.0f%% canary, default guard: the per-minute p99 ratio has p5-p95 %.3f-%.3f around a median of %.3f, so the +/-10%% thresholds sit inside the noise of the p99 itself (the canary has %.0f observations beyond its p99 per minute, median); %d of %d sliding windows and %d of %d fresh deployments are rolled back.",
-			c.Share*100, c.RatioP5, c.RatioP95, c.RatioMedian, c.CanaryTailMedian, c.RollbackWindows, c.Windows, c.DeploysRolledBack, c.Deploys))
-	}
-	for _, c := range r.Clean {
-		if c.MinTail == 25 && c.Share <= 0.05+1e-9 && c.RollbackWindows == 0 {
-			out = append(out, fmt.Sprintf("At %.0f%% canary a guard of 25 removes the false rollbacks only by declaring %d of %d minutes insufficient: such a canary can then neither promote nor roll back (see the regression table for the same guard).", c.Share*100, c.Insufficient, c.Minutes))
-		}
-	}
-	out = append(out, "The minute rule (bad >= 1.10 in 5 of 60 minutes) is what fires: raising MinTailObservations does not help once the tail has enough observations, because the spread comes from the p99 of a minute's sample, not from too few observations beyond it.")
-	for _, c := range r.Clean {
-		if c.Significance > 0 {
-			out = append(out, fmt.Sprintf("With the significance gate at %.2f (a minute is good or bad only beyond sampling noise), identical fleets at %.0f%% canary: %d of %d sliding windows and %d of %d fresh deployments rolled back (%d bad minutes of %d).",
-				c.Significance, c.Share*100, c.RollbackWindows, c.Windows, c.DeploysRolledBack, c.Deploys, c.Bad, c.Minutes))
-		}
-	}
-	for _, g := range r.Reg {
-		if g.Significance > 0 {
-			out = append(out, fmt.Sprintf("With the significance gate at %.2f, a x%.2f regression at %.0f%% canary is rolled back %s after a fresh deployment (%d bad minutes of %d after the onset).",
-				g.Significance, g.Factor, g.Share*100, minutesStr(g.DeployDelay, g.MaxDelay), g.BadAfterOnset, g.MinutesAfter))
-		}
-	}
-	out = append(out, "The *sliding* regression delays are meaningless wherever the window already said ROLLBACK before the onset (see the clean results); the *from onset* column is the detection time of a freshly deployed canary, to be read beside the rollbacks of fresh clean deployments (deployment column above).")
+	out = append(out, r.judgementFindings()...)
 	out = append(out, "Averaging per-pod p99s understates the fleet p99 when pods hold few observations each (many pods, or the small canary); with few pods of identical behaviour it is close to the fleet p99 on these clean data. The engine's error stays inside the bucket bound in every minute.")
 	if r.PanelNote != "" {
 		out = append(out, "Panel: "+r.PanelNote+".")
