@@ -10,7 +10,8 @@
 #    Prometheus on the backfill (scraping the simulator every 15 s with native and
 #    classic histograms, the rule pack rules/pairwise.rules.yml loaded), Alertmanager
 #    with rules/alertmanager/alertmanager.yml (its webhooks pointed at a local
-#    receiver), and that receiver (pairwise webhook), which prints the alerts;
+#    receiver), and that receiver (pairwise webhook), which prints one JSON line
+#    per alert;
 # 4. prints the judge's minute-by-minute table and decision at once, then every
 #    minute, and every alert the receiver gets (the rollback, for regression).
 # Ctrl-C stops everything it started.
@@ -244,9 +245,12 @@ if [ "$once" = 1 ]; then
     exit 0
   fi
   wait_s=${PAIRWISE_DEMO_ALERT_WAIT:-180}
+  # The receiver prints one JSON line per alert; JSON escapes every quote
+  # inside a value, so only a real alert has this sequence of fields.
+  rollback_alert='^{"time":"[^"]*","event":"firing","status":"firing","alertname":"PairwiseCanaryRollback",'
   echo "demo: waiting up to ${wait_s}s for the rollback alert at the webhook..."
   began=$(date +%s)
-  while ! grep -q 'ALERT firing PairwiseCanaryRollback' "$work/webhook.log"; do
+  while ! grep -q "$rollback_alert" "$work/webhook.log"; do
     if [ $(($(date +%s) - began)) -ge "$wait_s" ]; then
       echo "demo: no rollback alert within ${wait_s}s; Prometheus alerts:" >&2
       curl -fsS "$prom_url/api/v1/alerts" >&2 || true
@@ -256,7 +260,7 @@ if [ "$once" = 1 ]; then
     fi
     sleep 1
   done
-  grep 'ALERT ' "$work/webhook.log" | sed 's/^/webhook: /'
+  grep '^{' "$work/webhook.log" | sed 's/^/webhook: /'
   echo "demo: rollback alert received $(($(date +%s) - began))s after the first table"
   exit 0
 fi

@@ -271,7 +271,7 @@ func keys(m map[string]*dto.MetricFamily) []string {
 
 func TestWebhookPrintsAlerts(t *testing.T) {
 	var out bytes.Buffer
-	srv := httptest.NewServer(webhookHandler(&out))
+	srv := httptest.NewServer(webhookHandler(&out, webhookOptions{}))
 	defer srv.Close()
 	payload := `{"version":"4","status":"firing","receiver":"rollback-webhook","alerts":[
 	  {"status":"firing","labels":{"alertname":"PairwiseCanaryRollback","canary":"checkout","action":"rollback","severity":"critical"},
@@ -284,8 +284,9 @@ func TestWebhookPrintsAlerts(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	want := `ALERT firing PairwiseCanaryRollback {action="rollback", canary="checkout", severity="critical"}: Canary checkout: roll back, 7 bad minutes in the last 60m`
-	if !strings.Contains(out.String(), want) {
+	want := `","event":"firing","status":"firing","alertname":"PairwiseCanaryRollback","key":"`
+	wantLabels := `"labels":{"action":"rollback","alertname":"PairwiseCanaryRollback","canary":"checkout","severity":"critical"},"summary":"Canary checkout: roll back, 7 bad minutes in the last 60m"`
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), wantLabels) || strings.Count(out.String(), "\n") != 1 {
 		t.Errorf("printed %q, want a line with %q", out.String(), want)
 	}
 	resp, err = http.Post(srv.URL, "application/json", strings.NewReader("not json"))

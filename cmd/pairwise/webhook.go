@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,10 +22,21 @@ import (
 
 func init() { extraCommands["webhook"] = webhook }
 
-// amMessage is the part of Alertmanager's webhook payload (version 4) we print.
+// envWebhookToken holds the webhook's bearer token when no file is given.
+const envWebhookToken = "PAIRWISE_WEBHOOK_TOKEN"
+
+// Limits of the webhook receiver.
+const (
+	defaultMaxBody = 4 << 20
+	// rememberAlerts bounds the alerts whose state the receiver keeps.
+	rememberAlerts = 10000
+)
+
+// amMessage is the part of Alertmanager's webhook payload (version 4) read.
 type amMessage struct {
 	Receiver string    `json:"receiver"`
 	Status   string    `json:"status"`
+	GroupKey string    `json:"groupKey"`
 	Alerts   []amAlert `json:"alerts"`
 }
 
@@ -32,16 +45,45 @@ type amAlert struct {
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+	Fingerprint string            `json:"fingerprint"`
+}
+
+// alertLine is one line of the webhook's output: a JSON object per alert,
+// so no alert text can start a line of its own (json escapes line breaks).
+type alertLine struct {
+	Time string `json:"time"`
+	// Event is what a hook acts on: "firing" the first time this alert
+	// (Key) is seen firing, "resolved" the first time it is seen resolved,
+	// "repeat" when it was already reported in that state (Alertmanager
+	// re-sends every repeat_interval, and whole groups on every change).
+	Event       string            `json:"event"`
+	Status      string            `json:"status"`
+	Alertname   string            `json:"alertname"`
+	Key         string            `json:"key"`
+	Labels      map[string]string `json:"labels"`
+	Summary     string            `json:"summary,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	StartsAt    string            `json:"startsAt,omitempty"`
+	EndsAt      string            `json:"endsAt,omitempty"`
+	Receiver    string            `json:"receiver,omitempty"`
 }
 
 // webhook is a receiver for Alertmanager's webhook_configs that prints one
-// line per alert: the stand-in for whatever performs the rollback.
+// JSON line per alert: the stand-in for whatever performs the rollback.
 //
-//	pairwise webhook --listen 127.0.0.1:9095
+//	pairwise webhook --listen 127.0.0.1:9095 [--bearer-token-file FILE]
 func webhook(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, webhookUsage)
+		fs.PrintDefaults()
+	}
 	listen := fs.String("listen", "127.0.0.1:9095", "address to receive Alertmanager webhook notifications on (any path)")
+	tokenFile := fs.String("bearer-token-file", "", "require this bearer token (Alertmanager's http_config authorization credentials_file); else $"+envWebhookToken+"; else no authentication")
+	maxBody := fs.Int64("max-body", defaultMaxBody, "largest notification accepted, in bytes (larger ones are answered 413)")
+	readTimeout := fs.Duration("read-timeout", 10*time.Second, "time to read a whole request, headers and body (1s to 5m)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -51,12 +93,34 @@ func webhook(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
+	if *maxBody < 1<<10 || *maxBody > 256<<20 {
+		return fail(stderr, fmt.Errorf("--max-body %d is not between 1 KiB (1024) and 256 MiB", *maxBody))
+	}
+	if *readTimeout < time.Second || *readTimeout > 5*time.Minute {
+		return fail(stderr, fmt.Errorf("--read-timeout %s is not between 1s and 5m", *readTimeout))
+	}
+	token := ""
+	if *tokenFile != "" {
+		var err error
+		if token, err = readSecretFile("--bearer-token-file", *tokenFile); err != nil {
+			return fail(stderr, fmt.Errorf("webhook: %w", err))
+		}
+	} else {
+		token = strings.TrimSpace(os.Getenv(envWebhookToken))
+		if hasControl(token) {
+			return fail(stderr, fmt.Errorf("webhook: $%s holds a control character", envWebhookToken))
+		}
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(stderr, fmt.Errorf("webhook: %w", err))
 	}
-	fmt.Fprintf(stdout, "pairwise webhook: receiving Alertmanager notifications on http://%s/\n", ln.Addr())
-	srv := &http.Server{Handler: webhookHandler(stdout), ReadHeaderTimeout: 10 * time.Second}
+	auth := "without authentication"
+	if token != "" {
+		auth = "requiring a bearer token"
+	}
+	fmt.Fprintf(stderr, "pairwise webhook: receiving Alertmanager notifications on http://%s/ (%s); one JSON line per alert on stdout\n", ln.Addr(), auth)
+	srv := newWebhookServer(webhookHandler(stdout, webhookOptions{Token: token, MaxBody: *maxBody}), *readTimeout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -72,10 +136,59 @@ func webhook(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// webhookHandler prints every alert of every notification, one line each:
-//
-//	ALERT firing PairwiseCanaryRollback {action="rollback", canary="checkout", severity="critical"}: summary
-func webhookHandler(out io.Writer) http.Handler {
+const webhookUsage = `Usage: pairwise webhook [--listen ADDR] [--bearer-token-file FILE] [flags]
+
+Receives Alertmanager webhook notifications and prints one JSON line per
+alert on stdout (alert text is escaped: no alert can forge a line):
+
+  {"time":"...","event":"firing","status":"firing","alertname":"PairwiseCanaryRollback","key":"...","labels":{...},"summary":"..."}
+
+event is what a hook should act on, once: "firing" the first time an alert
+(its key: fingerprint and start) is seen firing, "resolved" the first time it
+is seen resolved, "repeat" for every notification of an alert already
+reported in that state (Alertmanager re-sends firing alerts every
+repeat_interval and whole groups on every change). The receiver remembers the
+last 10,000 alerts in memory only: a hook that acts must still be idempotent
+(rolling back twice is a no-op) and may key on "key" across restarts.
+Answers: 200 accepted, 400 not a notification, 401 missing or wrong bearer
+token, 405 not a POST, 413 larger than --max-body.
+
+`
+
+// newWebhookServer bounds every stage of a request: a client that sends
+// its headers or body slowly, or never reads the answer, is cut off.
+func newWebhookServer(h http.Handler, readTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      readTimeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+type webhookOptions struct {
+	Token   string // required bearer token; empty: none
+	MaxBody int64
+	Now     func() time.Time
+}
+
+// webhookHandler prints every alert of every notification, one JSON line
+// each, and tells first notifications from repeats.
+func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = defaultMaxBody
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	var wantAuth []byte
+	if opts.Token != "" {
+		sum := sha256.Sum256([]byte("Bearer " + opts.Token))
+		wantAuth = sum[:]
+	}
+	seen := newAlertMemory(rememberAlerts)
 	var mu sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -84,35 +197,116 @@ func webhookHandler(out io.Writer) http.Handler {
 			fmt.Fprintln(w, "pairwise webhook: POST Alertmanager webhook notifications here")
 			return
 		default:
+			w.Header().Set("Allow", "GET, HEAD, POST")
 			http.Error(w, "POST Alertmanager webhook notifications here", http.StatusMethodNotAllowed)
 			return
 		}
-		var msg amMessage
-		if err := json.NewDecoder(io.LimitReader(r.Body, 8<<20)).Decode(&msg); err != nil {
-			http.Error(w, "not an Alertmanager webhook payload: "+err.Error(), http.StatusBadRequest)
+		if wantAuth != nil {
+			got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+			if subtle.ConstantTimeCompare(got[:], wantAuth) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="pairwise webhook"`)
+				http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+				return
+			}
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, opts.MaxBody))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				http.Error(w, fmt.Sprintf("notification larger than %d bytes", opts.MaxBody), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "cannot read the notification", http.StatusBadRequest)
 			return
+		}
+		var msg amMessage
+		if err := json.Unmarshal(body, &msg); err != nil {
+			http.Error(w, "not an Alertmanager webhook payload: not a JSON object with alerts", http.StatusBadRequest)
+			return
+		}
+		for i, a := range msg.Alerts {
+			if a.Status != "firing" && a.Status != "resolved" {
+				http.Error(w, fmt.Sprintf("alert %d: status is neither firing nor resolved", i), http.StatusBadRequest)
+				return
+			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		now := opts.Now().UTC().Format(time.RFC3339)
 		for _, a := range msg.Alerts {
-			fmt.Fprintf(out, "%s ALERT %s %s %s: %s\n", time.Now().UTC().Format(time.RFC3339),
-				a.Status, a.Labels["alertname"], formatLabels(a.Labels), a.Annotations["summary"])
+			key := alertKey(a)
+			line := alertLine{
+				Time: now, Event: seen.event(key, a.Status), Status: a.Status, Alertname: a.Labels["alertname"], Key: key,
+				Labels: a.Labels, Summary: a.Annotations["summary"], Annotations: a.Annotations,
+				StartsAt: formatTime(a.StartsAt), EndsAt: formatTime(a.EndsAt), Receiver: msg.Receiver,
+			}
+			if line.Labels == nil {
+				line.Labels = map[string]string{}
+			}
+			b, err := json.Marshal(line)
+			if err != nil {
+				http.Error(w, "cannot encode the alert", http.StatusInternalServerError)
+				return
+			}
+			out.Write(append(b, '\n'))
 		}
 		w.WriteHeader(http.StatusOK)
 	})
 }
 
-func formatLabels(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		if k != "alertname" {
-			keys = append(keys, k)
+func formatTime(t time.Time) string {
+	if t.IsZero() || t.Year() <= 1 {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// alertKey identifies one occurrence of an alert: Alertmanager's
+// fingerprint (a hash of its labels, else computed the same way here) and
+// when it started firing. A resolved alert that fires again starts anew.
+func alertKey(a amAlert) string {
+	fp := a.Fingerprint
+	if fp == "" || len(fp) > 64 {
+		names := make([]string, 0, len(a.Labels))
+		for k := range a.Labels {
+			names = append(names, k)
 		}
+		sort.Strings(names)
+		h := sha256.New()
+		for _, k := range names {
+			fmt.Fprintf(h, "%q=%q\n", k, a.Labels[k])
+		}
+		fp = fmt.Sprintf("%x", h.Sum(nil))[:16]
 	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%q", k, l[k])
+	return fp + "@" + a.StartsAt.UTC().Format(time.RFC3339Nano)
+}
+
+// alertMemory remembers the last state reported for the most recent alerts.
+type alertMemory struct {
+	max   int
+	state map[string]string
+	order []string // insertion order, oldest first
+}
+
+func newAlertMemory(max int) *alertMemory {
+	return &alertMemory{max: max, state: map[string]string{}}
+}
+
+// event is "firing" or "resolved" when key is first reported in that state,
+// "repeat" otherwise; once resolved, an alert stays resolved (a late
+// firing notification of the same occurrence is a repeat).
+func (m *alertMemory) event(key, status string) string {
+	prev, known := m.state[key]
+	switch {
+	case known && (prev == status || prev == "resolved"):
+		return "repeat"
+	case !known:
+		if len(m.order) >= m.max {
+			delete(m.state, m.order[0])
+			m.order = m.order[1:]
+		}
+		m.order = append(m.order, key)
 	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	m.state[key] = status
+	return status
 }
