@@ -143,10 +143,11 @@ func restartArgs(rs []sim.Restart, start time.Time) []string {
 type cleanRule struct {
 	Windows, WindowsRolledBack                  int
 	Deploys, DeploysRolledBack, DeploysPromoted int
-	// Evidence rule only: the largest statistic over the sliding windows
-	// and over the deployments' anchored windows, and their boundaries.
-	MaxSliding, SlidingBoundary   float64
-	MaxAnchored, AnchoredBoundary float64
+	// Evidence rule only: its closest approach to rolling back, the largest
+	// statistic minus its boundary (whole window or recent run, whichever
+	// is nearer) over the sliding windows and over the deployments'
+	// anchored windows; below 0 it never fired.
+	MarginSliding, MarginAnchored float64
 }
 
 // cleanCell is one identical-fleet cell: a data set read as one kind.
@@ -246,7 +247,8 @@ func deployStarts(first, n, length int) []int {
 
 // judgeDeploy decides every minute of a deployment anchored at minutes[0]
 // and returns the first rollback and the first promote (1-based minutes
-// since the start, 0: none) and the largest evidence statistic.
+// since the start, 0: none) and the evidence rule's closest approach to its
+// rollback boundary over the anchored windows.
 func judgeDeploy(cfg verdict.Config, minutes []verdict.Minute) (rollback, promote int, maxStat float64) {
 	w := verdict.Decide(cfg, slices.Clone(minutes), verdict.Options{Shown: len(minutes), Anchored: true})
 	maxStat = math.Inf(-1)
@@ -258,7 +260,7 @@ func judgeDeploy(cfg verdict.Config, minutes []verdict.Minute) (rollback, promot
 			promote = i + 1
 		}
 		if i < cfg.WindowMinutes {
-			maxStat = math.Max(maxStat, m.Window.Statistic)
+			maxStat = math.Max(maxStat, margin(m.Window))
 		}
 	}
 	return rollback, promote, maxStat
@@ -270,16 +272,14 @@ func judgeClean(cfg verdict.Config, minutes []verdict.Minute, shown int, starts 
 	var r cleanRule
 	w := verdict.Decide(cfg, slices.Clone(minutes), verdict.Options{Shown: shown})
 	r.Windows = len(w.Minutes)
-	r.MaxSliding = math.Inf(-1)
+	r.MarginSliding = math.Inf(-1)
 	for _, m := range w.Minutes {
 		if m.Decision == verdict.Rollback {
 			r.WindowsRolledBack++
 		}
-		r.MaxSliding = math.Max(r.MaxSliding, m.Window.Statistic)
+		r.MarginSliding = math.Max(r.MarginSliding, margin(m.Window))
 	}
-	r.SlidingBoundary = cfg.RollbackBoundary(false)
-	r.AnchoredBoundary = cfg.RollbackBoundary(true)
-	r.MaxAnchored = math.Inf(-1)
+	r.MarginAnchored = math.Inf(-1)
 	for _, s := range starts {
 		r.Deploys++
 		rb, pr, st := judgeDeploy(cfg, minutes[s:s+deployMinutes])
@@ -289,9 +289,19 @@ func judgeClean(cfg verdict.Config, minutes []verdict.Minute, shown int, starts 
 		if pr > 0 {
 			r.DeploysPromoted++
 		}
-		r.MaxAnchored = math.Max(r.MaxAnchored, st)
+		r.MarginAnchored = math.Max(r.MarginAnchored, st)
 	}
 	return r
+}
+
+// margin is how far a window's evidence stands above its rollback boundary
+// (negative: below), the whole window or its most telling recent run.
+func margin(w verdict.WindowEvidence) float64 {
+	m := w.Statistic - w.Rollback
+	if w.RecentMinutes > 0 {
+		m = math.Max(m, w.RecentStatistic-w.RecentBoundary)
+	}
+	return m
 }
 
 // oracleZ is the oracle's statistic after each minute of a deployment: the

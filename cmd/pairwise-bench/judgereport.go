@@ -181,7 +181,7 @@ func (r *report) judgementMarkdown() string {
 	p("")
 	p("- **reference**: the chapter's rule (`rule: reference`): a minute is bad at p99 ratio >= 1.10, good at <= 0.95 (at least 10 observations beyond the p99 in each fleet, else insufficient); a window rolls back at 5 bad minutes of 60, promotes at 45 good.")
 	p("- **gate 0.99**: the reference rule with `significance: 0.99` (a minute is good or bad only beyond sampling noise).")
-	p("- **evidence**: `verdict.Default()`, the evidence rule (false-rollback budget %g): pooled tail observations tested sequentially; rollback at statistic >= ln(1/%g) = %.1f in a window anchored at a deployment's start, >= ln(%d/%g) = %.1f in a sliding window.", def.FalseRollback, def.FalseRollback, def.RollbackBoundary(true), verdict.MinutesPerDay, def.FalseRollback, def.RollbackBoundary(false))
+	p("- **evidence**: `verdict.Default()`, the evidence rule (false-rollback budget %g, `docs/judgement.md`): tail observations pooled over the window's minutes and tested sequentially; its rollback boundary is %.1f in a window anchored at a deployment's start and %.1f in a sliding window.", def.FalseRollback, def.RollbackBoundary(true), def.RollbackBoundary(false))
 	p("")
 	p("**Data.** `pkg/sim`, %d pods per fleet, three latency shapes: *bimodal* (log-normal body, log-sd 0.3, plus a slow path: 2%% of requests 5x slower, and 10%% costly requests 2.5x; the original model), *lognormal* (one log-normal, log-sd 0.5) and *heavy* (log-logistic, tail index 3: p99.9 = 2.15x p99). The traffic follows the daily curve (+/-30%%) with bursts (half of all 30-minute slots hold one of 3 to 6 minutes at 2-3x), latency follows load in every second (x (rate / mean rate)^%g: +/-7%% over the day, up to +32%% in a burst, both fleets alike), and one pod of a fleet restarts every 2 hours, alternating fleets (its counters reset; what it counted since the last scrape is lost). Every data set has its own seed; a regression shares its identical-fleet cell's seed, so both have the same baseline observations.", benchPods, benchLoadLatency)
 	p("")
@@ -192,14 +192,14 @@ func (r *report) judgementMarkdown() string {
 
 	p("### 5.1 Identical fleets")
 	p("")
-	p("Windows / deployments rolled back, per rule; for the evidence rule also the deployments promoted and the largest statistic reached (sliding / anchored; the boundaries are %.1f / %.1f). *Tail/min*: the canary's observations beyond the baseline's exact p99 per minute (median): what one minute can tell.", def.RollbackBoundary(false), def.RollbackBoundary(true))
+	p("Windows / deployments rolled back, per rule; for the evidence rule also the deployments promoted and its closest approach to rolling back: the largest statistic minus its rollback boundary (whole window or recent run), over the sliding windows / the deployments' anchored windows; negative means it stayed that far below. *Tail/min*: the canary's observations beyond the baseline's exact p99 per minute (median): what one minute can tell.")
 	p("")
-	p("| shape | req/s | canary | kind | tail/min | reference | gate 0.99 | evidence | evidence promoted | evidence max statistic |")
+	p("| shape | req/s | canary | kind | tail/min | reference | gate 0.99 | evidence | evidence promoted | evidence margin |")
 	p("|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range r.Clean {
 		ev := c.Rules[evidenceRule]
 		p("| %s | %s | %s | %s | %.1f | %s | %s | **%s** | %d / %d | %.1f / %.1f |", c.Key.Shape, rpsStr(c.Key.RPS), shareStr(c.Key.Share), c.Kind, c.CanaryTail,
-			ruleCell(c.Rules[0]), ruleCell(c.Rules[1]), ruleCell(ev), ev.DeploysPromoted, ev.Deploys, ev.MaxSliding, ev.MaxAnchored)
+			ruleCell(c.Rules[0]), ruleCell(c.Rules[1]), ruleCell(ev), ev.DeploysPromoted, ev.Deploys, ev.MarginSliding, ev.MarginAnchored)
 	}
 	p("")
 
