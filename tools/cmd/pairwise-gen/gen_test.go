@@ -372,3 +372,33 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// The latency shape, load coupling and tail scenario flags reach the
+// simulation and the truth file.
+func TestShapeFlags(t *testing.T) {
+	_, heavy := generate(t, 3, "--shape", "heavy", "--costly-share", "0", "--load-latency", "0.25",
+		"--scenario", "tail", "--regression-start-minute", "1", "--tail-pivot", "0.95", "--tail-stretch", "2")
+	f := heavy.Facts
+	if f.Shape != sim.ShapeHeavy || f.LoadLatency != 0.25 || f.TailPivot != 0.95 || f.TailStretch != 2 || f.RegressionStart == "" {
+		t.Errorf("facts %+v", f)
+	}
+	_, logn := generate(t, 3, "--shape", "lognormal", "--costly-share", "0")
+	if logn.Facts.Shape != sim.ShapeLognormal {
+		t.Errorf("shape %q", logn.Facts.Shape)
+	}
+	// A Pareto tail of index 3 is heavier than a log-normal of sd 0.5 with
+	// the same median: a larger p99.9 / p50 in every minute.
+	for i, m := range heavy.Minutes {
+		l := logn.Minutes[i]
+		if m.Fleet != sim.FleetBaseline {
+			continue
+		}
+		if m.Quantile(0.999)/m.Quantile(0.5) <= l.Quantile(0.999)/l.Quantile(0.5) {
+			t.Errorf("minute %s: heavy p99.9/p50 %.2f, lognormal %.2f", m.Time, m.Quantile(0.999)/m.Quantile(0.5), l.Quantile(0.999)/l.Quantile(0.5))
+		}
+	}
+	dir := t.TempDir()
+	if err := run([]string{"--out", dir, "--quiet", "--minutes", "2", "--shape", "weibull"}); err == nil {
+		t.Error("unknown shape accepted")
+	}
+}
