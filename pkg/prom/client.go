@@ -125,6 +125,21 @@ func ClassicQuery(metric string, sel selector.Selector) string {
 	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[1m]))"
 }
 
+// SamplesQuery is the mean number of samples each series of a fleet has in a
+// minute: a one-minute increase() over series scraped n times a minute reads
+// n/(n-1) of the observations they counted (verdict.ScrapeScale). Native
+// series are counted as they are; classic series by their +Inf bucket.
+// The engine reads the same from its health query (Health); the rule pack
+// renders this one.
+func SamplesQuery(metric string, sel selector.Selector, kind Kind) string {
+	series := sel.With(metric)
+	if kind == Classic {
+		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
+		series = inf.With(metric + "_bucket")
+	}
+	return "sum(count_over_time(" + series + "[1m])) / count(count_over_time(" + series + "[1m]))"
+}
+
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.
 func PodsNativeQuery(metric, podLabel string, sel selector.Selector) string {
 	return "sum by (" + podLabel + ") (increase(" + sel.With(metric) + "[1m]))"
