@@ -71,7 +71,20 @@ func Meta(res *engine.Result) map[string]any {
 		"baselineSelector":     res.Request.Baseline.String(),
 		"canarySelector":       res.Request.Canary.String(),
 		"decision":             string(res.Decision),
+		"rule":                 c.Rule,
+		"falseRollback":        c.FalseRollback,
+		"falsePromote":         c.FalsePromote,
+		"since":                since(res),
+		"anchored":             res.Evidence.Anchored,
 	}
+}
+
+// since is the deployment start the analysis was asked for, RFC 3339, or "".
+func since(res *engine.Result) string {
+	if res.Request.Since.IsZero() {
+		return ""
+	}
+	return res.Request.Since.UTC().Format(time.RFC3339)
 }
 
 // warnings are the engine's warnings and the window's flag notes.
@@ -93,6 +106,23 @@ func Minutes(res *engine.Result) Table {
 	codes, baseCount, canCount := make([]*float64, n), make([]*float64, n), make([]*float64, n)
 	baseLo, baseHi, canLo, canHi := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
 	warm := make([]bool, n)
+	// The decision of the window ending at each minute, and its evidence.
+	decisions, decisionReasons := make([]string, n), make([]string, n)
+	decisionCodes, evMinutes := make([]*float64, n), make([]*float64, n)
+	statistic, promoteStatistic, rollbackBoundary, promoteBoundary := make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	canaryTail, expectedTail, baselineTail := make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	recentMinutes, recentStatistic, recentBoundary := make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	recentCanary, recentExpected := make([]*float64, n), make([]*float64, n)
+	for r, m := range res.Minutes {
+		decisions[r], decisionReasons[r] = string(m.Decision), m.DecisionReason
+		decisionCodes[r] = num(float64(m.Decision.Code()))
+		w := m.Window
+		evMinutes[r] = num(float64(w.Minutes))
+		statistic[r], promoteStatistic[r] = num(w.Statistic), num(w.PromoteStatistic)
+		rollbackBoundary[r], promoteBoundary[r] = num(w.Rollback), num(-w.Promote)
+		canaryTail[r], expectedTail[r], baselineTail[r] = num(w.Canary), num(w.Expected), num(w.Baseline)
+		recentMinutes[r], recentStatistic[r], recentBoundary[r], recentCanary[r], recentExpected[r] = recent(w)
+	}
 	for r, m := range res.Minutes {
 		times[r] = m.Time
 		baseRPS[r], canRPS[r] = present(m.Baseline, m.Baseline.RPS), present(m.Canary, m.Canary.RPS)
@@ -122,8 +152,34 @@ func Minutes(res *engine.Result) Table {
 		Column{Name: "canary_lower", Values: canLo, Unit: "s"},
 		Column{Name: "canary_upper", Values: canHi, Unit: "s"},
 		Column{Name: "reason", Values: reasons},
+		Column{Name: "decision", Values: decisions},
+		Column{Name: "decision_code", Values: decisionCodes},
+		Column{Name: "decision_reason", Values: decisionReasons},
+		Column{Name: "evidence_statistic", Values: statistic},
+		Column{Name: "rollback_boundary", Values: rollbackBoundary},
+		Column{Name: "promote_statistic", Values: promoteStatistic},
+		Column{Name: "promote_boundary", Values: promoteBoundary},
+		Column{Name: "evidence_minutes", Values: evMinutes},
+		Column{Name: "canary_tail", Values: canaryTail},
+		Column{Name: "expected_canary_tail", Values: expectedTail},
+		Column{Name: "baseline_tail", Values: baselineTail},
+		Column{Name: "recent_minutes", Values: recentMinutes},
+		Column{Name: "recent_statistic", Values: recentStatistic},
+		Column{Name: "recent_boundary", Values: recentBoundary},
+		Column{Name: "recent_canary_tail", Values: recentCanary},
+		Column{Name: "recent_expected_canary_tail", Values: recentExpected},
 	)
 	return Table{Name: MinutesName, Columns: cols, Meta: Meta(res), Warnings: warnings(res)}
+}
+
+// recent is the evidence rule's recent run of minutes: its length, statistic,
+// boundary and pooled tail, all null when no run shorter than the window
+// was read.
+func recent(w verdict.WindowEvidence) (minutes, statistic, boundary, canary, expected *float64) {
+	if w.RecentMinutes <= 0 {
+		return nil, nil, nil, nil, nil
+	}
+	return num(float64(w.RecentMinutes)), num(w.RecentStatistic), num(w.RecentBoundary), num(w.RecentCanary), num(w.RecentExpected)
 }
 
 func present(s verdict.FleetStats, v float64) *float64 {
@@ -134,9 +190,11 @@ func present(s verdict.FleetStats, v float64) *float64 {
 }
 
 // Decision is one row with numeric fields, so a Grafana-managed alert rule
-// can use it directly (decision_code 2 means rollback).
+// can use it directly (decision_code 2 means rollback). The evidence fields
+// are the evidence rule's reading of the judged window; under the reference
+// rule they are shown but do not decide.
 func Decision(res *engine.Result) Table {
-	c, n := res.Config, res.Counts
+	c, n, ev := res.Config, res.Counts, res.Evidence
 	f := func(v float64) []*float64 { return []*float64{num(v)} }
 	var worstTime *time.Time
 	worstRatio := math.NaN()
@@ -144,10 +202,26 @@ func Decision(res *engine.Result) Table {
 		t := res.Minutes[res.Worst].Time
 		worstTime, worstRatio = &t, res.Minutes[res.Worst].Ratio
 	}
-	return Table{Name: DecisionName, Meta: Meta(res), Warnings: warnings(res), Columns: []Column{
+	rm, rs, rb, rc, re := recent(ev)
+	one := func(v *float64) []*float64 { return []*float64{v} }
+	cols := []Column{
 		{Name: "time", Values: []time.Time{res.Request.Window.Last}},
 		{Name: "decision", Values: []string{string(res.Decision)}},
 		{Name: "decision_code", Values: f(float64(res.Decision.Code()))},
+		{Name: "rule", Values: []string{c.Rule}},
+		{Name: "evidence_statistic", Values: f(ev.Statistic)},
+		{Name: "rollback_boundary", Values: f(ev.Rollback)},
+		{Name: "promote_statistic", Values: f(ev.PromoteStatistic)},
+		{Name: "promote_boundary", Values: f(-ev.Promote)},
+		{Name: "evidence_minutes", Values: f(float64(ev.Minutes))},
+		{Name: "canary_tail", Values: f(ev.Canary)},
+		{Name: "expected_canary_tail", Values: f(ev.Expected)},
+		{Name: "baseline_tail", Values: f(ev.Baseline)},
+		{Name: "recent_minutes", Values: one(rm)},
+		{Name: "recent_statistic", Values: one(rs)},
+		{Name: "recent_boundary", Values: one(rb)},
+		{Name: "recent_canary_tail", Values: one(rc)},
+		{Name: "recent_expected_canary_tail", Values: one(re)},
 		{Name: "good", Values: f(float64(n.Good))},
 		{Name: "neutral", Values: f(float64(n.Neutral))},
 		{Name: "bad", Values: f(float64(n.Bad))},
@@ -163,7 +237,8 @@ func Decision(res *engine.Result) Table {
 		{Name: "worst_ratio", Values: f(worstRatio)},
 		{Name: "reason", Values: []string{res.Reason}},
 		{Name: "flags", Values: []string{strings.Join(res.Flags, ",")}},
-	}}
+	}
+	return Table{Name: DecisionName, Meta: Meta(res), Warnings: warnings(res), Columns: cols}
 }
 
 // Pods is the per-pod spread of the verdict quantile, one row per minute and fleet.

@@ -163,6 +163,8 @@ func errorResponse(err error) backend.DataResponse {
 		return backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, "cannot query Prometheus: "+err.Error())
 	case errors.Is(err, prom.ErrBadQuery), errors.Is(err, prom.ErrNotFound):
 		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, err.Error())
+	case errors.Is(err, engine.ErrSinceAfterWindow):
+		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, "since: "+err.Error()+"; move the dashboard range to include the deployment, or correct its start")
 	case errors.Is(err, engine.ErrNoData):
 		return backend.ErrDataResponseWithSource(backend.StatusNotFound, backend.ErrorSourceDownstream, err.Error())
 	case errors.Is(err, context.Canceled):

@@ -123,17 +123,39 @@ func goldenFrames(t *testing.T, ds *Datasource) {
 
 // judgeDoc is the part of `pairwise judge --output json` compared here.
 type judgeDoc struct {
-	Decision string
-	Bad      int
-	Minutes  []struct {
-		Time     string
-		Verdict  string
-		Ratio    *float64
-		Baseline struct{ Quantiles map[string]*float64 }
-		Canary   struct{ Quantiles map[string]*float64 }
+	Decision     string
+	DecisionCode int `json:"decision_code"`
+	Reason       string
+	Rule         string
+	Bad          int
+	Evidence     judgeEvidence
+	Minutes      []struct {
+		Time           string
+		Verdict        string
+		Ratio          *float64
+		Baseline       struct{ Quantiles map[string]*float64 }
+		Canary         struct{ Quantiles map[string]*float64 }
+		Decision       string
+		DecisionCode   int    `json:"decision_code"`
+		DecisionReason string `json:"decision_reason"`
+		Evidence       judgeEvidence
 	}
 }
 
+type judgeEvidence struct {
+	Minutes          int
+	CanaryTail       *float64 `json:"canary_tail"`
+	BaselineTail     *float64 `json:"baseline_tail"`
+	ExpectedTail     *float64 `json:"expected_canary_tail"`
+	Statistic        *float64
+	PromoteStatistic *float64 `json:"promote_statistic"`
+	RollbackBoundary *float64 `json:"rollback_boundary"`
+	PromoteBoundary  *float64 `json:"promote_boundary"`
+}
+
+// sameAsJudge: the data source and `pairwise judge --range` show the same
+// minutes with the same verdicts, numbers and per-minute decisions, under
+// both rules and with a deployment start, and decide the same.
 func sameAsJudge(t *testing.T, ds *Datasource, promURL string) {
 	root, err := testenv.Root()
 	if err != nil {
@@ -143,52 +165,137 @@ func sameAsJudge(t *testing.T, ds *Datasource, promURL string) {
 	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "pairwise")).CombinedOutput(); err != nil {
 		t.Fatalf("build pairwise: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "judge", "--prometheus", promURL, "--metric", "http_request_duration_seconds",
-		"--baseline", `{service="checkout",track="baseline"}`, "--canary", `{service="checkout",track="canary"}`,
-		"--at", liveEnd.Format(time.RFC3339), "--output", "json").Output()
-	if code := exitCode(err); code != 2 {
-		t.Fatalf("judge exit %d (%v), want 2 (rollback)", code, err)
+	// The canary turns 1.4x slower 15 minutes before the end: minute 11:45 is the first bad one.
+	regressed := liveEnd.Add(-15 * time.Minute)
+	for _, tt := range []struct {
+		name, rule, since string
+		rows              int
+		// rollbackBy: the decision is rollback at this minute at the latest.
+		rollbackBy time.Time
+	}{
+		// Five bad minutes roll back: 11:45 .. 11:49.
+		{name: "reference rule", rule: "reference", rows: 60, rollbackBy: regressed.Add(4 * time.Minute)},
+		// 45 healthy minutes before the regression are in the window; the
+		// rule's recent runs keep them from masking it.
+		{name: "evidence rule", rule: "evidence", rows: 60, rollbackBy: regressed.Add(10 * time.Minute)},
+		// A deployment that starts with the regression: the window anchored
+		// at its start is one test, and rolls back within minutes.
+		// Since 11:44: minutes 11:45 .. 12:00 are shown.
+		{name: "evidence rule since the regression", rule: "evidence", since: regressed.Add(-time.Minute).Format(time.RFC3339), rows: 16, rollbackBy: regressed.Add(4 * time.Minute)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"judge", "--prometheus", promURL, "--metric", "http_request_duration_seconds",
+				"--baseline", `{service="checkout",track="baseline"}`, "--canary", `{service="checkout",track="canary"}`,
+				"--at", liveEnd.Format(time.RFC3339), "--range", "60m", "--rule", tt.rule, "--output", "json"}
+			extra := fmt.Sprintf(`,"queryType":"minutes","rule":%q`, tt.rule)
+			if tt.since != "" {
+				args = append(args, "--since", tt.since)
+				extra += fmt.Sprintf(`,"since":%q`, tt.since)
+			}
+			out, err := exec.Command(bin, args...).Output()
+			var doc judgeDoc
+			if err := json.Unmarshal(out, &doc); err != nil {
+				t.Fatalf("judge: %v (%s)", err, out)
+			}
+			if code := exitCode(err); code != doc.DecisionCode || doc.Rule != tt.rule {
+				t.Fatalf("judge exit %d (%v) for decision %s (%d), rule %s", code, err, doc.Decision, doc.DecisionCode, doc.Rule)
+			}
+			minutes := dsFrame(t, ds, liveQuery("M", extra))
+			decision := dsFrame(t, ds, liveQuery("D", strings.Replace(extra, `"minutes"`, `"decision"`, 1)))
+			if minutes.Rows() != len(doc.Minutes) || len(doc.Minutes) != tt.rows {
+				t.Fatalf("frame has %d rows, judge %d minutes, want %d", minutes.Rows(), len(doc.Minutes), tt.rows)
+			}
+			col := fieldOf(t, minutes)
+			bad := 0
+			var firstRollback string
+			for i, m := range doc.Minutes {
+				if ts := col("time").At(i).(time.Time).UTC().Format(time.RFC3339); ts != m.Time {
+					t.Fatalf("row %d at %s, judge minute %s", i, ts, m.Time)
+				}
+				if v := col("verdict").At(i).(string); v != m.Verdict {
+					t.Errorf("%s: data source %s, judge %s", m.Time, v, m.Verdict)
+				}
+				if m.Verdict == "bad" {
+					bad++
+				}
+				same(t, m.Time+" ratio", col("ratio").At(i).(*float64), m.Ratio)
+				for key, label := range map[string]string{"0.5": "p50", "0.99": "p99", "0.999": "p99.9", "0.9999": "p99.99"} {
+					same(t, m.Time+" baseline "+label, col("baseline_"+label).At(i).(*float64), m.Baseline.Quantiles[key])
+					same(t, m.Time+" canary "+label, col("canary_"+label).At(i).(*float64), m.Canary.Quantiles[key])
+				}
+				// The decision of the window ending at the minute, and its evidence.
+				if d := col("decision").At(i).(string); d != m.Decision {
+					t.Errorf("%s: data source decides %s, judge %s", m.Time, d, m.Decision)
+				}
+				if m.Decision == "rollback" && firstRollback == "" {
+					firstRollback = m.Time
+				}
+				same(t, m.Time+" decision_code", col("decision_code").At(i).(*float64), ptr(float64(m.DecisionCode)))
+				if r := col("decision_reason").At(i).(string); r != m.DecisionReason {
+					t.Errorf("%s: data source reason %q, judge %q", m.Time, r, m.DecisionReason)
+				}
+				sameEvidence(t, m.Time, func(name string) *float64 { return col(name).At(i).(*float64) }, m.Evidence)
+			}
+			if bad != doc.Bad && tt.since == "" {
+				t.Errorf("frame has %d bad minutes, judge %d", bad, doc.Bad)
+			}
+			if last := doc.Minutes[len(doc.Minutes)-1]; last.Decision != doc.Decision || last.DecisionReason != doc.Reason {
+				t.Errorf("the judge's last minute decides %s (%s), its window %s (%s)", last.Decision, last.DecisionReason, doc.Decision, doc.Reason)
+			}
+			dcol := fieldOf(t, decision)
+			if d, r := dcol("decision").At(0).(string), dcol("reason").At(0).(string); d != doc.Decision || r != doc.Reason || dcol("rule").At(0).(string) != tt.rule {
+				t.Errorf("decision frame %s (%s), judge %s (%s)", d, r, doc.Decision, doc.Reason)
+			}
+			same(t, "decision_code", dcol("decision_code").At(0).(*float64), ptr(float64(doc.DecisionCode)))
+			sameEvidence(t, "decision frame", func(name string) *float64 { return dcol(name).At(0).(*float64) }, doc.Evidence)
+			if !tt.rollbackBy.IsZero() {
+				if firstRollback == "" || firstRollback > tt.rollbackBy.Format(time.RFC3339) {
+					t.Errorf("rollback first fires at %q, want by %s", firstRollback, tt.rollbackBy.Format(time.RFC3339))
+				}
+			}
+			t.Logf("%s: %s, first rollback at %q: %s", tt.name, doc.Decision, firstRollback, doc.Reason)
+		})
 	}
-	var doc judgeDoc
-	if err := json.Unmarshal(out, &doc); err != nil {
+}
+
+func sameEvidence(t *testing.T, what string, field func(string) *float64, e judgeEvidence) {
+	t.Helper()
+	for name, want := range map[string]*float64{
+		"evidence_statistic": e.Statistic, "rollback_boundary": e.RollbackBoundary,
+		"promote_statistic": e.PromoteStatistic, "promote_boundary": e.PromoteBoundary,
+		"canary_tail": e.CanaryTail, "expected_canary_tail": e.ExpectedTail, "baseline_tail": e.BaselineTail,
+		"evidence_minutes": ptr(float64(e.Minutes)),
+	} {
+		same(t, what+" "+name, field(name), want)
+	}
+}
+
+// dsFrame runs one query through QueryData and returns its only frame.
+func dsFrame(t *testing.T, ds *Datasource, q backend.DataQuery) *data.Frame {
+	t.Helper()
+	resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{liveQuery("M", `,"queryType":"minutes"`)}})
-	if err != nil || resp.Responses["M"].Error != nil {
-		t.Fatal(err, resp.Responses["M"].Error)
+	dr := resp.Responses[q.RefID]
+	if dr.Error != nil || len(dr.Frames) != 1 {
+		t.Fatalf("%s: %v, %d frames", q.RefID, dr.Error, len(dr.Frames))
 	}
-	frame := resp.Responses["M"].Frames[0]
-	if frame.Rows() != len(doc.Minutes) || len(doc.Minutes) != 60 {
-		t.Fatalf("frame has %d rows, judge %d minutes", frame.Rows(), len(doc.Minutes))
-	}
-	col := func(name string) *data.Field {
+	return dr.Frames[0]
+}
+
+func fieldOf(t *testing.T, frame *data.Frame) func(string) *data.Field {
+	return func(name string) *data.Field {
+		t.Helper()
 		f, _ := frame.FieldByName(name)
 		if f == nil {
-			t.Fatalf("no field %s", name)
+			t.Fatalf("frame %s has no field %s", frame.Name, name)
 		}
 		return f
 	}
-	bad := 0
-	for i, m := range doc.Minutes {
-		if ts := col("time").At(i).(time.Time).UTC().Format(time.RFC3339); ts != m.Time {
-			t.Fatalf("row %d at %s, judge minute %s", i, ts, m.Time)
-		}
-		if v := col("verdict").At(i).(string); v != m.Verdict {
-			t.Errorf("%s: data source %s, judge %s", m.Time, v, m.Verdict)
-		}
-		if m.Verdict == "bad" {
-			bad++
-		}
-		same(t, m.Time+" ratio", col("ratio").At(i).(*float64), m.Ratio)
-		for key, label := range map[string]string{"0.5": "p50", "0.99": "p99", "0.999": "p99.9", "0.9999": "p99.99"} {
-			same(t, m.Time+" baseline "+label, col("baseline_"+label).At(i).(*float64), m.Baseline.Quantiles[key])
-			same(t, m.Time+" canary "+label, col("canary_"+label).At(i).(*float64), m.Canary.Quantiles[key])
-		}
-	}
-	if doc.Decision != "rollback" || bad != doc.Bad || bad < 5 {
-		t.Fatalf("judge %s with %d bad; frame has %d bad", doc.Decision, doc.Bad, bad)
-	}
 }
+
+func ptr(f float64) *float64 { return &f }
 
 func same(t *testing.T, what string, a, b *float64) {
 	t.Helper()

@@ -1,8 +1,12 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
@@ -27,14 +31,21 @@ type queryModel struct {
 	BaselineSelector string `json:"baselineSelector"`
 	CanarySelector   string `json:"canarySelector"`
 	HistogramKind    string `json:"histogramKind"`
-	// The verdict numbers; unset ones keep pkg/verdict's defaults.
+	// The verdict numbers, the window rule (rule: "evidence", the default, or
+	// "reference") and the evidence rule's budgets (falseRollback,
+	// falsePromote); unset ones keep pkg/verdict's defaults.
 	verdict.Overrides
 	// ExpectedCanaryShare is the router's canary share (0.05), 0 if unknown.
 	ExpectedCanaryShare float64 `json:"expectedCanaryShare"`
-	// WindowMode "range" judges the whole minutes of the dashboard range;
-	// "last" judges the last WindowMinutes minutes ending at the range end.
+	// WindowMode "range" shows the whole minutes of the dashboard range, each
+	// with the decision of the windowMinutes-minute window ending at it;
+	// "last" shows only the last windowMinutes minutes ending at the range end.
 	WindowMode string `json:"windowMode"`
-	PodLabel   string `json:"podLabel"`
+	// Since is the deployment's start (RFC 3339, Unix seconds, or Unix
+	// milliseconds as Grafana's ${__from} gives them; empty: none). Minutes
+	// before it are neither shown nor judged.
+	Since    sinceValue `json:"since"`
+	PodLabel string     `json:"podLabel"`
 	// LBMetric is an optional load-balancer-side histogram of the same
 	// requests; its selectors default to the fleets'.
 	LBMetric           string `json:"lbMetric"`
@@ -105,19 +116,28 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 			return nil, err
 		}
 	}
+	if m.Rule != nil && strings.TrimSpace(*m.Rule) == "" {
+		m.Rule = nil // an editor's empty choice is the default rule
+	}
 	c := m.Overrides.Apply(verdict.Default())
 	c.ExpectedCanaryShare = m.ExpectedCanaryShare
+	if c.Rule == verdict.RuleEvidence {
+		// The minute counts decide only under the reference rule; under the
+		// evidence rule they are shown, so a window shorter than their
+		// defaults needs no edit of numbers that do not decide.
+		c.GoodNeeded, c.BadLimit = min(c.GoodNeeded, c.WindowMinutes), min(c.BadLimit, c.WindowMinutes)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, &fieldError{Field: "settings", Err: err}
+	}
 
+	// The minutes shown come from the dashboard range (or the last window);
+	// the window length, which every shown minute's decision looks back
+	// over, is the query's windowMinutes.
 	switch m.WindowMode {
 	case "", "range":
 		if r.Window, err = pairing.Between(from, to); err != nil {
 			return nil, bad("timeRange", "%v", err)
-		}
-		// The window is the range: its minutes are what is judged.
-		c.WindowMinutes = r.Window.Minutes()
-		if c.GoodNeeded > c.WindowMinutes || c.BadLimit > c.WindowMinutes {
-			// A range shorter than the limits can still be shown; it simply cannot reach them.
-			c.WindowMinutes = max(c.WindowMinutes, c.GoodNeeded, c.BadLimit)
 		}
 	case "last":
 		if r.Window, err = pairing.Ending(to, c.WindowMinutes, 0); err != nil {
@@ -126,17 +146,87 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	default:
 		return nil, bad("windowMode", "%q is not range or last", m.WindowMode)
 	}
-	if c.WarmupMinutes >= c.WindowMinutes {
-		c.WindowMinutes = c.WarmupMinutes + 1
-	}
-	if err := c.Validate(); err != nil {
-		return nil, &fieldError{Field: "settings", Err: err}
-	}
 	if r.Window.Minutes() > 7*24*60 {
 		return nil, bad("timeRange", "%d minutes is more than a week; choose a shorter range", r.Window.Minutes())
 	}
+	// The first shown minute's window, and the warm-up before it, are
+	// fetched too, one point a minute: Prometheus answers at most 11,000
+	// points per series.
+	if fetched := r.Window.Minutes() + c.WindowMinutes - 1 + c.WarmupMinutes; fetched > maxFetchedMinutes {
+		return nil, bad("windowMinutes", "%d minutes shown with a %d-minute window (and %d warm-up minutes) need %d minutes of data, more than the %d points Prometheus returns per series; shorten the range or the window",
+			r.Window.Minutes(), c.WindowMinutes, c.WarmupMinutes, fetched, maxFetchedMinutes)
+	}
+	if r.Since, err = m.Since.parse(); err != nil {
+		return nil, &fieldError{Field: "since", Err: err}
+	}
 	r.Config = c
 	return q, nil
+}
+
+// maxFetchedMinutes is Prometheus's limit of points per series in a range
+// query, at one point a minute.
+const maxFetchedMinutes = 11000
+
+// sinceValue is the query's deployment start as written: a string (RFC 3339,
+// Unix seconds or milliseconds, or a dashboard variable's value) or a JSON
+// number of Unix seconds or milliseconds.
+type sinceValue string
+
+func (s *sinceValue) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*s = ""
+	case len(b) > 0 && b[0] == '"':
+		var text string
+		if err := json.Unmarshal(b, &text); err != nil {
+			return err
+		}
+		*s = sinceValue(text)
+	default:
+		// A number, or anything else, which parse then names as wrong.
+		*s = sinceValue(b)
+	}
+	return nil
+}
+
+// unixMillisFrom: numbers at or above it are Unix milliseconds (Grafana's
+// ${__from} and ${__to}); below, seconds. 1e11 seconds is the year 5138.
+const unixMillisFrom = 1e11
+
+// parse reads the deployment start; empty gives the zero time (none).
+func (s sinceValue) parse() (time.Time, error) {
+	text := strings.TrimSpace(string(s))
+	if text == "" {
+		return time.Time{}, nil
+	}
+	if strings.HasPrefix(text, "$") || strings.Contains(text, "${") || strings.Contains(text, "[[") {
+		return time.Time{}, fmt.Errorf("%q is a dashboard variable that was not replaced: define the variable, or leave the deployment start empty", text)
+	}
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil && n > 0 && n < unixMillisFrom*1000 {
+		if n >= unixMillisFrom {
+			return time.UnixMilli(n).UTC(), nil
+		}
+		return time.Unix(n, 0).UTC(), nil
+	}
+	if n, err := strconv.ParseFloat(text, 64); err == nil {
+		if math.IsNaN(n) || math.IsInf(n, 0) || n <= 0 {
+			return time.Time{}, fmt.Errorf("%q is not a time after 1970", text)
+		}
+		if n >= unixMillisFrom {
+			n /= 1000
+		}
+		if n >= unixMillisFrom {
+			return time.Time{}, fmt.Errorf("%q is too far in the future to be a deployment start", text)
+		}
+		sec, frac := math.Modf(n)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, text)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-06-01T11:00:00Z) nor Unix seconds", text)
+	}
+	return t.UTC(), nil
 }
 
 func parseLB(m queryModel, baseline, canary selector.Selector) (*engine.LoadBalancer, error) {

@@ -31,11 +31,53 @@ func TestParseQuery(t *testing.T) {
 			if q.Type != QueryMinutes || q.Request.Kind != prom.Auto || c.VerdictQuantile != def.VerdictQuantile || c.BadLimit != def.BadLimit || c.GoodNeeded != def.GoodNeeded || q.PodLabel != "pod" {
 				t.Fatalf("got %+v", q)
 			}
-			// The range mode judges the range's whole minutes: (11:00:30, 14:00:30] -> 11:01 .. 14:00.
-			if q.Request.Window.Minutes() != 180 || c.WindowMinutes != 180 {
+			// The range mode shows the range's whole minutes, (11:00:30, 14:00:30] -> 11:01 .. 14:00,
+			// each with the decision of the default 60-minute window ending at it.
+			if q.Request.Window.Minutes() != 180 || c.WindowMinutes != def.WindowMinutes {
 				t.Fatalf("window %v..%v, %d minutes", q.Request.Window.First, q.Request.Window.Last, c.WindowMinutes)
 			}
+			if c.Rule != verdict.RuleEvidence || c.FalseRollback != def.FalseRollback || c.FalsePromote != def.FalsePromote || !q.Request.Since.IsZero() {
+				t.Fatalf("rule %q, budgets %v %v, since %v", c.Rule, c.FalseRollback, c.FalsePromote, q.Request.Since)
+			}
 		}},
+		{name: "window length from the query, minutes from the range", json: validQuery + `,"windowMinutes":30,"rule":"reference","goodNeeded":20}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.Request.Window.Minutes() != 180 || q.Request.Config.WindowMinutes != 30 || q.Request.Config.Rule != verdict.RuleReference {
+				t.Fatalf("window %d minutes, config %+v", q.Request.Window.Minutes(), q.Request.Config)
+			}
+		}},
+		{name: "reference rule and budgets", json: validQuery + `,"rule":"reference","falseRollback":0.0001,"falsePromote":0.05}`, check: func(t *testing.T, q *parsedQuery) {
+			c := q.Request.Config
+			if c.Rule != verdict.RuleReference || c.FalseRollback != 0.0001 || c.FalsePromote != 0.05 {
+				t.Fatalf("got %+v", c)
+			}
+		}},
+		{name: "empty rule is the default", json: validQuery + `,"rule":"","falseRollback":null}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.Request.Config.Rule != verdict.RuleEvidence || q.Request.Config.FalseRollback != verdict.Default().FalseRollback {
+				t.Fatalf("got %+v", q.Request.Config)
+			}
+		}},
+		{name: "unknown rule", json: validQuery + `,"rule":"vibes"}`, wantField: "settings"},
+		{name: "false-rollback budget above one half", json: validQuery + `,"falseRollback":0.7}`, wantField: "settings"},
+		{name: "false-promote budget zero", json: validQuery + `,"falsePromote":0}`, wantField: "settings"},
+		{name: "a short evidence window needs no edit of the minute counts", json: validQuery + `,"windowMinutes":20}`, check: func(t *testing.T, q *parsedQuery) {
+			c := q.Request.Config
+			if c.WindowMinutes != 20 || c.GoodNeeded != 20 || c.BadLimit != 5 {
+				t.Fatalf("got %+v", c)
+			}
+		}},
+		{name: "a short reference window must lower good needed", json: validQuery + `,"windowMinutes":20,"rule":"reference"}`, wantField: "settings"},
+		{name: "warm-up as long as the window is an error, not a longer window", json: validQuery + `,"warmupMinutes":60}`, wantField: "settings"},
+		{name: "more than Prometheus's points per series", json: validQuery + `,"windowMinutes":1440}`, check: nil},
+		{name: "since RFC 3339", json: validQuery + `,"since":"2026-11-21T12:30:15+01:00"}`, check: wantSince(time.Date(2026, 11, 21, 11, 30, 15, 0, time.UTC))},
+		{name: "since Unix seconds as text", json: validQuery + `,"since":" 1795000000 "}`, check: wantSince(time.Unix(1795000000, 0))},
+		{name: "since Unix seconds as a number", json: validQuery + `,"since":1795000000.5}`, check: wantSince(time.Unix(1795000000, 5e8))},
+		{name: "since Unix milliseconds (${__from})", json: validQuery + `,"since":"1795000000123"}`, check: wantSince(time.UnixMilli(1795000000123))},
+		{name: "since empty or null", json: validQuery + `,"since":null}`, check: wantSince(time.Time{})},
+		{name: "since an unreplaced variable", json: validQuery + `,"since":"$deployed_at"}`, wantField: "since"},
+		{name: "since words", json: validQuery + `,"since":"yesterday"}`, wantField: "since"},
+		{name: "since negative", json: validQuery + `,"since":-5}`, wantField: "since"},
+		{name: "since a boolean", json: validQuery + `,"since":true}`, wantField: "since"},
+		{name: "since an object", json: validQuery + `,"since":{"a":1}}`, wantField: "since"},
 		{name: "explicit zero warm-up and overrides", json: validQuery + `,"queryType":"decision","warmupMinutes":0,"badLimit":3,"rollbackThreshold":1.2,"histogramKind":"classic","quantiles":[0.9,0.99]}`, check: func(t *testing.T, q *parsedQuery) {
 			c := q.Request.Config
 			if q.Type != QueryDecision || c.BadLimit != 3 || c.RollbackThreshold != 1.2 || q.Request.Kind != prom.Classic || len(c.Quantiles) != 2 || c.WarmupMinutes != 0 {
@@ -49,7 +91,7 @@ func TestParseQuery(t *testing.T) {
 			}
 		}},
 		{name: "short range keeps the limits", json: validQuery + `,"windowMode":"range"}`, check: nil},
-		{name: "last 30 minutes cannot need 45 good", json: validQuery + `,"windowMode":"last","windowMinutes":30}`, wantField: "settings"},
+		{name: "last 30 minutes cannot need 45 good under the reference rule", json: validQuery + `,"windowMode":"last","windowMinutes":30,"rule":"reference"}`, wantField: "settings"},
 		{name: "not JSON", json: `{`, wantField: "query"},
 		{name: "unknown query type", json: validQuery + `,"queryType":"drop table"}`, wantField: "queryType"},
 		{name: "missing metric", json: `{"baselineSelector":"{a=\"b\"}","canarySelector":"{a=\"c\"}"}`, wantField: "metric"},
@@ -87,17 +129,35 @@ func TestParseQuery(t *testing.T) {
 	}
 }
 
+func wantSince(want time.Time) func(t *testing.T, q *parsedQuery) {
+	return func(t *testing.T, q *parsedQuery) {
+		t.Helper()
+		if !q.Request.Since.Equal(want) {
+			t.Fatalf("since %v, want %v", q.Request.Since, want)
+		}
+	}
+}
+
 func TestParseQueryShortRange(t *testing.T) {
 	q, err := parseQuery(json.RawMessage(validQuery+`}`), "", rangeTo.Add(-10*time.Minute), rangeTo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ten minutes can be shown and judged, but cannot reach 45 good minutes.
-	if q.Request.Window.Minutes() != 10 || q.Request.Config.GoodNeeded != 45 {
-		t.Fatalf("window %d minutes, good needed %d", q.Request.Window.Minutes(), q.Request.Config.GoodNeeded)
+	// Ten minutes are shown, each with the decision of the 60-minute window
+	// ending at it: the window is not stretched or shrunk to the range.
+	if q.Request.Window.Minutes() != 10 || q.Request.Config.WindowMinutes != 60 || q.Request.Config.GoodNeeded != 45 {
+		t.Fatalf("window %d minutes, window length %d, good needed %d", q.Request.Window.Minutes(), q.Request.Config.WindowMinutes, q.Request.Config.GoodNeeded)
 	}
 	if _, err := parseQuery(json.RawMessage(validQuery+`}`), "", rangeTo.Add(-20*time.Second), rangeTo.Add(-10*time.Second)); err == nil || !strings.Contains(err.Error(), "timeRange") {
 		t.Fatalf("a range without a whole minute: %v", err)
+	}
+	// A week of minutes with a day-long window is more than Prometheus returns per series.
+	week := rangeTo.Add(-7 * 24 * time.Hour)
+	if _, err := parseQuery(json.RawMessage(validQuery+`,"windowMinutes":1440}`), "", week, rangeTo); err == nil || !strings.Contains(err.Error(), "windowMinutes") {
+		t.Fatalf("a week with a day-long window: %v", err)
+	}
+	if _, err := parseQuery(json.RawMessage(validQuery+`,"windowMinutes":60}`), "", week, rangeTo); err != nil {
+		t.Fatalf("a week with an hour-long window: %v", err)
 	}
 }
 
@@ -106,6 +166,8 @@ func FuzzParseQuery(f *testing.F) {
 	f.Add(validQuery + `,"queryType":"pods","windowMode":"last","windowMinutes":5}`)
 	f.Add(`{"metric":"m","baselineSelector":"{a=~\".*\"}","canarySelector":"{b=\"\\\"\"}"}`)
 	f.Add(`[]`)
+	f.Add(validQuery + `,"rule":"reference","since":"2026-11-21T12:00:00Z","falseRollback":0.01}`)
+	f.Add(validQuery + `,"since":1795000000123,"windowMinutes":1}`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := parseQuery(json.RawMessage(raw), "", rangeFrom, rangeTo)
 		if err != nil {
