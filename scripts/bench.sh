@@ -3,12 +3,16 @@
 # the pinned Prometheus 3.13.5 and generated data, prints the summary table and
 # writes docs/benchmarks.md. Not part of the normal test run.
 #
-#   scripts/bench.sh            full run (~20-30 min on 2 cores), writes docs/benchmarks.md
-#   scripts/bench.sh --smoke    small sizes (< 60 s), prints the summary only; exits non-zero
-#                               only if something could not be measured (missed targets are reported)
+#   scripts/bench.sh            full run (about 45 min on 2 cores, most of it the judgement
+#                               matrix), writes docs/benchmarks.md
+#   scripts/bench.sh --smoke    small sizes (< 60 s, two judgement cells and the parity check
+#                               against Prometheus), prints the summary only; exits non-zero only
+#                               if something could not be measured or the in-process judgement
+#                               path disagrees with Prometheus + engine (missed targets are reported)
 #
 # Extra flags go to pairwise-bench: --cache DIR keeps generated data sets between runs,
-# --reps N, --only efficiency,scale,accuracy,judgement,panel, --doc FILE.
+# --reps N, --only efficiency,scale,accuracy,judgement,panel, --doc FILE,
+# --judge-matrix smoke|quick|full, --workers N (goroutines simulating judgement cells, default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .tools/bin/prometheus ]; then

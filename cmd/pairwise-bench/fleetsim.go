@@ -123,11 +123,12 @@ func (c *counts) clear() {
 	c.lo0, c.hi0, c.lo3, c.hi3 = len0, -1, len3, -1
 }
 
-// observe adds one observation; false when it falls outside the key range.
-func (c *counts) observe(v float64) bool {
+// observe adds one observation and returns its classic bucket index; -1
+// when it falls outside the key range.
+func (c *counts) observe(v float64) int {
 	k0, k3 := key0(v)+off0, key3(v)+off3
 	if !(v > 0) || k0 < 0 || k0 >= len0 || k3 < 0 || k3 >= len3 {
-		return false
+		return -1
 	}
 	c.n++
 	c.sum += v
@@ -135,8 +136,9 @@ func (c *counts) observe(v float64) bool {
 	c.s3[k3]++
 	c.lo0, c.hi0 = min(c.lo0, k0), max(c.hi0, k0)
 	c.lo3, c.hi3 = min(c.lo3, k3), max(c.hi3, k3)
-	c.classic[sort.SearchFloat64s(classicBuckets, v)]++
-	return true
+	i := sort.SearchFloat64s(classicBuckets, v)
+	c.classic[i]++
+	return i
 }
 
 // addScaled adds f x o's native counts (schema 0 and 3) and count and sum.
@@ -288,11 +290,13 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				firstCl := cumulate(p.cumCl)
 				s.Observe(p.fleet, p.idx, time.Unix(t45, 0), T, func(v float64, _ bool) {
 					d.Observations++
-					if !p.cov.observe(v) {
+					i := p.cov.observe(v)
+					if i < 0 {
 						bad = true
+						return
 					}
 					p.cumN++
-					p.cumCl[sort.SearchFloat64s(classicBuckets, v)]++
+					p.cumCl[i]++
 					if fi == 1 {
 						canN++
 						if v > q99 {

@@ -47,6 +47,9 @@ type machineInfo struct {
 	GoVersion  string
 	Prometheus string
 	Kernel     string
+	// Tree is the commit the run was built from, and the Go files under
+	// pkg/ and cmd/ that differed from it.
+	Tree string
 }
 
 func machine() machineInfo {
@@ -64,7 +67,34 @@ func machine() machineInfo {
 	if out, err := exec.Command("go", "version").Output(); err == nil {
 		m.GoVersion = strings.TrimSpace(string(out))
 	}
+	m.Tree = tree()
 	return m
+}
+
+// tree names the commit and the uncommitted Go files of pkg/ and cmd/.
+func tree() string {
+	root, err := testenv.Root()
+	if err != nil {
+		return "?"
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "?"
+	}
+	t := "commit " + strings.TrimSpace(string(head))
+	out, err := exec.Command("git", "-C", root, "status", "--porcelain", "--", "pkg/*.go", "cmd/*.go").Output()
+	if err == nil {
+		var dirty []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if len(line) > 3 {
+				dirty = append(dirty, strings.TrimSpace(line[3:]))
+			}
+		}
+		if len(dirty) > 0 {
+			t += " with uncommitted changes to " + strings.Join(dirty, ", ")
+		}
+	}
+	return t
 }
 
 func procField(path, key string) string {
@@ -197,6 +227,7 @@ func (r *report) markdown() string {
 	p("- Date: %s (run took %.0f s)", r.Started.Format(time.RFC3339), r.Elapsed.Seconds())
 	p("- Machine: %d CPUs (nproc), %s, %s RAM, Linux %s", r.Machine.NProc, r.Machine.CPU, r.Machine.MemTotal, r.Machine.Kernel)
 	p("- Go: %s; Prometheus: %s, on 127.0.0.1, compaction off (generated 2 h blocks served as they are)", r.Machine.GoVersion, r.Machine.Prometheus)
+	p("- Source: %s", r.Machine.Tree)
 	p("")
 	p("## Summary")
 	p("")
