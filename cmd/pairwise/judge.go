@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,26 +31,55 @@ type judgeFlags struct {
 	lbMetric, lbBaseline, lbCanary                                         string
 	window, timeout, settle                                                time.Duration
 	config                                                                 verdict.Config
+	bearerTokenFile, basicAuthUser, basicAuthPasswordFile                  string
 }
+
+// Environment variables the judge reads credentials from, as CI systems
+// inject secrets; files (flags) win over them.
+const (
+	envBearerToken       = "PAIRWISE_BEARER_TOKEN"
+	envBasicAuthPassword = "PAIRWISE_BASIC_AUTH_PASSWORD"
+)
+
+// Bounds of the judge's flags.
+const (
+	maxWindowMinutes = 7 * 24 * 60
+	// maxPoints is Prometheus's limit of points per series in a range query
+	// (11,000); the judge asks for one a minute over --range, the window
+	// before it and the warm-up.
+	maxPoints  = 11000
+	minTimeout = time.Second
+	maxTimeout = 30 * time.Minute
+	maxSettle  = time.Hour
+	// futureSlack: --at may lie this far ahead of the clock (the demo judges
+	// up to the next whole minute).
+	futureSlack = 5 * time.Minute
+)
+
+// earliestTime is the earliest --at or --since accepted.
+var earliestTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	f := &judgeFlags{config: verdict.Default()}
 	fs := flag.NewFlagSet("judge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.prometheus, "prometheus", "http://127.0.0.1:9090", "Prometheus (or Mimir/Thanos) base URL")
+	fs.StringVar(&f.prometheus, "prometheus", "http://127.0.0.1:9090", "Prometheus (or Mimir/Thanos) base URL; a user:password in it is used as basic auth and redacted in every output, but prefer --basic-auth-user")
+	fs.StringVar(&f.bearerTokenFile, "bearer-token-file", "", "file holding a bearer token for Prometheus (else $"+envBearerToken+")")
+	fs.StringVar(&f.basicAuthUser, "basic-auth-user", "", "basic-auth user for Prometheus; the password comes from --basic-auth-password-file or $"+envBasicAuthPassword)
+	fs.StringVar(&f.basicAuthPasswordFile, "basic-auth-password-file", "", "file holding the basic-auth password (else $"+envBasicAuthPassword+")")
 	fs.StringVar(&f.metric, "metric", "", "histogram metric name, without _bucket (required)")
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto, native or classic")
-	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes")
+	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
 	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the window that starts with it is one sequential test")
-	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it (default: the window)")
+	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it, whole minutes (default: the window)")
 	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
 	fs.Float64Var(&f.config.FalsePromote, "false-promote", f.config.FalsePromote, "evidence rule: budget of promoting a canary that is --rollback-threshold times slower")
-	fs.DurationVar(&f.settle, "settle", 30*time.Second, "with the default --at, how long a minute must be over before it is judged (the last scrape must land)")
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each Prometheus query")
+	fs.DurationVar(&f.settle, "settle", 30*time.Second, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each Prometheus query, its retries included (1s to 30m)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles shown for both fleets, comma-separated")
 	fs.Float64Var(&f.config.VerdictQuantile, "verdict-quantile", f.config.VerdictQuantile, "quantile whose canary/baseline ratio judges a minute")
@@ -84,33 +115,194 @@ func judge(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
+	// From here on, nothing printed holds a secret: the URL is redacted
+	// where it is named, and every message is scrubbed of the secrets read.
+	scrub := newScrubber(urlPassword(f.prometheus))
 	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return failScrubbed(stderr, scrub, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	creds, err := f.credentials()
+	scrub = newScrubber(append(creds.Secrets(), urlPassword(f.prometheus))...)
+	if err != nil {
+		return failScrubbed(stderr, scrub, err)
 	}
 	req, client, err := f.request(time.Now())
 	if err != nil {
-		return fail(stderr, err)
+		return failScrubbed(stderr, scrub, err)
+	}
+	client.Credentials = mergeCredentials(client.Credentials, creds)
+	if urlPassword(f.prometheus) != "" {
+		fmt.Fprintln(stderr, scrub("pairwise: warning: --prometheus "+prom.RedactURL(f.prometheus)+" holds a password, which process lists and shell history keep: prefer --basic-auth-user with $"+envBasicAuthPassword+" or --basic-auth-password-file"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*f.timeout+5*time.Second)
 	defer cancel()
 	res, err := engine.Analyze(ctx, client, req)
 	if err != nil {
-		return fail(stderr, explain(f.prometheus, f.timeout, err))
+		return failScrubbed(stderr, scrub, explain(prom.RedactURL(f.prometheus), f.timeout, client.Credentials, err))
 	}
 	switch f.output {
 	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report(res)); err != nil {
-			return fail(stderr, err)
+			return failScrubbed(stderr, scrub, err)
 		}
 	default:
 		printTable(stdout, res)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintln(stderr, "pairwise: warning:", w)
+		fmt.Fprintln(stderr, scrub("pairwise: warning: "+oneLine(w)))
 	}
 	return res.Decision.Code()
+}
+
+// mergeCredentials: the URL's user:password (set by prom.New) and the
+// flags' credentials never both hold something (credentials refuses it).
+func mergeCredentials(fromURL, fromFlags prom.Credentials) prom.Credentials {
+	if fromFlags.IsZero() {
+		return fromURL
+	}
+	return fromFlags
+}
+
+// credentials reads the judge's credentials from its flags, files and
+// environment, as Prometheus tooling does: a bearer token (file, else
+// $PAIRWISE_BEARER_TOKEN) or basic auth (--basic-auth-user with a password
+// from --basic-auth-password-file, else $PAIRWISE_BASIC_AUTH_PASSWORD). No
+// error names a secret.
+func (f *judgeFlags) credentials() (prom.Credentials, error) {
+	var c prom.Credentials
+	var err error
+	tokenFrom := ""
+	if f.bearerTokenFile != "" {
+		if c.BearerToken, err = readSecretFile("--bearer-token-file", f.bearerTokenFile); err != nil {
+			return prom.Credentials{}, err
+		}
+		tokenFrom = "--bearer-token-file"
+	} else if v := strings.TrimSpace(os.Getenv(envBearerToken)); v != "" {
+		c.BearerToken, tokenFrom = v, "$"+envBearerToken
+	}
+	if f.basicAuthPasswordFile != "" && f.basicAuthUser == "" {
+		return prom.Credentials{}, errors.New("--basic-auth-password-file needs --basic-auth-user")
+	}
+	if f.basicAuthUser != "" {
+		if strings.ContainsRune(f.basicAuthUser, ':') || hasControl(f.basicAuthUser) {
+			return prom.Credentials{}, errors.New("--basic-auth-user must not hold a colon or a control character")
+		}
+		c.Username = f.basicAuthUser
+		if f.basicAuthPasswordFile != "" {
+			if c.Password, err = readSecretFile("--basic-auth-password-file", f.basicAuthPasswordFile); err != nil {
+				return prom.Credentials{}, err
+			}
+		} else if c.Password = os.Getenv(envBasicAuthPassword); c.Password == "" {
+			return prom.Credentials{}, fmt.Errorf("--basic-auth-user needs a password: set $%s or pass --basic-auth-password-file", envBasicAuthPassword)
+		} else if hasControl(c.Password) {
+			return prom.Credentials{}, fmt.Errorf("$%s holds a control character", envBasicAuthPassword)
+		}
+	}
+	if c.BearerToken != "" && hasControl(c.BearerToken) {
+		return prom.Credentials{}, fmt.Errorf("the bearer token of %s holds a control character", tokenFrom)
+	}
+	if c.BearerToken != "" && c.Username != "" {
+		return prom.Credentials{}, fmt.Errorf("both a bearer token (%s) and basic auth (--basic-auth-user) are given: choose one", tokenFrom)
+	}
+	if u, perr := url.Parse(f.prometheus); perr == nil && u.User != nil && !c.IsZero() {
+		what := "--basic-auth-user"
+		if c.BearerToken != "" {
+			what = "a bearer token (" + tokenFrom + ")"
+		}
+		return prom.Credentials{}, fmt.Errorf("--prometheus %s holds a user and %s is given too: pass the credentials once", prom.RedactURL(f.prometheus), what)
+	}
+	return c, nil
+}
+
+// maxSecretFile bounds a credentials file.
+const maxSecretFile = 64 << 10
+
+// readSecretFile reads a token or password file, surrounding white space
+// (the trailing newline editors add) removed, as Prometheus does.
+func readSecretFile(flagName, path string) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxSecretFile+1))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flagName, err)
+	}
+	if len(b) > maxSecretFile {
+		return "", fmt.Errorf("%s %s: larger than %d KiB, not a credentials file", flagName, path, maxSecretFile>>10)
+	}
+	secret := strings.TrimSpace(string(b))
+	switch {
+	case secret == "":
+		return "", fmt.Errorf("%s %s is empty", flagName, path)
+	case hasControl(secret):
+		return "", fmt.Errorf("%s %s holds a control character (more than one line?)", flagName, path)
+	}
+	return secret, nil
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// urlPassword is the password of a URL's userinfo, if any.
+func urlPassword(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		p, _ := u.User.Password()
+		return p
+	}
+	// An unparsable URL: the text between the first colon after the
+	// scheme and the last @ of the authority.
+	redacted := prom.RedactURL(raw)
+	if redacted == raw {
+		return ""
+	}
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	userinfo := rest[:strings.LastIndex(rest, "@")]
+	if _, p, ok := strings.Cut(userinfo, ":"); ok {
+		return p
+	}
+	return userinfo
+}
+
+// newScrubber replaces every secret (of 4 characters or more: shorter ones
+// would garble the text, and the URL's own is redacted where it is named)
+// with xxxxx.
+func newScrubber(secrets ...string) func(string) string {
+	var pairs []string
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			pairs = append(pairs, s, "xxxxx")
+			if esc := url.PathEscape(s); esc != s {
+				pairs = append(pairs, esc, "xxxxx")
+			}
+			if esc := url.QueryEscape(s); esc != s {
+				pairs = append(pairs, esc, "xxxxx")
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return func(s string) string { return s }
+	}
+	r := strings.NewReplacer(pairs...)
+	return r.Replace
+}
+
+// oneLine keeps a message on one line: joined errors become "; ".
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return strings.ReplaceAll(s, "\n", "; ")
 }
 
 // request validates every flag and builds the analysis request.
@@ -123,7 +315,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		return req, nil, fmt.Errorf("--output %q is not table or json", f.output)
 	}
 	if err := selector.ValidMetricName(f.metric); err != nil {
-		return req, nil, err
+		return req, nil, fmt.Errorf("--metric: %w", err)
 	}
 	var err error
 	if req.Baseline, err = selector.Parse(f.baseline); err != nil {
@@ -135,8 +327,14 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	if req.Kind, err = prom.ParseKind(f.histogram); err != nil {
 		return req, nil, fmt.Errorf("--histogram: %w", err)
 	}
-	if f.window < time.Minute || f.window%time.Minute != 0 {
-		return req, nil, fmt.Errorf("--window %s is not a whole number of minutes", f.window)
+	if err := wholeMinutes("--window", f.window, maxWindowMinutes); err != nil {
+		return req, nil, err
+	}
+	if f.timeout < minTimeout || f.timeout > maxTimeout {
+		return req, nil, fmt.Errorf("--timeout %s is not between %s and %s", f.timeout, minTimeout, maxTimeout)
+	}
+	if f.settle < 0 || f.settle > maxSettle {
+		return req, nil, fmt.Errorf("--settle %s is not between 0s and %s", f.settle, maxSettle)
 	}
 	cfg := f.config
 	cfg.WindowMinutes = int(f.window / time.Minute)
@@ -144,29 +342,40 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		return req, nil, fmt.Errorf("--quantiles: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return req, nil, err
+		return req, nil, namedConfigError(err)
 	}
 	at, settle := now, f.settle
 	if f.at != "" {
-		if at, err = parseTime(f.at); err != nil {
+		if at, err = parseTime(f.at, now); err != nil {
 			return req, nil, fmt.Errorf("--at: %w", err)
 		}
 		settle = 0
 	}
 	shown := cfg.WindowMinutes
 	if f.rangeDur != 0 {
-		if f.rangeDur < time.Minute || f.rangeDur%time.Minute != 0 {
-			return req, nil, fmt.Errorf("--range %s is not a whole number of minutes", f.rangeDur)
+		if err := wholeMinutes("--range", f.rangeDur, maxWindowMinutes); err != nil {
+			return req, nil, err
 		}
 		shown = int(f.rangeDur / time.Minute)
+	}
+	if points := shown + cfg.WindowMinutes - 1 + cfg.WarmupMinutes; points > maxPoints {
+		shownFlag := "--range " + f.rangeDur.String()
+		if f.rangeDur == 0 {
+			shownFlag = "--range (default: the window)"
+		}
+		return req, nil, fmt.Errorf("%s with --window %s and --warmup %d needs %d minutes of data (every minute shown is decided on the window ending at it), more than the %d points Prometheus returns in one query: shorten --range or --window",
+			shownFlag, f.window, cfg.WarmupMinutes, points, maxPoints)
 	}
 	if req.Window, err = pairing.Ending(at, shown, settle); err != nil {
 		return req, nil, err
 	}
 	if f.since != "" {
-		if req.Since, err = parseTime(f.since); err != nil {
+		if req.Since, err = parseTime(f.since, now); err != nil {
 			return req, nil, fmt.Errorf("--since: %w", err)
 		}
+	}
+	if f.lbMetric == "" && (f.lbBaseline != "" || f.lbCanary != "") {
+		return req, nil, errors.New("--lb-baseline and --lb-canary need --lb-metric")
 	}
 	if f.lbMetric != "" {
 		lb := &engine.LoadBalancer{Metric: f.lbMetric, Baseline: req.Baseline, Canary: req.Canary}
@@ -187,40 +396,92 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	}
 	req.Metric, req.Config = f.metric, cfg
 	client, err := prom.New(f.prometheus, f.timeout)
-	return req, client, err
+	if err != nil {
+		return req, nil, fmt.Errorf("--prometheus: %w", err)
+	}
+	return req, client, nil
+}
+
+func wholeMinutes(name string, d time.Duration, max int) error {
+	if d < time.Minute || d%time.Minute != 0 || d > time.Duration(max)*time.Minute {
+		return fmt.Errorf("%s %s is not a whole number of minutes between 1m and %s", name, d, time.Duration(max)*time.Minute)
+	}
+	return nil
+}
+
+// configFlags names the judge flag of each verdict.Config field it sets.
+var configFlags = map[string]string{
+	"rule": "--rule", "falseRollback": "--false-rollback", "falsePromote": "--false-promote", "quantiles": "--quantiles",
+	"verdictQuantile": "--verdict-quantile", "promoteThreshold": "--promote-threshold", "rollbackThreshold": "--rollback-threshold",
+	"windowMinutes": "--window", "goodNeeded": "--good-needed", "badLimit": "--bad-limit", "warmupMinutes": "--warmup",
+	"minTailObservations": "--min-tail", "confidence": "--confidence", "significance": "--significance",
+	"expectedCanaryShare": "--expected-share", "maxMeasurementDivergence": "--max-divergence",
+}
+
+// namedConfigError says which flag each of verdict.Config.Validate's errors
+// is about: "rollbackThreshold (--rollback-threshold): ...".
+func namedConfigError(err error) error {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if field, rest, ok := strings.Cut(line, ": "); ok && configFlags[field] != "" {
+			line = field + " (" + configFlags[field] + "): " + rest
+		}
+		parts = append(parts, line)
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 func parseFloats(s string) ([]float64, error) {
 	var out []float64
 	for _, part := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", part)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q is not a finite number", part)
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-func parseTime(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
+// parseTime reads RFC 3339 or Unix seconds, between 2000-01-01 and a few
+// minutes from now: anything else is a typo (1e20 seconds is not a time
+// Prometheus holds).
+func parseTime(s string, now time.Time) (time.Time, error) {
+	latest := now.Add(futureSlack).UTC()
+	var t time.Time
+	if parsed, err := time.Parse(time.RFC3339, s); err == nil {
+		t = parsed
+	} else if secs, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(secs) && !math.IsInf(secs, 0) {
+		if secs < float64(earliestTime.Unix()) || secs > float64(latest.Unix()+1) {
+			return time.Time{}, fmt.Errorf("%q is not a time between %s and %s (%s from now)", s, earliestTime.Format(time.RFC3339), latest.Truncate(time.Second).Format(time.RFC3339), futureSlack)
+		}
+		whole, frac := math.Modf(secs)
+		t = time.Unix(int64(whole), int64(math.Round(frac*1e9)))
+	} else {
+		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-11-21T14:00:00Z) nor Unix seconds", s)
 	}
-	if secs, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(secs) && !math.IsInf(secs, 0) {
-		return time.Unix(0, int64(secs*1e9)), nil
+	if t.Before(earliestTime) || t.After(latest) {
+		return time.Time{}, fmt.Errorf("%q is not a time between %s and %s (%s from now)", s, earliestTime.Format(time.RFC3339), latest.Truncate(time.Second).Format(time.RFC3339), futureSlack)
 	}
-	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-11-21T14:00:00Z) nor Unix seconds", s)
+	return t, nil
 }
 
-// explain turns engine errors into one sentence a user can act on.
-func explain(url string, timeout time.Duration, err error) error {
+// explain turns engine errors into one sentence a user can act on; url is
+// already redacted.
+func explain(url string, timeout time.Duration, creds prom.Credentials, err error) error {
 	switch {
+	case errors.Is(err, prom.ErrOverloaded):
+		return fmt.Errorf("Prometheus at %s is overloaded or rate-limiting and asked to retry later: try again later, or raise --timeout so its Retry-After fits (%v)", url, err)
+	case errors.Is(err, prom.ErrServer):
+		return fmt.Errorf("Prometheus at %s answered with a server error: it is reachable, but failed the query; see its log (%v)", url, err)
 	case errors.Is(err, prom.ErrUnavailable):
 		return fmt.Errorf("cannot reach Prometheus at %s: is it running and is the URL right? (%v)", url, err)
 	case errors.Is(err, prom.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("Prometheus at %s did not answer within %s; raise --timeout or shorten --window (%v)", url, timeout, err)
+	case errors.Is(err, prom.ErrAuth) && creds.IsZero():
+		return fmt.Errorf("Prometheus at %s refused the request: it needs credentials; pass --bearer-token-file (or $%s), or --basic-auth-user with $%s or --basic-auth-password-file (%v)", url, envBearerToken, envBasicAuthPassword, err)
 	case errors.Is(err, prom.ErrAuth):
-		return fmt.Errorf("Prometheus at %s refused the request: it needs credentials this command does not send (%v)", url, err)
+		return fmt.Errorf("Prometheus at %s refused the credentials sent (%s): check them (%v)", url, creds, err)
 	case errors.Is(err, prom.ErrNotProm):
 		return fmt.Errorf("%s does not answer like the Prometheus HTTP API; check the URL (%v)", url, err)
 	}
@@ -229,6 +490,12 @@ func explain(url string, timeout time.Duration, err error) error {
 
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "pairwise: %v\n", err)
+	return exitError
+}
+
+// failScrubbed prints err on one line, with every secret scrubbed.
+func failScrubbed(stderr io.Writer, scrub func(string) string, err error) int {
+	fmt.Fprintln(stderr, scrub("pairwise: "+oneLine(err.Error())))
 	return exitError
 }
 

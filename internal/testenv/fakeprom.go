@@ -24,8 +24,9 @@ import (
 // native histograms, one sample a minute: every query_range whose query holds
 // track="canary" is the canary fleet, any other the baseline; each minute of
 // each fleet holds the same log-normal latency distribution (median 50 ms),
-// the canary's slowed by FakeOptions.CanarySlowdown. Samples-per-series
-// queries (count_over_time) answer 4, classic queries an empty matrix.
+// the canary's slowed by FakeOptions.CanarySlowdown. The fleet health query
+// (prom.HealthQuery) answers 4 pods scraped 4 times a minute, none down;
+// other count_over_time queries 4, classic queries an empty matrix.
 type FakeProm struct {
 	URL  string
 	opts FakeOptions
@@ -48,6 +49,9 @@ type FakeOptions struct {
 	CanarySlowdown float64
 	// RPS is each fleet's request rate (default 1,000 a second).
 	RPS float64
+	// Metric is the only histogram with data (default
+	// http_request_duration_seconds); queries of others answer no series.
+	Metric string
 }
 
 // Fault is one scripted answer.
@@ -80,6 +84,9 @@ func FakePrometheus(t testing.TB, opts FakeOptions) *FakeProm {
 	}
 	if opts.RPS <= 0 {
 		opts.RPS = 1000
+	}
+	if opts.Metric == "" {
+		opts.Metric = "http_request_duration_seconds"
 	}
 	f := &FakeProm{opts: opts, done: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -209,7 +216,23 @@ func (f *FakeProm) queryRange(w http.ResponseWriter, r *http.Request) {
 		times = append(times, t)
 	}
 	series := map[string]any{"metric": map[string]string{}}
+	hasData := strings.Contains(query, f.opts.Metric+"{") || strings.Contains(query, f.opts.Metric+"[")
 	switch {
+	case !hasData:
+		writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{}})
+		return
+	case strings.Contains(query, `"pairwise_health"`):
+		// The engine's fleet health: 4 pods, each scraped 4 times a minute, none down.
+		var result []any
+		for name, v := range map[string]string{"samples": "16", "series": "4", "reporting": "4"} {
+			values := make([]sample, len(times))
+			for i, t := range times {
+				values[i] = sample{t, v}
+			}
+			result = append(result, map[string]any{"metric": map[string]string{"pairwise_health": name}, "values": values})
+		}
+		writeAPI(w, map[string]any{"resultType": "matrix", "result": result})
+		return
 	case strings.Contains(query, "count_over_time("):
 		values := make([]sample, len(times))
 		for i, t := range times {

@@ -7,6 +7,7 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -108,6 +109,24 @@ func (c Config) Validate() error {
 	check := func(ok bool, format string, args ...any) {
 		if !ok {
 			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	// Every number must be finite: an infinite threshold would never be
+	// reached (and JSON has no way to write it), NaN compares false.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"falseRollback", c.FalseRollback}, {"falsePromote", c.FalsePromote}, {"verdictQuantile", c.VerdictQuantile},
+		{"promoteThreshold", c.PromoteThreshold}, {"rollbackThreshold", c.RollbackThreshold}, {"minTailObservations", c.MinTailObservations},
+		{"confidence", c.Confidence}, {"significance", c.Significance}, {"suspiciousWin", c.SuspiciousWin}, {"maxShareDrift", c.MaxShareDrift},
+		{"expectedCanaryShare", c.ExpectedCanaryShare}, {"maxShareDeviation", c.MaxShareDeviation}, {"maxMeasurementDivergence", c.MaxMeasurementDivergence}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s: %v is not a finite number", f.name, f.v)
+		}
+	}
+	for _, q := range c.Quantiles {
+		if math.IsNaN(q) || math.IsInf(q, 0) {
+			return fmt.Errorf("quantiles: %v is not a finite number", q)
 		}
 	}
 	check(c.Rule == RuleEvidence || c.Rule == RuleReference, "rule: %q is neither %q nor %q", c.Rule, RuleEvidence, RuleReference)
