@@ -2,13 +2,18 @@ import { DataSourceInstanceSettings } from '@grafana/data';
 import { DataSource } from './datasource';
 import { DEFAULT_QUERY, PairwiseOptions, PairwiseQuery } from './types';
 import verdictDefaults from './defaults.json';
+import ruleDefaults from './ruleDefaults.json';
 
 jest.mock('@grafana/runtime', () => {
   const actual = jest.requireActual('@grafana/runtime');
   return {
     ...actual,
     getTemplateSrv: () => ({
-      replace: (text: string) => text.replace('$fleet', 'checkout').replace('$metric', 'http_request_duration_seconds'),
+      replace: (text: string) =>
+        text
+          .replace('$fleet', 'checkout')
+          .replace('$metric', 'http_request_duration_seconds')
+          .replace('$since', '2026-06-01T11:00:00Z'),
     }),
   };
 });
@@ -39,15 +44,25 @@ describe('DataSource', () => {
     expect(out.quantiles).toEqual(DEFAULT_QUERY.quantiles);
   });
 
+  it('interpolates the deployment start and keeps the rule', () => {
+    const out = ds.applyTemplateVariables({ ...query, since: '$since', rule: 'reference' }, {});
+    expect(out.since).toBe('2026-06-01T11:00:00Z');
+    expect(out.rule).toBe('reference');
+    expect(ds.applyTemplateVariables({ ...query, since: undefined }, {}).since).toBe('');
+  });
+
   it('skips hidden queries and queries without a metric', () => {
     expect(ds.filterQuery(query)).toBe(true);
     expect(ds.filterQuery({ ...query, hide: true })).toBe(false);
     expect(ds.filterQuery({ ...query, metric: '' })).toBe(false);
   });
 
-  it('offers the defaults of pkg/verdict, through the generated defaults.json', () => {
+  it('offers the defaults of pkg/verdict, through the generated defaults.json and ruleDefaults.json', () => {
+    expect(ruleDefaults.rule).toBe('evidence');
     expect(ds.getDefaultQuery('explore' as never)).toMatchObject({
       ...verdictDefaults,
+      ...ruleDefaults,
+      since: '',
       windowMode: 'range',
       histogramKind: 'auto',
     });

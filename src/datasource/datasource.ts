@@ -22,6 +22,7 @@ export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOpt
       lbMetric: templateSrv.replace(query.lbMetric ?? '', scopedVars),
       lbBaselineSelector: templateSrv.replace(query.lbBaselineSelector ?? '', scopedVars),
       lbCanarySelector: templateSrv.replace(query.lbCanarySelector ?? '', scopedVars),
+      since: templateSrv.replace(query.since ?? '', scopedVars),
     };
   }
 

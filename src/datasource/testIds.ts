@@ -18,5 +18,6 @@ export const dsTestIds = {
     lbMetric: 'pairwise-query-lb-metric',
     lbBaselineSelector: 'pairwise-query-lb-baseline',
     lbCanarySelector: 'pairwise-query-lb-canary',
+    since: 'pairwise-query-since',
   },
 } as const;

@@ -1,10 +1,13 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 import verdictDefaults from './defaults.json';
+import ruleDefaults from './ruleDefaults.json';
 
 export type PairwiseQueryType = 'minutes' | 'decision' | 'pods';
 export type HistogramKind = 'auto' | 'native' | 'classic';
 export type WindowMode = 'range' | 'last';
+/** evidence: pooled tail observations tested sequentially (the default); reference: the chapter's minute counts. */
+export type WindowRule = 'evidence' | 'reference';
 
 /** One Pairwise query. The backend validates every field again; these are the editor's defaults. */
 export interface PairwiseQuery extends DataQuery {
@@ -24,8 +27,17 @@ export interface PairwiseQuery extends DataQuery {
   promoteThreshold: number;
   /** ratio >= rollbackThreshold: bad minute. */
   rollbackThreshold: number;
+  /** Decides each window (the windowMinutes minutes ending at a minute). */
+  rule: WindowRule;
+  /** Evidence rule: budget of false rollbacks per deployment (and per canary-day watched every minute). */
+  falseRollback: number;
+  /** Evidence rule: budget of promoting a canary that is rollbackThreshold times slower. */
+  falsePromote: number;
+  /** Minutes in each judged window; every minute shown carries the decision of the window ending at it. */
   windowMinutes: number;
+  /** Reference rule: good minutes that promote. */
   goodNeeded: number;
+  /** Reference rule: bad minutes that roll back. */
   badLimit: number;
   warmupMinutes: number;
   /** Fewer observations than this beyond a quantile make it "insufficient". */
@@ -34,8 +46,13 @@ export interface PairwiseQuery extends DataQuery {
   significance: number;
   /** The router's canary share (0.05 for 5%), 0 if unknown: a different observed share is flagged. */
   expectedCanaryShare: number;
-  /** range: the dashboard time range; last: the last windowMinutes whole minutes. */
+  /** range: every minute of the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
+  /**
+   * Deployment start: RFC 3339, Unix seconds (or milliseconds, as ${__from} gives them), or a
+   * dashboard variable such as $since; empty for none. Earlier minutes are neither shown nor judged.
+   */
+  since?: string;
   /** Optional load-balancer-side histogram of the same requests (coordinated-omission check). */
   lbMetric?: string;
   /** Load-balancer selectors; empty means the fleet's own selector. */
@@ -54,7 +71,9 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   canarySelector: '',
   histogramKind: 'auto',
   ...verdictDefaults,
+  ...(ruleDefaults as { rule: WindowRule; falseRollback: number; falsePromote: number }),
   windowMode: 'range',
+  since: '',
 };
 
 /** jsonData of a Pairwise data source. */

@@ -1,5 +1,12 @@
 import { DEFAULT_QUERY, PairwiseQuery } from './types';
-import { parseQuantiles, quantileLabel, validateMetric, validateQuery, validateSelector } from './validation';
+import {
+  parseQuantiles,
+  quantileLabel,
+  validateMetric,
+  validateQuery,
+  validateSelector,
+  validateSince,
+} from './validation';
 
 describe('validateSelector', () => {
   it.each([
@@ -80,6 +87,7 @@ describe('validateQuery', () => {
   it('checks thresholds, counts and quantiles', () => {
     const errors = validateQuery({
       ...valid,
+      rule: 'reference',
       quantiles: [0.5, 1.2],
       verdictQuantile: 0.95,
       promoteThreshold: 1.2,
@@ -102,11 +110,51 @@ describe('validateQuery', () => {
     );
   });
 
+  it('checks the minute counts against the window only under the reference rule, which they decide', () => {
+    expect(validateQuery({ ...valid, windowMinutes: 20 })).toEqual({});
+    expect(Object.keys(validateQuery({ ...valid, windowMinutes: 20, rule: 'reference' }))).toEqual(['goodNeeded']);
+    expect(validateQuery({ ...valid, goodNeeded: 0 }).goodNeeded).toBeDefined();
+  });
+
+  it('checks the rule and the evidence budgets', () => {
+    expect(validateQuery({ ...valid, rule: 'vibes' as never }).rule).toBeDefined();
+    expect(validateQuery({ ...valid, falseRollback: 0.0001, falsePromote: 0.5 })).toEqual({});
+    expect(validateQuery({ ...valid, falseRollback: 0 }).falseRollback).toBeDefined();
+    expect(validateQuery({ ...valid, falsePromote: 0.7 }).falsePromote).toBeDefined();
+    expect(validateQuery({ ...valid, falseRollback: NaN }).falseRollback).toBeDefined();
+  });
+
+  it('checks the deployment start', () => {
+    expect(validateQuery({ ...valid, since: 'last tuesday' }).since).toMatch(/RFC 3339/);
+    expect(validateQuery({ ...valid, since: '2026-06-01T11:00:00Z' })).toEqual({});
+  });
+
   it('accepts the boundary values', () => {
     expect(
       validateQuery({ ...valid, goodNeeded: 60, badLimit: 60, warmupMinutes: 59, minTailObservations: 0 })
     ).toEqual({});
   });
+});
+
+describe('validateSince', () => {
+  it.each([
+    '',
+    '  ',
+    '2026-06-01T11:00:00Z',
+    '2026-06-01T13:00:00.5+02:00',
+    '1780311600',
+    '1780311600123',
+    '$since',
+    '${__from}',
+  ])('accepts %p', (since) => {
+    expect(validateSince(since)).toBeUndefined();
+  });
+  it.each(['yesterday', '2026-06-01', '2026-06-01 11:00:00', '2026-06-01T11:00:00', '0', '-5'])(
+    'rejects %p',
+    (since) => {
+      expect(validateSince(since)).toBeDefined();
+    }
+  );
 });
 
 describe('quantile helpers', () => {

@@ -138,12 +138,26 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   if (!(Number.isInteger(query.windowMinutes) && query.windowMinutes >= 1 && query.windowMinutes <= 1440)) {
     errors.windowMinutes = 'The window is a whole number of minutes from 1 to 1440.';
   }
-  if (!(Number.isInteger(query.goodNeeded) && query.goodNeeded >= 1 && query.goodNeeded <= query.windowMinutes)) {
+  const rule = query.rule ?? 'evidence';
+  if (rule !== 'evidence' && rule !== 'reference') {
+    errors.rule = 'The rule is evidence or reference.';
+  }
+  // Under the evidence rule the minute counts do not decide; the backend caps them at the window.
+  const countsDecide = rule === 'reference';
+  const countLimit = countsDecide ? query.windowMinutes : Infinity;
+  if (!(Number.isInteger(query.goodNeeded) && query.goodNeeded >= 1 && query.goodNeeded <= countLimit)) {
     errors.goodNeeded = 'Good minutes needed must be between 1 and the window length.';
   }
-  if (!(Number.isInteger(query.badLimit) && query.badLimit >= 1 && query.badLimit <= query.windowMinutes)) {
+  if (!(Number.isInteger(query.badLimit) && query.badLimit >= 1 && query.badLimit <= countLimit)) {
     errors.badLimit = 'The bad-minute limit must be between 1 and the window length.';
   }
+  for (const key of ['falseRollback', 'falsePromote'] as const) {
+    const value = query[key];
+    if (value !== undefined && !(value > 0 && value <= 0.5)) {
+      errors[key] = 'A budget is a probability above 0 and at most 0.5, e.g. 0.001.';
+    }
+  }
+  set('since', validateSince(query.since ?? ''));
   if (!(
     Number.isInteger(query.warmupMinutes) &&
     query.warmupMinutes >= 0 &&
@@ -172,6 +186,25 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
     errors.minTailObservations = 'Minimum tail observations is a whole number, 0 or more.';
   }
   return errors;
+}
+
+/**
+ * Checks a deployment start: empty, a dashboard variable ($since, ${__from}), RFC 3339 with a zone,
+ * or Unix seconds or milliseconds. The backend parses it again.
+ */
+export function validateSince(since: string): string | undefined {
+  const text = since.trim();
+  if (text === '' || text.includes('$')) {
+    return undefined;
+  }
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    return Number(text) > 0 ? undefined : 'A Unix time is after 1970.';
+  }
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+  if (!rfc3339.test(text) || Number.isNaN(Date.parse(text))) {
+    return 'Write the deployment start as RFC 3339 (2026-06-01T11:00:00Z), Unix seconds, or a variable such as $since.';
+  }
+  return undefined;
 }
 
 /** Parses "0.5, 0.99, p99.9" into fractions; undefined when any entry is not a number. */

@@ -49,7 +49,9 @@ describe('ConfigEditor', () => {
     let next = onOptionsChange.mock.calls.at(-1)[0];
     expect(next.secureJsonData).toEqual({ httpHeaderValue1: 'tenant-42' });
     expect(JSON.stringify(next.jsonData)).not.toContain('tenant-42');
-    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.tlsCACert), { target: { value: '-----BEGIN CERTIFICATE-----' } });
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.tlsCACert), {
+      target: { value: '-----BEGIN CERTIFICATE-----' },
+    });
     next = onOptionsChange.mock.calls.at(-1)[0];
     expect(next.jsonData.tlsAuthWithCACert).toBe(true);
     expect(next.secureJsonData.tlsCACert).toBe('-----BEGIN CERTIFICATE-----');

@@ -1,5 +1,5 @@
 import React from 'react';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { DataSource } from '../datasource';
 import { dsTestIds } from '../testIds';
 import { DEFAULT_QUERY, PairwiseQuery } from '../types';
@@ -85,6 +85,30 @@ describe('QueryEditor', () => {
     fireEvent.change(input, { target: { value: '0.5, lots' } });
     fireEvent.blur(input);
     expect(screen.getByText(/numbers separated by commas/)).toBeInTheDocument();
+  });
+
+  it('shows the settings of the chosen rule only', async () => {
+    const props = createProps();
+    await renderEditor(props);
+    expect(screen.getByRole('radio', { name: 'Evidence' })).toBeChecked();
+    expect(screen.getByLabelText('False-rollback budget')).toHaveValue(0.001);
+    expect(screen.queryByLabelText('Good needed')).not.toBeInTheDocument();
+    fireEvent.click(screen.getByRole('radio', { name: 'Reference' }));
+    expect(props.onChange).toHaveBeenLastCalledWith(expect.objectContaining({ rule: 'reference' }));
+
+    cleanup();
+    const reference = createProps({ rule: 'reference' });
+    await renderEditor(reference);
+    expect(screen.getByLabelText('Good needed')).toBeInTheDocument();
+    expect(screen.queryByLabelText('False-rollback budget')).not.toBeInTheDocument();
+  });
+
+  it('takes a deployment start and says what it accepts', async () => {
+    const props = createProps({ since: 'last tuesday' });
+    await renderEditor(props);
+    expect(screen.getByText(/Write the deployment start as RFC 3339/)).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId(dsTestIds.queryEditor.since), { target: { value: '$since' } });
+    expect(props.onChange).toHaveBeenLastCalledWith(expect.objectContaining({ since: '$since' }));
   });
 
   it('flags a rollback threshold below the promote threshold', async () => {

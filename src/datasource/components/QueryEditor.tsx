@@ -12,6 +12,7 @@ import {
   PairwiseQuery,
   PairwiseQueryType,
   WindowMode,
+  WindowRule,
 } from '../types';
 import { parseQuantiles, quantileLabel, validateQuery } from '../validation';
 
@@ -28,8 +29,20 @@ const HISTOGRAM_KINDS: Array<SelectableValue<HistogramKind>> = [
   { label: 'Classic', value: 'classic' },
 ];
 const WINDOW_MODES: Array<SelectableValue<WindowMode>> = [
-  { label: 'Dashboard range', value: 'range' },
-  { label: 'Last window', value: 'last' },
+  { label: 'Dashboard range', value: 'range', description: 'Every minute of the range, each with its window decision' },
+  { label: 'Last window', value: 'last', description: 'Only the last window of minutes' },
+];
+const RULES: Array<SelectableValue<WindowRule>> = [
+  {
+    label: 'Evidence',
+    value: 'evidence',
+    description: 'Pools tail observations over the window and tests them against a false-rollback budget',
+  },
+  {
+    label: 'Reference',
+    value: 'reference',
+    description: "The chapter's rule: bad minutes roll back, good minutes promote",
+  },
 ];
 
 type NumericKey =
@@ -37,6 +50,8 @@ type NumericKey =
   | 'promoteThreshold'
   | 'rollbackThreshold'
   | 'windowMinutes'
+  | 'falseRollback'
+  | 'falsePromote'
   | 'goodNeeded'
   | 'badLimit'
   | 'warmupMinutes'
@@ -44,18 +59,34 @@ type NumericKey =
   | 'significance'
   | 'expectedCanaryShare';
 
-const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: string; step: number }> = [
-  { key: 'verdictQuantile', label: 'Verdict quantile', description: 'Decides each minute, e.g. 0.99', step: 0.001 },
-  { key: 'promoteThreshold', label: 'Good at ratio ≤', description: 'canary / baseline', step: 0.01 },
-  { key: 'rollbackThreshold', label: 'Bad at ratio ≥', description: 'canary / baseline', step: 0.01 },
-  { key: 'windowMinutes', label: 'Window (min)', description: 'Minutes judged together', step: 1 },
-  { key: 'goodNeeded', label: 'Good needed', description: 'Minutes to PROMOTE', step: 1 },
-  { key: 'badLimit', label: 'Bad limit', description: 'Minutes to ROLLBACK', step: 1 },
-  { key: 'warmupMinutes', label: 'Warm-up (min)', description: 'Not counted at start', step: 1 },
-  { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
-  { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
-  { key: 'expectedCanaryShare', label: 'Expected canary share', description: '0 unknown; 0.05 for 5%', step: 0.01 },
-];
+/** Numeric settings; those with a rule are shown only under that rule, the one they decide. */
+const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: string; step: number; rule?: WindowRule }> =
+  [
+    { key: 'verdictQuantile', label: 'Verdict quantile', description: 'Decides each minute, e.g. 0.99', step: 0.001 },
+    { key: 'promoteThreshold', label: 'Good at ratio ≤', description: 'canary / baseline', step: 0.01 },
+    { key: 'rollbackThreshold', label: 'Bad at ratio ≥', description: 'canary / baseline', step: 0.01 },
+    { key: 'windowMinutes', label: 'Window (min)', description: 'Minutes each decision looks back', step: 1 },
+    {
+      key: 'falseRollback',
+      label: 'False-rollback budget',
+      description: 'Per deployment, e.g. 0.001',
+      step: 0.001,
+      rule: 'evidence',
+    },
+    {
+      key: 'falsePromote',
+      label: 'False-promote budget',
+      description: 'Of a canary this much slower',
+      step: 0.01,
+      rule: 'evidence',
+    },
+    { key: 'goodNeeded', label: 'Good needed', description: 'Minutes to PROMOTE', step: 1, rule: 'reference' },
+    { key: 'badLimit', label: 'Bad limit', description: 'Minutes to ROLLBACK', step: 1, rule: 'reference' },
+    { key: 'warmupMinutes', label: 'Warm-up (min)', description: 'Not counted at start', step: 1 },
+    { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
+    { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
+    { key: 'expectedCanaryShare', label: 'Expected canary share', description: '0 unknown; 0.05 for 5%', step: 0.01 },
+  ];
 
 /** Loads histogram metrics from the backend; on failure the metric field stays free text. */
 function useMetrics(datasource: DataSource): { metrics: MetricInfo[]; failed: boolean } {
@@ -197,16 +228,40 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
             }}
           />
         </Field>
-        <Field label="Window">
+        <Field label="Minutes shown">
           <RadioButtonGroup<WindowMode>
             options={WINDOW_MODES}
             value={query.windowMode}
             onChange={(windowMode) => update({ windowMode }, true)}
           />
         </Field>
+        <Field
+          label="Deployment start (optional)"
+          description="RFC 3339, Unix seconds or a variable such as $since: earlier minutes are left out"
+          invalid={Boolean(errors.since)}
+          error={errors.since}
+          className={styles.grow}
+        >
+          <Input
+            data-testid={dsTestIds.queryEditor.since}
+            value={query.since ?? ''}
+            placeholder="2026-06-01T11:00:00Z"
+            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ since: e.currentTarget.value })}
+            onBlur={runIfValid}
+          />
+        </Field>
       </div>
       <div className={styles.row}>
-        {NUMERIC_FIELDS.map(({ key, label, description, step }) => (
+        <Field label="Window rule" description={RULES.find((r) => r.value === query.rule)?.description}>
+          <RadioButtonGroup<WindowRule>
+            options={RULES}
+            value={query.rule}
+            onChange={(rule) => update({ rule }, true)}
+          />
+        </Field>
+      </div>
+      <div className={styles.row}>
+        {NUMERIC_FIELDS.filter((f) => !f.rule || f.rule === query.rule).map(({ key, label, description, step }) => (
           <Field key={key} label={label} description={description} invalid={Boolean(errors[key])} error={errors[key]}>
             <Input
               aria-label={label}
