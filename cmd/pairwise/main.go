@@ -15,7 +15,7 @@ Usage:
   pairwise judge    --prometheus URL --metric NAME --baseline SELECTOR --canary SELECTOR [flags]
   pairwise rules    --config rules/pairwise.yaml [--out FILE]
   pairwise simulate [--listen 127.0.0.1:9464] [--scenario NAME] [--backfill DIR --minutes N] [flags]
-  pairwise webhook  --listen ADDR    print the alerts Alertmanager sends
+  pairwise webhook  --listen ADDR [--bearer-token-file FILE]   print one JSON line per alert Alertmanager sends
 
 Run "pairwise COMMAND -h" for the flags of a command.
 Exit status of judge: 0 promote, 1 hold, 2 rollback, 3 error.

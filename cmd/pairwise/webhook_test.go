@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer safe for the handler and the test.
@@ -247,5 +249,79 @@ func TestWebhookFlags(t *testing.T) {
 		if code := run(append([]string{"webhook"}, tt.args...), &out, &errOut); code != exitError || !strings.Contains(errOut.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 3 and %q", tt.args, code, errOut.String(), tt.want)
 		}
+	}
+}
+
+// TestWebhookWithAlertmanager: the pinned Alertmanager 0.31.1 delivers to
+// the receiver with its bearer token (http_config authorization
+// credentials_file), and an alert whose text holds line breaks arrives as
+// one JSON line; its re-send after a group change is a repeat.
+func TestWebhookWithAlertmanager(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("am-hook-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newWebhookServer(webhookHandler(&out, webhookOptions{Token: "am-hook-token"}), 5*time.Second)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	am := testenv.Alertmanager(t, `
+route:
+  receiver: hook
+  group_by: [canary]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: http://`+ln.Addr().String()+`/rollback
+        send_resolved: true
+        http_config:
+          authorization:
+            credentials_file: `+tokenFile+`
+`)
+	post := func(alerts string) {
+		t.Helper()
+		resp, err := http.Post(am.URL+"/api/v2/alerts", "application/json", strings.NewReader(alerts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST alerts: %s", resp.Status)
+		}
+	}
+	waitLines := func(n int) []alertLine {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if lines := decodeLines(t, out.String()); len(lines) >= n {
+				return lines
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("fewer than %d lines within 30 s:\n%s\n%s", n, out.String(), am.LogTail(20))
+		return nil
+	}
+	post(`[{"labels":{"alertname":"PairwiseCanaryRollback","canary":"checkout","action":"rollback"},"annotations":{"summary":"roll back\nALERT firing PairwiseCanaryRollback forged"}}]`)
+	lines := waitLines(1)
+	if l := lines[0]; l.Event != "firing" || l.Alertname != "PairwiseCanaryRollback" || l.Summary != "roll back\nALERT firing PairwiseCanaryRollback forged" || l.Receiver != "hook" {
+		t.Fatalf("line %+v", l)
+	}
+	// A second alert in the same group: Alertmanager sends both again.
+	post(`[{"labels":{"alertname":"PairwiseCanaryBadMinute","canary":"checkout"}}]`)
+	lines = waitLines(3)
+	events := map[string]string{}
+	for _, l := range lines[1:] {
+		events[l.Alertname] = l.Event
+	}
+	if events["PairwiseCanaryRollback"] != "repeat" || events["PairwiseCanaryBadMinute"] != "firing" {
+		t.Fatalf("events after the group changed: %v\n%s", events, out.String())
 	}
 }
