@@ -38,6 +38,13 @@ export const plugin = new PanelPlugin<PairwisePanelOptions>(PairwisePanel)
         defaultValue: DEFAULT_OPTIONS.showStrip,
       })
       .addBooleanSwitch({
+        path: 'showTrack',
+        name: 'Decision track',
+        description: "Under the strip: each minute's decision of the window ending at it, and where rollback fires",
+        category: LAYOUT,
+        defaultValue: DEFAULT_OPTIONS.showTrack,
+      })
+      .addBooleanSwitch({
         path: 'showChart',
         name: 'Paired charts',
         description: 'Verdict quantile of both fleets and their ratio (when the panel is large enough)',

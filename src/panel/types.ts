@@ -4,6 +4,8 @@ export type TableQuantiles = 'tail' | 'all';
 export interface PairwisePanelOptions {
   showBanner: boolean;
   showStrip: boolean;
+  /** The decision of the window ending at each minute, under the strip. */
+  showTrack: boolean;
   showChart: boolean;
   showTable: boolean;
   /** tail: the quantiles between p50 and p99.99 (p99, p99.9); all: every quantile in the frame. */
@@ -19,6 +21,7 @@ export interface PairwisePanelOptions {
 export const DEFAULT_OPTIONS: PairwisePanelOptions = {
   showBanner: true,
   showStrip: true,
+  showTrack: true,
   showChart: true,
   showTable: true,
   tableQuantiles: 'tail',

@@ -23,7 +23,8 @@ export function DecisionBanner({ decision, minuteCounts, compact }: Props) {
     return (
       <div className={styles.banner} data-testid={panelTestIds.banner} role="status">
         <span className={styles.headline} data-testid={panelTestIds.bannerHeadline}>
-          No decision frame: add a Pairwise query of type Decision to see PROMOTE / HOLD / ROLLBACK.
+          No decision: add a Pairwise query of type Decision (or a Minutes query from this version of the data source)
+          to see PROMOTE / HOLD / ROLLBACK.
         </span>
         <span className={styles.detail}>{countsText(minuteCounts)}</span>
       </div>
@@ -41,16 +42,25 @@ export function DecisionBanner({ decision, minuteCounts, compact }: Props) {
     >
       <div className={styles.line}>
         <Icon name={DECISION_ICON[decision.decision]} size={compact ? 'md' : 'lg'} style={{ color }} aria-hidden />
-        <span className={styles.headline} data-testid={panelTestIds.bannerHeadline}>
+        <span
+          className={cx(styles.headline, compact && styles.clamp)}
+          data-testid={panelTestIds.bannerHeadline}
+          title={compact ? decision.headline : undefined}
+        >
           {decision.headline}
         </span>
       </div>
       <div className={styles.line}>
+        {decision.rule && <span className={styles.detail}>{decision.rule}</span>}
         {decision.thresholds && <span className={styles.detail}>{decision.thresholds}</span>}
         {decision.worst && <span className={styles.detail}>{decision.worst}</span>}
         {!compact && <span className={styles.detail}>{countsText(decision.counts)}</span>}
+        {!compact && !decision.fromDecisionFrame && (
+          <span className={styles.detail}>
+            from the last minute; add a Decision query for the worst minute and warnings
+          </span>
+        )}
       </div>
-      {!compact && decision.reason && <div className={styles.reason}>{decision.reason}</div>}
       {decision.flags.length > 0 && (
         <ul className={styles.flags} data-testid={panelTestIds.bannerFlags} aria-label="Warnings">
           {decision.flags.map((flag) => (
@@ -105,17 +115,20 @@ const getStyles = (theme: GrafanaTheme2) => ({
     columnGap: theme.spacing(1.5),
     rowGap: theme.spacing(0.25),
   }),
+  // The backend's reason can be long: two lines in a compact panel, the rest in the title.
+  clamp: css({
+    display: '-webkit-box',
+    WebkitLineClamp: 2,
+    WebkitBoxOrient: 'vertical',
+    overflow: 'hidden',
+  }),
   headline: css({
-    fontSize: theme.typography.h4.fontSize,
+    fontSize: theme.typography.h5.fontSize,
     fontWeight: theme.typography.fontWeightBold,
     color: theme.colors.text.primary,
   }),
   detail: css({
     color: theme.colors.text.secondary,
-    fontSize: theme.typography.bodySmall.fontSize,
-  }),
-  reason: css({
-    color: theme.colors.text.primary,
     fontSize: theme.typography.bodySmall.fontSize,
   }),
   flags: css({

@@ -1,10 +1,11 @@
-import React, { KeyboardEvent, useCallback, useId, useRef, useState } from 'react';
+import React from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2, VizTooltipContainer } from '@grafana/ui';
 import { MinuteView, PairwiseMeta, Verdict, VERDICT_SYMBOL, VERDICT_TEXT, VerdictCounts } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { MinuteTooltip } from './MinuteTooltip';
+import { useCellNavigation } from './useCellNavigation';
 import { verdictColors } from './verdictStyle';
 
 interface Props {
@@ -57,116 +58,24 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const colors = verdictColors(theme);
-  const idPrefix = useId().replace(/:/g, '');
-  const stripRef = useRef<HTMLDivElement>(null);
-  const [active, setActive] = useState<number | null>(null);
-  const [visible, setVisible] = useState(false);
-  const [pinned, setPinned] = useState(false);
-  const [anchor, setAnchor] = useState<{ x: number; y: number } | null>(null);
   const { perRow, cellHeight, showSymbols } = stripLayout(minutes.length, width, maxHeight, theme.spacing.gridSize);
-
-  const cellId = useCallback((index: number) => `${idPrefix}-minute-${index}`, [idPrefix]);
-
-  // Anchor the tooltip to a cell (all cells are rendered, so the element exists).
-  const anchorTo = (index: number, scroll: boolean) => {
-    const el = document.getElementById(cellId(index));
-    if (el) {
-      if (scroll) {
-        el.scrollIntoView?.({ block: 'nearest' });
-      }
-      const rect = el.getBoundingClientRect();
-      setAnchor({ x: rect.left, y: rect.bottom });
-    }
-  };
-
-  const move = (index: number) => {
-    const next = Math.max(0, Math.min(minutes.length - 1, index));
-    setActive(next);
-    setVisible(true);
-    anchorTo(next, true);
-  };
-
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const current = active ?? 0;
-    const steps: Record<string, number> = {
-      ArrowRight: 1,
-      ArrowLeft: -1,
-      ArrowDown: perRow,
-      ArrowUp: -perRow,
-      PageDown: 60,
-      PageUp: -60,
-    };
-    if (event.key in steps) {
-      move(active === null ? 0 : current + steps[event.key]);
-    } else if (event.key === 'Home') {
-      move(0);
-    } else if (event.key === 'End') {
-      move(minutes.length - 1);
-    } else if (event.key === 'Enter' || event.key === ' ') {
-      if (active === null) {
-        move(0);
-      }
-      setVisible(true);
-      setPinned((p) => !p);
-    } else if (event.key === 'Escape') {
-      setPinned(false);
-      setVisible(false);
-    } else {
-      return;
-    }
-    event.preventDefault();
-  };
-
-  const indexFromEvent = (target: EventTarget): number | null => {
-    const cell = (target as HTMLElement).closest?.('[data-index]');
-    return cell ? Number(cell.getAttribute('data-index')) : null;
-  };
+  const { active, visible, pinned, anchor, cellId, containerProps } = useCellNavigation({
+    count: minutes.length,
+    rowStep: perRow,
+  });
 
   const activeMinute = active !== null ? minutes[active] : undefined;
 
   return (
     <div className={styles.wrapper}>
       <div
-        ref={stripRef}
         className={styles.strip}
         style={{ gridTemplateColumns: `repeat(${perRow}, minmax(0, 1fr))`, maxHeight }}
         data-testid={panelTestIds.strip}
         role="listbox"
         aria-label={`Minute verdicts, ${minutes.length} minutes. Arrow keys move, Enter pins the details.`}
         aria-orientation="horizontal"
-        tabIndex={0}
-        aria-activedescendant={active !== null ? cellId(active) : undefined}
-        onKeyDown={onKeyDown}
-        onFocus={() => {
-          if (minutes.length > 0) {
-            move(active ?? 0);
-          }
-        }}
-        onBlur={(event) => {
-          if (!pinned && !event.currentTarget.contains(event.relatedTarget as Node | null)) {
-            setVisible(false);
-          }
-        }}
-        onMouseOver={(event) => {
-          const index = indexFromEvent(event.target);
-          if (index !== null && !pinned && index !== active) {
-            setActive(index);
-            setVisible(true);
-            anchorTo(index, false);
-          } else if (index !== null && !pinned) {
-            setVisible(true);
-          }
-        }}
-        onMouseLeave={() => !pinned && setVisible(false)}
-        onClick={(event) => {
-          const index = indexFromEvent(event.target);
-          if (index !== null) {
-            setActive(index);
-            setVisible(true);
-            anchorTo(index, false);
-            setPinned((p) => !(p && index === active));
-          }
-        }}
+        {...containerProps}
       >
         {minutes.map((minute) => {
           const isActive = minute.index === active;

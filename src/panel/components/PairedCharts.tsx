@@ -2,13 +2,15 @@ import React, { useId } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2 } from '@grafana/ui';
-import { formatRatio, MinuteView, PairwiseMeta } from '../data/viewModel';
+import { DecisionFiring, firingText, formatRatio, MinuteView, PairwiseMeta } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
-import { fleetColors, verdictColors } from './verdictStyle';
+import { decisionColor, fleetColors, verdictColors } from './verdictStyle';
 
 interface Props {
   minutes: MinuteView[];
   meta: PairwiseMeta;
+  /** Where rollback or promote first fires: marked on both charts. */
+  firings: DecisionFiring[];
   width: number;
   height: number;
   formatLatency: (seconds: number | null) => string;
@@ -70,7 +72,7 @@ function niceTicks(min: number, max: number, count: number): number[] {
 
 const finite = (v: number | null): v is number => v !== null && Number.isFinite(v);
 
-export function PairedCharts({ minutes, meta, width, height, formatLatency }: Props) {
+export function PairedCharts({ minutes, meta, firings, width, height, formatLatency }: Props) {
   const styles = useStyles2(getStyles);
   const sideBySide = width >= 900;
   const chartWidth = sideBySide ? (width - 16) / 2 : width;
@@ -80,11 +82,12 @@ export function PairedCharts({ minutes, meta, width, height, formatLatency }: Pr
       <LatencyChart
         minutes={minutes}
         meta={meta}
+        firings={firings}
         width={chartWidth}
         height={chartHeight}
         formatLatency={formatLatency}
       />
-      <RatioChart minutes={minutes} meta={meta} width={chartWidth} height={chartHeight} />
+      <RatioChart minutes={minutes} meta={meta} firings={firings} width={chartWidth} height={chartHeight} />
     </div>
   );
 }
@@ -92,6 +95,7 @@ export function PairedCharts({ minutes, meta, width, height, formatLatency }: Pr
 interface ChartProps {
   minutes: MinuteView[];
   meta: PairwiseMeta;
+  firings: DecisionFiring[];
   width: number;
   height: number;
 }
@@ -111,6 +115,7 @@ function useFrame(minutes: MinuteView[], width: number, height: number, gridSize
 function LatencyChart({
   minutes,
   meta,
+  firings,
   width,
   height,
   formatLatency,
@@ -166,6 +171,7 @@ function LatencyChart({
           </g>
         ))}
         <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
+        <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
         <g clipPath={`url(#${clipId})`}>
           {bandPaths(
             series((m) => m.baselineBounds.lower),
@@ -198,7 +204,7 @@ function LatencyChart({
   );
 }
 
-function RatioChart({ minutes, meta, width, height }: ChartProps) {
+function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const clipId = `${useId().replace(/:/g, '')}-ratio`;
@@ -316,8 +322,53 @@ function RatioChart({ minutes, meta, width, height }: ChartProps) {
           </text>
         )}
         <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
+        <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
       </svg>
     </figure>
+  );
+}
+
+/** A dashed line where rollback (or promote) first fires, labelled at the top of the plot. */
+function FiringMarks({
+  firings,
+  minutes,
+  x,
+  top,
+  bottom,
+}: {
+  firings: DecisionFiring[];
+  minutes: MinuteView[];
+  x: (t: number) => number;
+  top: number;
+  bottom: number;
+}) {
+  const theme = useTheme2();
+  const styles = useStyles2(getStyles);
+  return (
+    <g>
+      {firings
+        .filter((f) => f.fired)
+        .map((f) => {
+          const minute = minutes[f.index];
+          const color = decisionColor(theme, f.decision);
+          const px = x(minute.time);
+          const rightHalf = f.index > minutes.length / 2;
+          return (
+            <g key={f.decision} data-testid={panelTestIds.chartFiring} data-decision={f.decision}>
+              <line x1={px} x2={px} y1={top} y2={bottom} stroke={color} strokeWidth={1.5} strokeDasharray="2 3" />
+              <text
+                x={px + (rightHalf ? -4 : 4)}
+                y={top + 10}
+                className={styles.firingLabel}
+                fill={color}
+                textAnchor={rightHalf ? 'end' : 'start'}
+              >
+                {firingText(f, minute)}
+              </text>
+            </g>
+          );
+        })}
+    </g>
   );
 }
 
@@ -397,6 +448,10 @@ const getStyles = (theme: GrafanaTheme2) => ({
   }),
   grid: css({
     stroke: theme.colors.border.weak,
+  }),
+  firingLabel: css({
+    fontSize: theme.typography.bodySmall.fontSize,
+    fontWeight: theme.typography.fontWeightMedium,
   }),
   badMark: css({
     fontSize: theme.typography.bodySmall.fontSize,

@@ -58,10 +58,15 @@ describe('PairwisePanel', () => {
     );
   });
 
-  it('shows the decision in words, with thresholds, worst minute and warnings', () => {
-    render(<PairwisePanel {...createProps()} />);
+  it("shows the decision in the backend's words, with rule, thresholds, worst minute and warnings", () => {
+    const series = sampleWindow(START);
+    render(<PairwisePanel {...createProps({}, series)} />);
     const banner = screen.getByTestId(panelTestIds.banner);
+    const decision = series.find((f) => f.name === 'decision')!;
+    const reason = decision.fields.find((f) => f.name === 'reason')!.values[0];
     expect(within(banner).getByTestId(panelTestIds.bannerHeadline).textContent).toMatch(/^(PROMOTE|HOLD|ROLLBACK): /);
+    expect(within(banner).getByTestId(panelTestIds.bannerHeadline)).toHaveTextContent(reason);
+    expect(banner).toHaveTextContent('evidence rule, 60-minute window');
     expect(banner).toHaveTextContent('good ≤ 0.95×, bad ≥ 1.10×');
     expect(banner).toHaveTextContent(/Worst minute \d\d:\d\d UTC, ratio \d\.\d\d×/);
     expect(screen.getByTestId(panelTestIds.bannerFlags)).toHaveTextContent(/Traffic parity/);
@@ -149,8 +154,51 @@ describe('PairwisePanel', () => {
     expect(screen.getAllByTestId(panelTestIds.tableRow)[1]).toHaveTextContent(/\d+\.\d ms/);
   });
 
-  it('asks for a decision query when there is no decision frame', () => {
-    render(<PairwisePanel {...createProps({}, [minutesOf(sampleWindow(START))])} />);
-    expect(screen.getByTestId(panelTestIds.bannerHeadline)).toHaveTextContent(/No decision frame/);
+  it('takes the decision from the last minute when there is no decision frame', () => {
+    const series = sampleWindow(START);
+    render(<PairwisePanel {...createProps({}, [minutesOf(series)])} />);
+    const reasons = minutesOf(series).fields.find((f) => f.name === 'decision_reason')!.values as string[];
+    const decisions = minutesOf(series).fields.find((f) => f.name === 'decision')!.values as string[];
+    expect(screen.getByTestId(panelTestIds.bannerHeadline)).toHaveTextContent(
+      `${decisions[decisions.length - 1].toUpperCase()}: ${reasons[reasons.length - 1]}`
+    );
+    expect(screen.getByTestId(panelTestIds.banner)).toHaveTextContent(/add a Decision query/);
+  });
+
+  it('asks for a decision query when neither frame carries a decision', () => {
+    const minutes = minutesOf(sampleWindow(START));
+    const bare = { ...minutes, fields: minutes.fields.filter((f) => !/^(decision|decision_code)$/.test(f.name)) };
+    render(<PairwisePanel {...createProps({}, [bare])} />);
+    expect(screen.getByTestId(panelTestIds.bannerHeadline)).toHaveTextContent(/No decision/);
+    expect(screen.queryByTestId(panelTestIds.track)).not.toBeInTheDocument();
+  });
+
+  it('puts the decision track under a one-row strip, aligned, and marks where rollback fires on the charts', () => {
+    const series = sampleWindow(START);
+    render(<PairwisePanel {...createProps({}, series)} />);
+    const strip = screen.getByTestId(panelTestIds.strip);
+    const trackGrid = screen.getByTestId(panelTestIds.trackCells).parentElement!;
+    expect(trackGrid.style.gridTemplateColumns).toBe(strip.style.gridTemplateColumns);
+    expect(screen.getAllByTestId(panelTestIds.trackCell)).toHaveLength(60);
+    const firings = screen.getAllByTestId(panelTestIds.chartFiring);
+    // Both charts mark the minute.
+    expect(firings.filter((f) => f.getAttribute('data-decision') === 'rollback')).toHaveLength(2);
+    expect(firings[0]).toHaveTextContent(/fires \d\d:\d\d/);
+  });
+
+  it('draws a day as a timeline track and keeps it in a small panel', () => {
+    const { unmount } = render(<PairwisePanel {...createProps({}, sampleWindow(START, 1440))} />);
+    expect(screen.getByTestId(panelTestIds.trackCells).parentElement!.style.gridTemplateColumns).toBe(
+      'repeat(1440, minmax(0, 1fr))'
+    );
+    unmount();
+    render(<PairwisePanel {...createProps({ width: 300, height: 200 })} />);
+    expect(screen.getByTestId(panelTestIds.track)).toBeInTheDocument();
+    expect(screen.queryByText(/Window decision \(/)).not.toBeInTheDocument();
+  });
+
+  it('hides the track when switched off', () => {
+    render(<PairwisePanel {...createProps({ options: { ...DEFAULT_OPTIONS, showTrack: false } })} />);
+    expect(screen.queryByTestId(panelTestIds.track)).not.toBeInTheDocument();
   });
 });

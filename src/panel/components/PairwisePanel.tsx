@@ -8,7 +8,8 @@ import { buildViewModel } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { PairwisePanelOptions } from '../types';
 import { DecisionBanner } from './DecisionBanner';
-import { MinuteStrip } from './MinuteStrip';
+import { DecisionTrack } from './DecisionTrack';
+import { MinuteStrip, stripLayout } from './MinuteStrip';
 import { PairedCharts } from './PairedCharts';
 import { ReferenceTable } from './ReferenceTable';
 
@@ -43,8 +44,12 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
     );
   }
 
-  const layout = panelLayout(width, height, options, theme.spacing.gridSize);
+  const layout = panelLayout(width, height, options, theme.spacing.gridSize, viewModel.track !== null);
   const formatLatency = viewModel.formatLatency;
+  // The track sits under its minutes when the strip is one row; otherwise it is a timeline.
+  const stripColumns = layout.showStrip
+    ? stripLayout(viewModel.minutes.length, width, layout.stripMaxHeight, theme.spacing.gridSize).perRow
+    : 0;
 
   return (
     <div className={styles.panel} style={{ width, height }} data-testid={panelTestIds.panel}>
@@ -62,10 +67,20 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
           showLegend={layout.showLegend}
         />
       )}
+      {layout.showTrack && viewModel.track && (
+        <DecisionTrack
+          minutes={viewModel.minutes}
+          track={viewModel.track}
+          meta={viewModel.meta}
+          stripColumns={stripColumns >= viewModel.minutes.length ? stripColumns : 0}
+          compact={layout.compact}
+        />
+      )}
       {layout.showCharts && (
         <PairedCharts
           minutes={viewModel.minutes}
           meta={viewModel.meta}
+          firings={viewModel.track?.firings ?? []}
           width={width}
           height={layout.chartHeight}
           formatLatency={formatLatency}

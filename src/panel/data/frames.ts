@@ -12,7 +12,8 @@ export const REQUIRED_FIELDS: Record<FrameKind, string[]> = {
 /** Field names that identify a frame's kind when its name is missing or different. */
 const SHAPE_HINTS: Record<FrameKind, string[]> = {
   minutes: ['verdict', 'canary_rps'],
-  decision: ['decision', 'decision_code'],
+  // The minutes frame also has decision and decision_code (each minute's window decision).
+  decision: ['decision_code', 'good_needed'],
   pods: ['fleet', 'worst_pod'],
 };
 

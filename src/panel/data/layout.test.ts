@@ -20,6 +20,15 @@ describe('panelLayout', () => {
     expect(layout.tableHeight).toBeGreaterThan(200);
   });
 
+  it('makes room for the decision track only when there is one to draw', () => {
+    const withTrack = panelLayout(1400, 800, DEFAULT_OPTIONS, 8);
+    const without = panelLayout(1400, 800, DEFAULT_OPTIONS, 8, false);
+    expect(withTrack.showTrack).toBe(true);
+    expect(without.showTrack).toBe(false);
+    expect(without.tableHeight).toBeGreaterThan(withTrack.tableHeight);
+    expect(panelLayout(1400, 800, { ...DEFAULT_OPTIONS, showTrack: false }, 8).showTrack).toBe(false);
+  });
+
   it('honours the compact option and switched-off parts', () => {
     expect(panelLayout(1400, 800, { ...DEFAULT_OPTIONS, compact: true }, 8)).toMatchObject({
       showCharts: false,

@@ -4,6 +4,7 @@ export interface PanelLayout {
   compact: boolean;
   showBanner: boolean;
   showStrip: boolean;
+  showTrack: boolean;
   showLegend: boolean;
   stripMaxHeight: number;
   showCharts: boolean;
@@ -19,19 +20,24 @@ export interface PanelLayout {
 export function panelLayout(
   width: number,
   height: number,
-  options: Pick<PairwisePanelOptions, 'compact' | 'showBanner' | 'showStrip' | 'showChart' | 'showTable'>,
-  gridSize: number
+  options: Pick<PairwisePanelOptions, 'compact' | 'showBanner' | 'showStrip' | 'showTrack' | 'showChart' | 'showTable'>,
+  gridSize: number,
+  /** Whether the minutes carry window decisions to draw a track from. */
+  hasTrack = true
 ): PanelLayout {
   const small = options.compact || width < 500 || height < 320;
   const gap = gridSize;
   const bannerHeight = options.showBanner ? (small ? gridSize * 8 : gridSize * 13) : 0;
   const legendHeight = small ? 0 : gridSize * 3;
+  const showTrack = options.showTrack && hasTrack;
+  // Cells, the firing markers and, in a large panel, the legend.
+  const trackHeight = showTrack ? (small ? gridSize * 4 : gridSize * 6.5) + gap : 0;
   const stripMaxHeight = Math.max(
     gridSize * 3,
-    small ? height - bannerHeight - gap : Math.min(gridSize * 18, height * 0.3)
+    small ? height - bannerHeight - gap - trackHeight : Math.min(gridSize * 18, height * 0.3)
   );
   const stripHeight = options.showStrip ? Math.min(stripMaxHeight, gridSize * 6) + legendHeight + gap : 0;
-  let remaining = height - bannerHeight - gap - stripHeight;
+  let remaining = height - bannerHeight - gap - stripHeight - trackHeight;
 
   const sideBySide = width >= 900;
   let chartHeight = 0;
@@ -48,6 +54,7 @@ export function panelLayout(
     compact: small,
     showBanner: options.showBanner,
     showStrip: options.showStrip,
+    showTrack,
     showLegend: !small,
     stripMaxHeight,
     showCharts,

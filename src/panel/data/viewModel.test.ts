@@ -64,8 +64,8 @@ describe('buildViewModel', () => {
     expect(vm.minutes[0].verdict).toBe('bad');
   });
 
-  it('writes the decision headline with counts against limits', () => {
-    const frames = (decision: 'promote' | 'hold' | 'rollback', good: number, bad: number) => [
+  it('writes the decision headline from the backend reason, with counts only as a fallback', () => {
+    const frames = (decision: 'promote' | 'hold' | 'rollback', good: number, bad: number, reason = 'because') => [
       minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }]),
       decisionFrame(START, {
         decision,
@@ -77,21 +77,94 @@ describe('buildViewModel', () => {
         warmup: 0,
         worstMinute: START + 7 * 60_000,
         worstRatio: 1.234,
-        reason: 'because',
+        reason,
         flags: 'traffic-parity,suspicious-win,new-flag',
       }),
     ];
-    const headline = (d: 'promote' | 'hold' | 'rollback', good: number, bad: number) =>
-      ready(buildViewModel(frames(d, good, bad), options)).decision?.headline;
-    expect(headline('rollback', 40, 8)).toBe('ROLLBACK: 8 bad minutes of 60, limit 5');
-    expect(headline('promote', 47, 0)).toBe('PROMOTE: 47 good minutes of 60, needed 45');
-    expect(headline('hold', 30, 2)).toBe('HOLD: 30 good (needed 45), 2 bad (limit 5)');
+    const headline = (d: 'promote' | 'hold' | 'rollback', good: number, bad: number, reason?: string) =>
+      ready(buildViewModel(frames(d, good, bad, reason), options)).decision?.headline;
+    expect(headline('rollback', 40, 8)).toBe('ROLLBACK: because');
+    expect(headline('promote', 47, 0, 'evidence -20.1 reached the promote boundary -11.9')).toBe(
+      'PROMOTE: evidence -20.1 reached the promote boundary -11.9'
+    );
+    expect(headline('rollback', 40, 8, '')).toBe('ROLLBACK: 8 bad minutes of 60, limit 5');
+    expect(headline('promote', 47, 0, '')).toBe('PROMOTE: 47 good minutes of 60, needed 45');
+    expect(headline('hold', 30, 2, '')).toBe('HOLD: 30 good (needed 45), 2 bad (limit 5)');
 
     const decision = ready(buildViewModel(frames('hold', 30, 2), options)).decision!;
+    expect(decision.rule).toBe('evidence rule, 60-minute window');
     expect(decision.thresholds).toBe('good ≤ 0.95×, bad ≥ 1.10×');
     expect(decision.worst).toBe('Worst minute 14:07 UTC, ratio 1.23×');
     expect(decision.flags.map((f) => f.code)).toEqual(['traffic-parity', 'suspicious-win', 'new-flag']);
     expect(decision.flags[2].text).toBe('new-flag');
+    expect(decision.fromDecisionFrame).toBe(true);
+  });
+
+  it("reads each minute's window decision and where rollback first fires", () => {
+    const series = sampleWindow(START);
+    const vm = ready(buildViewModel(series, options));
+    const minutes = series[0];
+    const decisions = minutes.fields.find((f) => f.name === 'decision')!.values as string[];
+    expect(vm.minutes.map((m) => m.windowDecision?.decision)).toEqual(decisions);
+    const first = decisions.indexOf('rollback');
+    expect(first).toBeGreaterThan(0);
+    expect(vm.track).toMatchObject({
+      rule: 'evidence',
+      windowMinutes: 60,
+      counts: { rollback: decisions.filter((d) => d === 'rollback').length },
+    });
+    expect(vm.track!.firings).toContainEqual({ decision: 'rollback', index: first, fired: true });
+    const e = vm.minutes[first].windowDecision!;
+    expect(e.reason).toMatch(/reached the rollback boundary/);
+    expect(e.evidence.rollbackBoundary).toBe(14.2);
+    expect(e.evidence.promoteBoundary).toBe(-11.9);
+    // The banner's decision is the last minute's.
+    expect(vm.decision!.decision).toBe(decisions[decisions.length - 1]);
+  });
+
+  it('says a decision was already there when the first minute shown has it', () => {
+    const rows = [
+      { ratio: 1.3, verdict: 'bad' as const },
+      { ratio: 1.3, verdict: 'bad' as const },
+      { ratio: 1, verdict: 'neutral' as const },
+    ];
+    const windows = ['rollback', 'rollback', 'hold'] as const;
+    const frame = minutesFrame(
+      START,
+      rows.map((r, i) => ({
+        ...r,
+        window: {
+          decision: windows[i],
+          reason: `window ${i}`,
+          statistic: 20 - i * 10,
+          rollbackBoundary: 14.2,
+          promoteStatistic: 0,
+          promoteBoundary: -11.9,
+          minutes: i + 1,
+          canaryTail: 100,
+          expectedCanaryTail: 80,
+        },
+      }))
+    );
+    const vm = ready(buildViewModel([frame], options));
+    expect(vm.track!.firings).toEqual([{ decision: 'rollback', index: 0, fired: false }]);
+    expect(vm.track!.counts).toEqual({ promote: 0, hold: 1, rollback: 2 });
+    // No decision frame: the last minute's window decision is the decision, in the backend's words.
+    expect(vm.decision).toMatchObject({ decision: 'hold', headline: 'HOLD: window 2', fromDecisionFrame: false });
+  });
+
+  it('draws no track from minutes without window decisions', () => {
+    const vm = ready(buildViewModel([minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }])], options));
+    expect(vm.track).toBeNull();
+    expect(vm.minutes[0].windowDecision).toBeNull();
+    expect(vm.decision).toBeNull();
+  });
+
+  it('does not take an unnamed minutes frame for the decision frame', () => {
+    const [minutes] = sampleWindow(START, 5);
+    const unnamed = { ...minutes, name: undefined };
+    const vm = ready(buildViewModel([unnamed], options));
+    expect(vm.decision?.fromDecisionFrame).toBe(false);
   });
 
   it('picks table quantiles: tail by default, all on request, verdict quantile always', () => {

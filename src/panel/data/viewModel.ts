@@ -16,10 +16,19 @@ import { buildExploreUrl, PromHistogramKind } from './promql';
 
 export type Verdict = 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data';
 export type Decision = 'promote' | 'hold' | 'rollback';
+export type WindowRule = 'evidence' | 'reference';
 
 /** Order of the backend's verdict_code. */
 export const VERDICTS: Verdict[] = ['good', 'neutral', 'bad', 'insufficient', 'no-data'];
-const DECISIONS: Decision[] = ['promote', 'hold', 'rollback'];
+/** Order of the backend's decision_code. */
+export const DECISIONS: Decision[] = ['promote', 'hold', 'rollback'];
+
+/** The non-colour cue of each window decision. */
+export const DECISION_SYMBOL: Record<Decision, string> = {
+  promote: '▲',
+  hold: '■',
+  rollback: '▼',
+};
 
 /** The non-colour cue of each verdict. */
 export const VERDICT_SYMBOL: Record<Verdict, string> = {
@@ -64,6 +73,10 @@ export interface PairwiseMeta {
   histogramKind: PromHistogramKind;
   baselineSelector: string;
   canarySelector: string;
+  /** The window rule that decided ("evidence" unless the backend says otherwise). */
+  rule: WindowRule;
+  /** Deployment start (epoch ms) the analysis was anchored at, or null. */
+  since: number | null;
 }
 
 export interface FleetPair {
@@ -83,6 +96,36 @@ export interface PodSpread {
   max: number | null;
   worstPod: string;
   pods: number | null;
+}
+
+/**
+ * The evidence rule's reading of the window ending at a minute, as the backend wrote it
+ * (null where a number is absent). Under the reference rule it is shown, not deciding.
+ */
+export interface WindowEvidenceView {
+  statistic: number | null;
+  rollbackBoundary: number | null;
+  promoteStatistic: number | null;
+  /** Negative: the window promotes at promoteStatistic <= promoteBoundary. */
+  promoteBoundary: number | null;
+  /** Minutes of the window that carry evidence. */
+  minutes: number | null;
+  canaryTail: number | null;
+  expectedCanaryTail: number | null;
+  /** The recent run of minutes the rule also reads; null when none. */
+  recentMinutes: number | null;
+  recentStatistic: number | null;
+  recentBoundary: number | null;
+  recentCanaryTail: number | null;
+  recentExpectedCanaryTail: number | null;
+}
+
+/** The decision of the window ending at a minute. */
+export interface MinuteDecisionView {
+  decision: Decision;
+  /** The backend's sentence for this window's decision. */
+  reason: string;
+  evidence: WindowEvidenceView;
 }
 
 export interface MinuteView {
@@ -107,6 +150,26 @@ export interface MinuteView {
   /** "14:07 UTC, bad, ratio 1.23" */
   accessibleName: string;
   exploreUrl: string | null;
+  /** The decision of the window ending at this minute; null when the frame carries none. */
+  windowDecision: MinuteDecisionView | null;
+}
+
+/** Where the window decision first is rollback or promote among the minutes shown. */
+export interface DecisionFiring {
+  decision: Decision;
+  /** Index in the minutes. */
+  index: number;
+  /** False when the first minute shown already has it: it may have fired before the range. */
+  fired: boolean;
+}
+
+/** The per-minute window decisions, for the decision track. */
+export interface DecisionTrackView {
+  rule: WindowRule;
+  windowMinutes: number | null;
+  counts: Record<Decision, number>;
+  /** First rollback and first promote among the minutes shown, in time order. */
+  firings: DecisionFiring[];
 }
 
 export interface VerdictCounts {
@@ -120,8 +183,10 @@ export interface VerdictCounts {
 
 export interface DecisionView {
   decision: Decision;
-  /** "ROLLBACK: 8 bad minutes of 60, limit 5" */
+  /** "ROLLBACK: " and the backend's reason for the decision. */
   headline: string;
+  /** "evidence rule, 60-minute window, since 11:45 UTC" */
+  rule: string;
   /** "good ≤ 0.95×, bad ≥ 1.10×" */
   thresholds: string;
   counts: VerdictCounts;
@@ -129,6 +194,8 @@ export interface DecisionView {
   worst: string;
   reason: string;
   flags: Array<{ code: string; text: string }>;
+  /** False when the decision comes from the last minute of the minutes frame (no decision frame). */
+  fromDecisionFrame: boolean;
 }
 
 export interface ViewModelOptions {
@@ -145,6 +212,8 @@ export interface ReadyViewModel {
   meta: PairwiseMeta;
   minutes: MinuteView[];
   decision: DecisionView | null;
+  /** The window decision of every minute; null when the minutes frame carries none. */
+  track: DecisionTrackView | null;
   /** Counts of the minutes frame itself, for the strip legend. */
   minuteCounts: VerdictCounts;
   /** Quantile labels shown in the reference table, verdict quantile always included. */
@@ -224,7 +293,89 @@ function readMeta(minutes: DataFrame): PairwiseMeta {
     histogramKind: str('histogramKind') === 'classic' ? 'classic' : 'native',
     baselineSelector: str('baselineSelector'),
     canarySelector: str('canarySelector'),
+    rule: str('rule') === 'reference' ? 'reference' : 'evidence',
+    since: str('since') && !Number.isNaN(Date.parse(str('since'))) ? Date.parse(str('since')) : null,
   };
+}
+
+function decisionOf(text: string, code: number | null): Decision | null {
+  const lower = text.toLowerCase();
+  if ((DECISIONS as string[]).includes(lower)) {
+    return lower as Decision;
+  }
+  return code !== null && DECISIONS[code] ? DECISIONS[code] : null;
+}
+
+/** Fields of the window evidence, in the minutes and the decision frame alike. */
+const EVIDENCE_FIELDS: Record<keyof WindowEvidenceView, string> = {
+  statistic: 'evidence_statistic',
+  rollbackBoundary: 'rollback_boundary',
+  promoteStatistic: 'promote_statistic',
+  promoteBoundary: 'promote_boundary',
+  minutes: 'evidence_minutes',
+  canaryTail: 'canary_tail',
+  expectedCanaryTail: 'expected_canary_tail',
+  recentMinutes: 'recent_minutes',
+  recentStatistic: 'recent_statistic',
+  recentBoundary: 'recent_boundary',
+  recentCanaryTail: 'recent_canary_tail',
+  recentExpectedCanaryTail: 'recent_expected_canary_tail',
+};
+
+function readEvidence(frame: DataFrame, row: number): WindowEvidenceView {
+  const out = {} as WindowEvidenceView;
+  for (const [key, name] of Object.entries(EVIDENCE_FIELDS) as Array<[keyof WindowEvidenceView, string]>) {
+    out[key] = finiteAt(fieldByName(frame, name), row);
+  }
+  return out;
+}
+
+/** The decision of the window ending at a row of the minutes frame, if the frame has one. */
+function readMinuteDecision(frame: DataFrame, row: number): MinuteDecisionView | null {
+  const decision = decisionOf(
+    stringAt(fieldByName(frame, 'decision'), row),
+    finiteAt(fieldByName(frame, 'decision_code'), row)
+  );
+  if (!decision) {
+    return null;
+  }
+  return { decision, reason: stringAt(fieldByName(frame, 'decision_reason'), row), evidence: readEvidence(frame, row) };
+}
+
+export const DECISION_TEXT: Record<Decision, string> = { promote: 'promote', hold: 'hold', rollback: 'rollback' };
+
+/** "rollback fires 11:50" or, when the first minute shown already has it, "rollback at 11:01 (start of the range)". */
+export function firingText(firing: DecisionFiring, minute: MinuteView): string {
+  return firing.fired
+    ? `${DECISION_TEXT[firing.decision]} fires ${minute.timeLabel}`
+    : `${DECISION_TEXT[firing.decision]} at ${minute.timeLabel} (start of the range)`;
+}
+
+/** The next (direction 1) or previous (-1) minute whose window decision differs from the one before it. */
+export function nextChange(minutes: MinuteView[], from: number, direction: 1 | -1): number | null {
+  const decisionAt = (i: number) => minutes[i]?.windowDecision?.decision;
+  for (let i = from + direction; i >= 0 && i < minutes.length; i += direction) {
+    if (decisionAt(i) !== decisionAt(i - 1)) {
+      return i;
+    }
+  }
+  return null;
+}
+
+export function buildTrack(minutes: MinuteView[], meta: PairwiseMeta): DecisionTrackView | null {
+  if (minutes.length === 0 || minutes.some((m) => m.windowDecision === null)) {
+    return null;
+  }
+  const counts: Record<Decision, number> = { promote: 0, hold: 0, rollback: 0 };
+  const firings: DecisionFiring[] = [];
+  minutes.forEach((m, i) => {
+    const d = m.windowDecision!.decision;
+    counts[d]++;
+    if (d !== 'hold' && !firings.some((f) => f.decision === d)) {
+      firings.push({ decision: d, index: i, fired: i > 0 && minutes[i - 1].windowDecision!.decision !== d });
+    }
+  });
+  return { rule: meta.rule, windowMinutes: meta.windowMinutes, counts, firings };
 }
 
 function verdictOf(text: string, code: number | null): Verdict {
@@ -355,6 +506,7 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       pods: pods.get(time) ?? [],
       accessibleName: `${withZone(timeLabel)}, ${VERDICT_TEXT[verdict]}, ratio ${ratio === null ? 'n/a' : ratio.toFixed(2)}${warmup ? ', warm-up' : ''}`,
       exploreUrl: explore,
+      windowDecision: readMinuteDecision(minutesFrame, row),
     });
   }
 
@@ -363,15 +515,68 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       ? meta.quantiles
       : meta.quantiles.filter((l) => l === vq || (l !== 'p50' && l !== 'p99.99'));
 
+  const minuteCounts = countMinutes(minutes);
+  const fromMinutes = () => lastMinuteDecision(minutes, meta, minuteCounts, withZone, timeZone);
   return {
     status: 'ok',
     meta,
     minutes,
-    decision: buildDecision(frames.decision, meta, withZone, timeZone),
-    minuteCounts: countMinutes(minutes),
+    decision: buildDecision(frames.decision, meta, withZone, timeZone) ?? fromMinutes(),
+    track: buildTrack(minutes, meta),
+    minuteCounts,
     tableQuantiles,
     formatLatency,
     zoneLabel,
+  };
+}
+
+function ruleText(
+  rule: WindowRule,
+  windowMinutes: number | null,
+  since: number | null,
+  withZone: (t: string) => string,
+  timeZone: TimeZone
+): string {
+  const parts = [rule === 'reference' ? 'reference rule (minute counts)' : 'evidence rule'];
+  if (windowMinutes !== null && windowMinutes > 0) {
+    parts.push(`${windowMinutes}-minute window`);
+  }
+  if (since !== null) {
+    parts.push(`deployed ${withZone(dateTimeFormat(since, { format: 'YYYY-MM-DD HH:mm', timeZone }))}`);
+  }
+  return parts.join(', ');
+}
+
+function thresholdsText(promote: number | null, rollback: number | null): string {
+  return promote !== null && rollback !== null ? `good ≤ ${promote.toFixed(2)}×, bad ≥ ${rollback.toFixed(2)}×` : '';
+}
+
+function headlineOf(decision: Decision, reason: string): string {
+  return reason ? `${decision.toUpperCase()}: ${reason}` : decision.toUpperCase();
+}
+
+/** Without a decision frame, the last minute's window decision is the decision. */
+function lastMinuteDecision(
+  minutes: MinuteView[],
+  meta: PairwiseMeta,
+  counts: VerdictCounts,
+  withZone: (text: string) => string,
+  timeZone: TimeZone
+): DecisionView | null {
+  const last = minutes[minutes.length - 1]?.windowDecision;
+  if (!last) {
+    return null;
+  }
+  return {
+    decision: last.decision,
+    headline: headlineOf(last.decision, last.reason),
+    rule: ruleText(meta.rule, meta.windowMinutes, meta.since, withZone, timeZone),
+    thresholds: thresholdsText(meta.promoteThreshold, meta.rollbackThreshold),
+    counts,
+    worst: '',
+    reason: last.reason,
+    flags: [],
+    fromDecisionFrame: false,
   };
 }
 
@@ -387,32 +592,27 @@ function buildDecision(
   const row = frame.length - 1;
   const f = (name: string) => fieldByName(frame, name);
   const count = (name: string) => finiteAt(f(name), row) ?? 0;
-  const text = stringAt(f('decision'), row).toLowerCase();
-  const code = finiteAt(f('decision_code'), row);
-  const decision: Decision = (DECISIONS as string[]).includes(text)
-    ? (text as Decision)
-    : code !== null && DECISIONS[code]
-      ? DECISIONS[code]
-      : 'hold';
+  const decision = decisionOf(stringAt(f('decision'), row), finiteAt(f('decision_code'), row)) ?? 'hold';
 
   const good = count('good');
   const bad = count('bad');
-  const windowMinutes = count('window_minutes');
-  const goodNeeded = count('good_needed');
-  const badLimit = count('bad_limit');
-  let headline: string;
-  if (decision === 'rollback') {
-    headline = `ROLLBACK: ${plural(bad, 'bad minute')} of ${windowMinutes}, limit ${badLimit}`;
-  } else if (decision === 'promote') {
-    headline = `PROMOTE: ${plural(good, 'good minute')} of ${windowMinutes}, needed ${goodNeeded}`;
-  } else {
-    headline = `HOLD: ${good} good (needed ${goodNeeded}), ${bad} bad (limit ${badLimit})`;
+  const reason = stringAt(f('reason'), row);
+  // The backend writes why; counts against limits are the fallback of a frame without a reason.
+  let headline = headlineOf(decision, reason);
+  if (!reason) {
+    const windowMinutes = count('window_minutes');
+    headline =
+      decision === 'rollback'
+        ? `ROLLBACK: ${plural(bad, 'bad minute')} of ${windowMinutes}, limit ${count('bad_limit')}`
+        : decision === 'promote'
+          ? `PROMOTE: ${plural(good, 'good minute')} of ${windowMinutes}, needed ${count('good_needed')}`
+          : `HOLD: ${good} good (needed ${count('good_needed')}), ${bad} bad (limit ${count('bad_limit')})`;
   }
+  const ruleField = stringAt(f('rule'), row);
+  const rule: WindowRule = ruleField === 'reference' || ruleField === 'evidence' ? ruleField : meta.rule;
 
   const promote = finiteAt(f('promote_threshold'), row) ?? meta.promoteThreshold;
   const rollback = finiteAt(f('rollback_threshold'), row) ?? meta.rollbackThreshold;
-  const thresholds =
-    promote !== null && rollback !== null ? `good ≤ ${promote.toFixed(2)}×, bad ≥ ${rollback.toFixed(2)}×` : '';
 
   const worstTime = timeAt(f('worst_minute'), row);
   const worstRatio = finiteAt(f('worst_ratio'), row);
@@ -430,7 +630,8 @@ function buildDecision(
   return {
     decision,
     headline,
-    thresholds,
+    rule: ruleText(rule, finiteAt(f('window_minutes'), row) ?? meta.windowMinutes, meta.since, withZone, timeZone),
+    thresholds: thresholdsText(promote, rollback),
     counts: {
       good,
       neutral: count('neutral'),
@@ -440,7 +641,8 @@ function buildDecision(
       warmup: count('warmup'),
     },
     worst,
-    reason: stringAt(f('reason'), row),
+    reason,
     flags,
+    fromDecisionFrame: true,
   };
 }

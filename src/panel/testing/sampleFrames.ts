@@ -10,6 +10,23 @@ export interface SampleMinute {
   verdict: 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data';
   warmup?: boolean;
   baselineP99?: number | null;
+  /** The decision of the window ending at the minute; minutes without one make a frame without decision fields. */
+  window?: SampleWindowDecision;
+}
+
+export interface SampleWindowDecision {
+  decision: 'promote' | 'hold' | 'rollback';
+  reason: string;
+  statistic: number;
+  rollbackBoundary: number;
+  promoteStatistic: number;
+  promoteBoundary: number;
+  minutes: number;
+  canaryTail: number;
+  expectedCanaryTail: number;
+  recentMinutes?: number;
+  recentStatistic?: number;
+  recentBoundary?: number;
 }
 
 export const SAMPLE_QUANTILES = ['p50', 'p99', 'p99.9', 'p99.99'];
@@ -28,6 +45,8 @@ export const SAMPLE_META = {
   windowMinutes: 60,
   warmupMinutes: 0,
   minTailObservations: 10,
+  rule: 'evidence',
+  since: '',
   metric: 'http_request_duration_seconds',
   histogramKind: 'native',
   baselineSelector: '{app="checkout",track="baseline"}',
@@ -76,6 +95,28 @@ export function minutesFrame(startMs: number, rows: SampleMinute[], meta: object
     );
   });
   const numberField = (name: string) => ({ name, type: FieldType.number, values: cols[name] });
+  const windows = rows.every((r) => r.window) ? rows.map((r) => r.window!) : null;
+  const windowFields = windows
+    ? [
+        { name: 'decision', type: FieldType.string, values: windows.map((w) => w.decision) },
+        { name: 'decision_code', type: FieldType.number, values: windows.map((w) => DECISION_CODES[w.decision]) },
+        { name: 'decision_reason', type: FieldType.string, values: windows.map((w) => w.reason) },
+        ...(
+          [
+            ['evidence_statistic', (w) => w.statistic],
+            ['rollback_boundary', (w) => w.rollbackBoundary],
+            ['promote_statistic', (w) => w.promoteStatistic],
+            ['promote_boundary', (w) => w.promoteBoundary],
+            ['evidence_minutes', (w) => w.minutes],
+            ['canary_tail', (w) => w.canaryTail],
+            ['expected_canary_tail', (w) => w.expectedCanaryTail],
+            ['recent_minutes', (w) => w.recentMinutes ?? null],
+            ['recent_statistic', (w) => w.recentStatistic ?? null],
+            ['recent_boundary', (w) => w.recentBoundary ?? null],
+          ] as Array<[string, (w: SampleWindowDecision) => number | null]>
+        ).map(([name, pick]) => ({ name, type: FieldType.number, values: windows.map(pick) })),
+      ]
+    : [];
   return toDataFrame({
     name: 'minutes',
     refId: 'A',
@@ -96,12 +137,71 @@ export function minutesFrame(startMs: number, rows: SampleMinute[], meta: object
       numberField('canary_lower'),
       numberField('canary_upper'),
       { name: 'reason', type: FieldType.string, values: reasons },
+      ...windowFields,
     ],
+  });
+}
+
+/**
+ * Made-up window decisions for sample minutes: a score per minute (a bad minute counts for, a good
+ * or neutral one against) summed over the window and over the last 4 minutes, against fixed
+ * boundaries. Sample data only, shaped like the backend's; it is not the evidence rule.
+ */
+export function sampleWindows(rows: SampleMinute[], windowMinutes = 60): SampleWindowDecision[] {
+  const score = (r: SampleMinute) =>
+    r.warmup || r.verdict === 'no-data' || r.verdict === 'insufficient'
+      ? 0
+      : r.verdict === 'bad'
+        ? 9
+        : r.verdict === 'good'
+          ? -2
+          : -0.8;
+  const carries = (r: SampleMinute) =>
+    !r.warmup && (r.verdict === 'good' || r.verdict === 'neutral' || r.verdict === 'bad');
+  const rollbackBoundary = 14.2;
+  const recentBoundary = 14.2;
+  const promoteBoundary = -11.9;
+  return rows.map((_, i) => {
+    const window = rows.slice(Math.max(0, i - windowMinutes + 1), i + 1);
+    const recent = rows.slice(Math.max(0, i - 3), i + 1);
+    const statistic = window.reduce((sum, r) => sum + score(r), 0);
+    const recentStatistic = recent.reduce((sum, r) => sum + score(r), 0);
+    const minutes = window.filter(carries).length;
+    const promoteStatistic = statistic - minutes * 0.4;
+    const expected = minutes * 11;
+    const canary = Math.round(expected + statistic * 1.5);
+    const tail = `canary p99 exceedances ${canary} vs ${expected.toFixed(1)} expected over ${minutes} minutes`;
+    let decision: SampleWindowDecision['decision'] = 'hold';
+    let reason = `${tail}: evidence ${statistic.toFixed(1)}, rollback at ${rollbackBoundary}; promote evidence ${promoteStatistic.toFixed(1)}, promote at ${promoteBoundary}`;
+    if (statistic >= rollbackBoundary) {
+      decision = 'rollback';
+      reason = `${tail}: evidence ${statistic.toFixed(1)} reached the rollback boundary ${rollbackBoundary} (the canary's tail is heavier than the baseline's)`;
+    } else if (recent.length < window.length && recentStatistic >= recentBoundary) {
+      decision = 'rollback';
+      reason = `canary p99 exceedances over the last ${recent.length} minutes: evidence ${recentStatistic.toFixed(1)} reached the rollback boundary ${recentBoundary} (the canary's tail has become heavier than the baseline's)`;
+    } else if (promoteStatistic <= promoteBoundary && minutes >= windowMinutes / 2) {
+      decision = 'promote';
+      reason = `${tail}: evidence ${promoteStatistic.toFixed(1)} reached the promote boundary ${promoteBoundary}`;
+    }
+    return {
+      decision,
+      reason,
+      statistic,
+      rollbackBoundary,
+      promoteStatistic,
+      promoteBoundary,
+      minutes,
+      canaryTail: canary,
+      expectedCanaryTail: expected,
+      ...(recent.length < window.length ? { recentMinutes: recent.length, recentStatistic, recentBoundary } : {}),
+    };
   });
 }
 
 export interface SampleDecision {
   decision: 'promote' | 'hold' | 'rollback';
+  rule?: 'evidence' | 'reference';
+  evidence?: SampleWindowDecision;
   good: number;
   neutral: number;
   bad: number;
@@ -124,6 +224,14 @@ export function decisionFrame(endMs: number, d: SampleDecision): DataFrame {
       { name: 'time', type: FieldType.time, values: [endMs] },
       { name: 'decision', type: FieldType.string, values: [d.decision] },
       n('decision_code', DECISION_CODES[d.decision]),
+      { name: 'rule', type: FieldType.string, values: [d.rule ?? 'evidence'] },
+      n('evidence_statistic', d.evidence?.statistic ?? null),
+      n('rollback_boundary', d.evidence?.rollbackBoundary ?? null),
+      n('promote_statistic', d.evidence?.promoteStatistic ?? null),
+      n('promote_boundary', d.evidence?.promoteBoundary ?? null),
+      n('evidence_minutes', d.evidence?.minutes ?? null),
+      n('canary_tail', d.evidence?.canaryTail ?? null),
+      n('expected_canary_tail', d.evidence?.expectedCanaryTail ?? null),
       n('good', d.good),
       n('neutral', d.neutral),
       n('bad', d.bad),
@@ -187,8 +295,9 @@ export function seededRandom(seed: number): () => number {
 }
 
 /**
- * A whole sample window: mostly neutral/good minutes with a few bad ones, a warm-up minute, an
- * insufficient and a no-data minute, and a decision frame whose counts match the minutes.
+ * A whole sample window: mostly neutral/good minutes with a few bad ones and a regression over the
+ * last 15 minutes, a warm-up minute, an insufficient and a no-data minute, each minute's window
+ * decision, and a decision frame whose counts and decision match the minutes.
  */
 export function sampleWindow(startMs: number, minutes = 60, seed = 7): DataFrame[] {
   const random = seededRandom(seed);
@@ -206,10 +315,13 @@ export function sampleWindow(startMs: number, minutes = 60, seed = 7): DataFrame
       rows.push({ ratio: 1.02, verdict: 'insufficient' });
       continue;
     }
-    const ratio = Math.round((0.86 + random() * 0.2 + (i % 19 === 7 ? 0.3 : 0)) * 1000) / 1000;
+    // A few noisy bad minutes, and a regression over the last 15 minutes.
+    const slower = (i % 19 === 7 ? 0.3 : 0) + (i >= minutes - 15 ? 0.25 : 0);
+    const ratio = Math.round((0.86 + random() * 0.2 + slower) * 1000) / 1000;
     rows.push({ ratio, verdict: sampleVerdict(ratio) });
   }
-  const counted = rows.filter((r) => !r.warmup);
+  // Counts are those of the last window, as the backend's decision frame has them.
+  const counted = rows.slice(-60).filter((r) => !r.warmup);
   const count = (v: SampleMinute['verdict']) => counted.filter((r) => r.verdict === v).length;
   let worstIndex = -1;
   counted.forEach((r) => {
@@ -218,28 +330,23 @@ export function sampleWindow(startMs: number, minutes = 60, seed = 7): DataFrame
       worstIndex = i;
     }
   });
-  const bad = count('bad');
-  const good = count('good');
-  const decision = bad >= 5 ? 'rollback' : good >= 45 ? 'promote' : 'hold';
+  const windows = sampleWindows(rows);
+  rows.forEach((r, i) => (r.window = windows[i]));
+  const last = windows[windows.length - 1];
   return [
     minutesFrame(startMs, rows),
     decisionFrame(startMs + (minutes - 1) * 60_000, {
-      decision,
-      good,
+      decision: last.decision,
+      evidence: last,
+      reason: last.reason,
       neutral: count('neutral'),
-      bad,
+      bad: count('bad'),
+      good: count('good'),
       insufficient: count('insufficient'),
       noData: count('no-data'),
-      warmup: rows.length - counted.length,
-      windowMinutes: minutes,
+      warmup: rows.slice(-60).length - counted.length,
       worstMinute: worstIndex >= 0 ? startMs + worstIndex * 60_000 : null,
       worstRatio: worstIndex >= 0 ? rows[worstIndex].ratio : null,
-      reason:
-        decision === 'rollback'
-          ? `${bad} minutes had a canary p99 at least 1.10× the baseline's.`
-          : decision === 'promote'
-            ? `${good} minutes had a canary p99 at most 0.95× the baseline's.`
-            : `Neither ${45} good minutes nor ${5} bad minutes yet.`,
       flags: 'traffic-parity',
     }),
     podsFrame(startMs, minutes),

@@ -1,0 +1,148 @@
+import React from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2 } from '@grafana/data';
+import { useStyles2, useTheme2 } from '@grafana/ui';
+import { DECISION_SYMBOL, DecisionFiring, MinuteDecisionView, MinuteView, PairwiseMeta } from '../data/viewModel';
+import { panelTestIds } from '../testIds';
+import { decisionColor } from './verdictStyle';
+
+interface Props {
+  minute: MinuteView;
+  decision: MinuteDecisionView;
+  meta: PairwiseMeta;
+  windowMinutes: number | null;
+  /** Set when rollback or promote first fires at this minute. */
+  firing?: DecisionFiring;
+  pinned: boolean;
+}
+
+const fixed = (n: number | null, digits = 1) => (n === null ? '—' : n.toFixed(digits));
+const count = (n: number | null) => (n === null ? '—' : Math.round(n).toLocaleString('en-US'));
+
+/** "reached" when the statistic is at or past its boundary (above for rollback, below for promote). */
+function against(statistic: number | null, boundary: number | null, upward: boolean): string {
+  if (statistic === null || boundary === null) {
+    return '';
+  }
+  return (upward ? statistic >= boundary : statistic <= boundary) ? 'reached' : 'not reached';
+}
+
+/** The decision of the window ending at a minute: the backend's reason and the evidence against its boundaries. */
+export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing, pinned }: Props) {
+  const styles = useStyles2(getStyles);
+  const theme = useTheme2();
+  const e = decision.evidence;
+  const label = meta.verdictQuantile;
+  const rows: Array<{ what: string; value: string; boundary: string; state: string }> = [
+    {
+      what: `whole window${e.minutes !== null ? ` (${e.minutes} min with evidence)` : ''}`,
+      value: fixed(e.statistic),
+      boundary: `rollback at ${fixed(e.rollbackBoundary)}`,
+      state: against(e.statistic, e.rollbackBoundary, true),
+    },
+  ];
+  if (e.recentMinutes !== null) {
+    rows.push({
+      what: `last ${e.recentMinutes} min`,
+      value: fixed(e.recentStatistic),
+      boundary: `rollback at ${fixed(e.recentBoundary)}`,
+      state: against(e.recentStatistic, e.recentBoundary, true),
+    });
+  }
+  rows.push({
+    what: 'promote',
+    value: fixed(e.promoteStatistic),
+    boundary: `promote at ${fixed(e.promoteBoundary)}`,
+    state: against(e.promoteStatistic, e.promoteBoundary, false),
+  });
+  const evidenceRule = meta.rule === 'evidence';
+
+  return (
+    <div className={styles.tooltip} data-testid={panelTestIds.trackTooltip}>
+      <div className={styles.title}>
+        <span style={{ color: decisionColor(theme, decision.decision) }}>{DECISION_SYMBOL[decision.decision]}</span>{' '}
+        {minute.fullTimeLabel}: {decision.decision.toUpperCase()}
+      </div>
+      <div className={styles.secondary}>
+        Decision of the {windowMinutes ? `${windowMinutes}-minute ` : ''}window ending at this minute (
+        {evidenceRule ? 'evidence rule' : 'reference rule'}).
+      </div>
+      {firing && (
+        <div className={styles.firing}>
+          {firing.fired
+            ? `${firing.decision === 'rollback' ? 'Rollback' : 'Promote'} first fires at this minute.`
+            : `The first minute shown is already ${firing.decision}: it may have fired earlier.`}
+        </div>
+      )}
+      {decision.reason && <div className={styles.reason}>{decision.reason}</div>}
+      {evidenceRule ? (
+        <table className={styles.table}>
+          <thead>
+            <tr>
+              <th scope="col">evidence</th>
+              <th scope="col">statistic</th>
+              <th scope="col">boundary</th>
+              <th scope="col" />
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.what}>
+                <th scope="row">{r.what}</th>
+                <td>{r.value}</td>
+                <td>{r.boundary}</td>
+                <td className={styles.state}>{r.state}</td>
+              </tr>
+            ))}
+            <tr>
+              <th scope="row">canary {label} exceedances</th>
+              <td>{count(e.canaryTail)}</td>
+              <td>expected {fixed(e.expectedCanaryTail)}</td>
+              <td />
+            </tr>
+          </tbody>
+        </table>
+      ) : null}
+      {!pinned && <div className={styles.secondary}>Click or press Enter to pin; N and P jump between changes.</div>}
+    </div>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  tooltip: css({
+    display: 'flex',
+    flexDirection: 'column',
+    gap: theme.spacing(0.75),
+    maxWidth: theme.spacing(80),
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
+  title: css({
+    fontWeight: theme.typography.fontWeightMedium,
+  }),
+  secondary: css({
+    color: theme.colors.text.secondary,
+  }),
+  firing: css({
+    fontWeight: theme.typography.fontWeightMedium,
+  }),
+  reason: css({
+    color: theme.colors.text.primary,
+  }),
+  table: css({
+    borderCollapse: 'collapse',
+    'th, td': {
+      padding: theme.spacing(0.125, 1, 0.125, 0),
+      textAlign: 'right',
+      fontVariantNumeric: 'tabular-nums',
+      whiteSpace: 'nowrap',
+    },
+    'th[scope=row]': {
+      textAlign: 'left',
+      color: theme.colors.text.secondary,
+      fontWeight: theme.typography.fontWeightRegular,
+    },
+  }),
+  state: css({
+    color: theme.colors.text.secondary,
+  }),
+});

@@ -1,0 +1,156 @@
+import React from 'react';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { buildViewModel, ReadyViewModel } from '../data/viewModel';
+import { minutesFrame, SAMPLE_META, SampleMinute, sampleWindow, sampleWindows } from '../testing/sampleFrames';
+import { panelTestIds } from '../testIds';
+import { DEFAULT_OPTIONS } from '../types';
+import { DecisionTrack } from './DecisionTrack';
+
+const START = Date.UTC(2026, 10, 21, 14, 0);
+const options = {
+  timeZone: 'utc',
+  tableQuantiles: DEFAULT_OPTIONS.tableQuantiles,
+  prometheusDatasourceUid: DEFAULT_OPTIONS.prometheusDatasourceUid,
+};
+
+function viewModel(series = sampleWindow(START)): ReadyViewModel {
+  const vm = buildViewModel(series, options);
+  if (vm.status !== 'ok' || !vm.track) {
+    throw new Error('expected a view model with a track');
+  }
+  return vm;
+}
+
+function renderTrack(vm: ReadyViewModel, props: { stripColumns?: number; compact?: boolean } = {}) {
+  return render(
+    <DecisionTrack
+      minutes={vm.minutes}
+      track={vm.track!}
+      meta={vm.meta}
+      stripColumns={props.stripColumns ?? 0}
+      compact={props.compact ?? false}
+    />
+  );
+}
+
+const decisionsOf = (vm: ReadyViewModel) => vm.minutes.map((m) => m.windowDecision!.decision);
+
+describe('DecisionTrack', () => {
+  it("draws each minute's window decision, named and marked", () => {
+    const vm = viewModel();
+    renderTrack(vm);
+    const cells = screen.getAllByTestId(panelTestIds.trackCell);
+    expect(cells).toHaveLength(60);
+    expect(cells.map((c) => c.getAttribute('data-decision'))).toEqual(decisionsOf(vm));
+    const first = decisionsOf(vm).indexOf('rollback');
+    const label = `${vm.minutes[first].timeLabel}`;
+    expect(cells[first]).toHaveAccessibleName(
+      `2026-11-21 ${label} UTC, window decision rollback, rollback fires ${label}`
+    );
+    expect(cells[first]).toHaveAttribute('data-fires', 'rollback');
+    expect(cells.filter((c) => c.hasAttribute('data-fires'))).toHaveLength(vm.track!.firings.length);
+    expect(cells[first - 1]).toHaveAccessibleName(/window decision (hold|promote)$/);
+    const marker = screen.getAllByTestId(panelTestIds.trackMarker).find((m) => m.dataset.decision === 'rollback')!;
+    expect(marker).toHaveTextContent(`rollback fires ${label}`);
+    expect(marker.style.gridColumn).toBe(`${first + 1} / span 1`);
+    // The listbox says where rollback fires and how to move.
+    expect(screen.getByRole('listbox')).toHaveAccessibleName(/rollback fires \d\d:\d\d.*N and P jump/);
+    expect(screen.getByTestId(panelTestIds.track)).toHaveTextContent(
+      `▼ rollback ${decisionsOf(vm).filter((d) => d === 'rollback').length}`
+    );
+  });
+
+  it('lines up with a one-row strip, and is a timeline otherwise', () => {
+    const vm = viewModel();
+    const { unmount } = renderTrack(vm, { stripColumns: 64 });
+    const grid = screen.getByTestId(panelTestIds.trackCells).parentElement!;
+    expect(grid.style.gridTemplateColumns).toBe('repeat(64, minmax(0, 1fr))');
+    expect(screen.getByTestId(panelTestIds.trackCells).style.gridColumn).toBe('1 / span 60');
+    unmount();
+    renderTrack(vm, { stripColumns: 0 });
+    expect(screen.getByTestId(panelTestIds.trackCells).parentElement!.style.gridTemplateColumns).toBe(
+      'repeat(60, minmax(0, 1fr))'
+    );
+  });
+
+  it('moves with the keyboard and tells the decision, its reason and the evidence against the boundary', () => {
+    const vm = viewModel();
+    renderTrack(vm);
+    const track = screen.getByRole('listbox');
+    expect(track).toHaveAttribute('tabindex', '0');
+    fireEvent.focus(track);
+    const activeCell = () => document.getElementById(track.getAttribute('aria-activedescendant')!)!;
+    expect(activeCell()).toHaveAttribute('data-index', '0');
+    fireEvent.keyDown(track, { key: 'ArrowRight' });
+    expect(activeCell()).toHaveAttribute('data-index', '1');
+
+    // N jumps to the next change of decision: here, where rollback fires.
+    const first = decisionsOf(vm).indexOf('rollback');
+    let index = 1;
+    while (index < first) {
+      fireEvent.keyDown(track, { key: 'n' });
+      index = Number(activeCell().getAttribute('data-index'));
+    }
+    expect(index).toBe(first);
+    const tooltip = screen.getByTestId(panelTestIds.trackTooltip);
+    expect(tooltip).toHaveTextContent(`${vm.minutes[first].fullTimeLabel}: ROLLBACK`);
+    expect(tooltip).toHaveTextContent('Rollback first fires at this minute.');
+    expect(tooltip).toHaveTextContent(vm.minutes[first].windowDecision!.reason);
+    const rows = within(tooltip).getAllByRole('row');
+    const recent = rows.find((r) => /last \d+ min/.test(r.textContent ?? ''))!;
+    expect(recent).toHaveTextContent(/rollback at 14\.2\s*reached/);
+    expect(within(tooltip).getByRole('row', { name: /promote/ })).toHaveTextContent('promote at -11.9');
+    expect(tooltip).toHaveTextContent(/canary p99 exceedances/);
+
+    fireEvent.keyDown(track, { key: 'p' });
+    expect(Number(activeCell().getAttribute('data-index'))).toBeLessThan(first);
+    fireEvent.keyDown(track, { key: 'End' });
+    expect(activeCell()).toHaveAttribute('data-index', '59');
+    fireEvent.keyDown(track, { key: 'Enter' });
+    expect(screen.getByTestId(panelTestIds.trackTooltip)).not.toHaveTextContent('Click or press Enter to pin');
+    fireEvent.keyDown(track, { key: 'Escape' });
+    expect(screen.queryByTestId(panelTestIds.trackTooltip)).not.toBeInTheDocument();
+  });
+
+  it('shows the tooltip on hover and pins it on click', () => {
+    renderTrack(viewModel());
+    const cells = screen.getAllByTestId(panelTestIds.trackCell);
+    fireEvent.mouseOver(cells[10]);
+    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent('14:10 UTC');
+    fireEvent.click(cells[12]);
+    fireEvent.mouseLeave(screen.getByRole('listbox'));
+    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent('14:12 UTC');
+  });
+
+  it('gives the reference rule its reason without the evidence table', () => {
+    const rows: SampleMinute[] = Array.from({ length: 10 }, (_, i) => ({
+      ratio: i > 4 ? 1.3 : 1,
+      verdict: i > 4 ? 'bad' : 'neutral',
+    }));
+    const windows = sampleWindows(rows);
+    windows.forEach((w, i) => {
+      w.reason = `${Math.max(0, i - 4)} bad minutes of ${i + 1}, limit 5`;
+    });
+    const frame = minutesFrame(
+      START,
+      rows.map((r, i) => ({ ...r, window: windows[i] })),
+      { ...SAMPLE_META, rule: 'reference' }
+    );
+    const vm = viewModel([frame]);
+    renderTrack(vm);
+    act(() => {
+      fireEvent.focus(screen.getByRole('listbox'));
+    });
+    fireEvent.keyDown(screen.getByRole('listbox'), { key: 'End' });
+    const tooltip = screen.getByTestId(panelTestIds.trackTooltip);
+    expect(tooltip).toHaveTextContent('reference rule');
+    expect(tooltip).toHaveTextContent('5 bad minutes of 10, limit 5');
+    expect(within(tooltip).queryByRole('table')).not.toBeInTheDocument();
+  });
+
+  it('keeps markers and drops labels and legend when compact', () => {
+    renderTrack(viewModel(), { compact: true });
+    expect(screen.getAllByTestId(panelTestIds.trackMarker)[0]).toHaveTextContent(/^▲$/);
+    expect(screen.getByTestId(panelTestIds.track)).not.toHaveTextContent('Window decision');
+  });
+});

@@ -1,0 +1,265 @@
+import React from 'react';
+import { css, cx } from '@emotion/css';
+import { GrafanaTheme2 } from '@grafana/data';
+import { useStyles2, useTheme2, VizTooltipContainer } from '@grafana/ui';
+import {
+  DECISION_SYMBOL,
+  DECISION_TEXT,
+  DecisionTrackView,
+  DECISIONS,
+  firingText,
+  MinuteView,
+  nextChange,
+  PairwiseMeta,
+} from '../data/viewModel';
+import { panelTestIds } from '../testIds';
+import { DecisionTooltip } from './DecisionTooltip';
+import { useCellNavigation } from './useCellNavigation';
+import { decisionColor } from './verdictStyle';
+
+interface Props {
+  minutes: MinuteView[];
+  track: DecisionTrackView;
+  meta: PairwiseMeta;
+  /**
+   * Grid columns: the minute strip's columns when it is one row, so each decision sits under its
+   * minute; 0 lays the minutes out edge to edge over the whole width, a timeline.
+   */
+  stripColumns: number;
+  /** Markers without labels and no legend. */
+  compact: boolean;
+}
+
+/**
+ * The decision track: for every minute shown, the decision of the window ending at it, in a thin
+ * strip under the minute strip, with the minute where rollback (and promote) first fires marked.
+ */
+export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: Props) {
+  const theme = useTheme2();
+  const styles = useStyles2(getStyles);
+  const aligned = stripColumns >= minutes.length && stripColumns > 0;
+  const columns = aligned ? stripColumns : Math.max(1, minutes.length);
+  const { active, visible, pinned, anchor, cellId, containerProps } = useCellNavigation({
+    count: minutes.length,
+    rowStep: 60,
+    jump: (key, current) =>
+      key === 'n' ? nextChange(minutes, current, 1) : key === 'p' ? nextChange(minutes, current, -1) : null,
+  });
+  const firingAt = new Map(track.firings.map((f) => [f.index, f]));
+  const window = track.windowMinutes ? `${track.windowMinutes}-minute` : 'the';
+  const activeMinute = active !== null ? minutes[active] : undefined;
+
+  return (
+    <div className={styles.wrapper} data-testid={panelTestIds.track}>
+      <div
+        className={cx(styles.grid, aligned && styles.alignedGrid)}
+        style={{ gridTemplateColumns: `repeat(${columns}, minmax(0, 1fr))` }}
+      >
+        <div
+          className={styles.cells}
+          style={{ gridColumn: `1 / span ${minutes.length}` }}
+          role="listbox"
+          aria-label={`Window decisions: each minute's is the decision of the ${window} window ending at it. ${firingSummary(track, minutes)}Arrow keys move, N and P jump to the next or previous change, Enter pins the details.`}
+          aria-orientation="horizontal"
+          data-testid={panelTestIds.trackCells}
+          {...containerProps}
+        >
+          {minutes.map((minute) => {
+            const decision = minute.windowDecision?.decision ?? 'hold';
+            const firing = firingAt.get(minute.index);
+            return (
+              <div
+                key={minute.time}
+                id={cellId(minute.index)}
+                data-index={minute.index}
+                data-decision={decision}
+                data-fires={firing ? firing.decision : undefined}
+                data-testid={panelTestIds.trackCell}
+                role="option"
+                aria-selected={minute.index === active}
+                aria-label={`${minute.fullTimeLabel}, window decision ${DECISION_TEXT[decision]}${firing ? `, ${firingText(firing, minute)}` : ''}`}
+                className={cx(
+                  styles.cell,
+                  aligned && styles.alignedCell,
+                  decision === 'rollback' && styles.rollback,
+                  minute.index === active && styles.active
+                )}
+                style={{ backgroundColor: decisionColor(theme, decision) }}
+              />
+            );
+          })}
+        </div>
+        {track.firings.map((firing) => {
+          const minute = minutes[firing.index];
+          const rightHalf = firing.index > minutes.length / 2;
+          return (
+            <div
+              key={firing.decision}
+              className={styles.markerCell}
+              style={{ gridColumn: `${firing.index + 1} / span 1` }}
+              data-testid={panelTestIds.trackMarker}
+              data-decision={firing.decision}
+              aria-hidden
+            >
+              <span
+                className={cx(styles.marker, rightHalf && styles.markerLeft)}
+                style={{ color: decisionColor(theme, firing.decision) }}
+              >
+                {rightHalf && !compact ? <span className={styles.markerText}>{firingText(firing, minute)}</span> : null}
+                <span className={styles.markerArrow}>▲</span>
+                {!rightHalf && !compact ? (
+                  <span className={styles.markerText}>{firingText(firing, minute)}</span>
+                ) : null}
+              </span>
+            </div>
+          );
+        })}
+      </div>
+      {!compact && (
+        <div className={styles.legend} aria-hidden>
+          <span className={styles.legendTitle}>
+            Window decision ({track.rule === 'reference' ? 'reference rule' : 'evidence rule'}
+            {track.windowMinutes ? `, ${track.windowMinutes} min` : ''})
+          </span>
+          {DECISIONS.map((decision) => (
+            <span key={decision} className={styles.legendItem}>
+              <span
+                className={cx(styles.swatch, decision === 'rollback' && styles.rollback)}
+                style={{ backgroundColor: decisionColor(theme, decision) }}
+              />
+              {DECISION_SYMBOL[decision]} {DECISION_TEXT[decision]} {track.counts[decision]}
+            </span>
+          ))}
+        </div>
+      )}
+      {visible && activeMinute?.windowDecision && anchor && (
+        <VizTooltipContainer
+          position={anchor}
+          offset={{ x: 0, y: theme.spacing.gridSize }}
+          allowPointerEvents={pinned}
+          className={styles.tooltipBox}
+        >
+          <DecisionTooltip
+            minute={activeMinute}
+            decision={activeMinute.windowDecision}
+            meta={meta}
+            windowMinutes={track.windowMinutes}
+            firing={firingAt.get(activeMinute.index)}
+            pinned={pinned}
+          />
+        </VizTooltipContainer>
+      )}
+    </div>
+  );
+}
+
+function firingSummary(track: DecisionTrackView, minutes: MinuteView[]): string {
+  if (track.firings.length === 0) {
+    return `No rollback or promote in the ${minutes.length} minutes shown. `;
+  }
+  return `${track.firings.map((f) => firingText(f, minutes[f.index])).join('; ')}. `;
+}
+
+const getStyles = (theme: GrafanaTheme2) => {
+  const hatch = `repeating-linear-gradient(135deg, rgba(0, 0, 0, 0.35) 0, rgba(0, 0, 0, 0.35) 1px, transparent 1px, transparent 4px)`;
+  return {
+    wrapper: css({
+      display: 'flex',
+      flexDirection: 'column',
+      gap: theme.spacing(0.25),
+      flexShrink: 0,
+    }),
+    grid: css({
+      display: 'grid',
+      gridTemplateRows: `${theme.spacing(1.25)} auto`,
+      rowGap: theme.spacing(0.25),
+    }),
+    // Same gaps as the minute strip, so each decision sits under its minute.
+    alignedGrid: css({
+      columnGap: theme.spacing(0.125),
+    }),
+    cells: css({
+      display: 'grid',
+      gridTemplateColumns: 'subgrid',
+      gridRow: 1,
+      columnGap: 'inherit',
+      borderRadius: theme.shape.radius.default,
+      '&:focus-visible': {
+        outline: `2px solid ${theme.colors.primary.main}`,
+        outlineOffset: theme.spacing(0.25),
+      },
+    }),
+    cell: css({
+      height: '100%',
+      cursor: 'pointer',
+      minWidth: 0,
+    }),
+    alignedCell: css({
+      borderRadius: theme.shape.radius.default,
+    }),
+    rollback: css({
+      backgroundImage: hatch,
+    }),
+    active: css({
+      outline: `2px solid ${theme.colors.text.primary}`,
+      outlineOffset: '-1px',
+      zIndex: 1,
+    }),
+    markerCell: css({
+      gridRow: 2,
+      position: 'relative',
+      minWidth: 0,
+      height: theme.spacing(2),
+    }),
+    marker: css({
+      position: 'absolute',
+      left: '50%',
+      top: 0,
+      display: 'inline-flex',
+      alignItems: 'center',
+      gap: theme.spacing(0.5),
+      transform: 'translateX(-0.5em)',
+      whiteSpace: 'nowrap',
+      fontSize: theme.typography.bodySmall.fontSize,
+      fontWeight: theme.typography.fontWeightMedium,
+      lineHeight: 1.2,
+    }),
+    markerLeft: css({
+      left: 'auto',
+      right: '50%',
+      transform: 'translateX(0.5em)',
+    }),
+    markerArrow: css({
+      width: '1em',
+      textAlign: 'center',
+    }),
+    markerText: css({
+      color: theme.colors.text.primary,
+    }),
+    legend: css({
+      display: 'flex',
+      flexWrap: 'wrap',
+      columnGap: theme.spacing(1.5),
+      rowGap: theme.spacing(0.25),
+      color: theme.colors.text.secondary,
+      fontSize: theme.typography.bodySmall.fontSize,
+    }),
+    legendTitle: css({
+      color: theme.colors.text.primary,
+    }),
+    legendItem: css({
+      display: 'inline-flex',
+      alignItems: 'center',
+      gap: theme.spacing(0.5),
+    }),
+    swatch: css({
+      display: 'inline-block',
+      width: theme.spacing(2.5),
+      height: theme.spacing(1.25),
+      borderRadius: theme.shape.radius.default,
+    }),
+    tooltipBox: css({
+      padding: theme.spacing(1),
+    }),
+  };
+};
