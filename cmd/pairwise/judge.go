@@ -132,7 +132,7 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	}
 	client.Credentials = mergeCredentials(client.Credentials, creds)
 	if urlPassword(f.prometheus) != "" {
-		fmt.Fprintln(stderr, scrub("pairwise: warning: --prometheus "+prom.RedactURL(f.prometheus)+" holds a password, which process lists and shell history keep: prefer --basic-auth-user with $"+envBasicAuthPassword+" or --basic-auth-password-file"))
+		fmt.Fprintln(stderr, scrub("pairwise: warning: --prometheus "+prom.RedactURL(f.prometheus)+" holds a credential, which process lists and shell history keep: prefer --basic-auth-user with $"+envBasicAuthPassword+" or --basic-auth-password-file"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*f.timeout+5*time.Second)
 	defer cancel()
@@ -248,11 +248,15 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
-// urlPassword is the password of a URL's userinfo, if any.
+// urlPassword is the password of a URL's userinfo, if any, or its user
+// name when it has no password (a token passed as user, which RedactURL
+// redacts too).
 func urlPassword(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		p, _ := u.User.Password()
-		return p
+		if p, ok := u.User.Password(); ok {
+			return p
+		}
+		return u.User.Username()
 	}
 	// An unparsable URL: the text between the first colon after the
 	// scheme and the last @ of the authority.
