@@ -36,13 +36,26 @@ function expectationsFor(file) {
     throw new Error(`${file}: no minutes frame`);
   }
   const verdicts = column(minutes, 'verdict');
-  const expected = { minutes: verdicts.length, bad: verdicts.filter((v) => v === 'bad').length, headline: null };
+  const decisions = column(minutes, 'decision') ?? [];
+  const expected = {
+    minutes: verdicts.length,
+    bad: verdicts.filter((v) => v === 'bad').length,
+    headline: null,
+    // The window decision of every minute, and where rollback first fires (-1: never).
+    track: decisions.length === verdicts.length,
+    rollbackCells: decisions.filter((d) => d === 'rollback').length,
+    firstRollback: decisions.indexOf('rollback'),
+    rollbackFires: decisions.indexOf('rollback') > 0,
+  };
   if (decision) {
     const one = (name) => column(decision, name)?.at(-1);
     const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
     const d = one('decision');
-    expected.headline =
-      d === 'rollback'
+    const reason = one('reason');
+    // The banner reads the backend's reason; counts against limits only when it has none.
+    expected.headline = reason
+      ? `${d.toUpperCase()}: ${reason}`
+      : d === 'rollback'
         ? `ROLLBACK: ${plural(one('bad'), 'bad minute')} of ${one('window_minutes')}, limit ${one('bad_limit')}`
         : d === 'promote'
           ? `PROMOTE: ${plural(one('good'), 'good minute')} of ${one('window_minutes')}, needed ${one('good_needed')}`
@@ -113,6 +126,54 @@ try {
         const badNamed = await page.locator('[data-testid="pairwise-strip-cell"][aria-label*=", bad, "]').count();
         check(`${label}: bad cells are named "bad"`, badNamed === expected.bad, `got ${badNamed}`);
 
+        if (expected.track) {
+          const trackCells = page.locator('[data-testid="pairwise-track-cell"]');
+          check(
+            `${label}: ${expected.minutes} decision track cells`,
+            (await trackCells.count()) === expected.minutes,
+            `got ${await trackCells.count()}`
+          );
+          const rollbackCells = await page
+            .locator('[data-testid="pairwise-track-cell"][data-decision="rollback"]')
+            .count();
+          check(
+            `${label}: ${expected.rollbackCells} rollback track cells`,
+            rollbackCells === expected.rollbackCells,
+            `got ${rollbackCells}`
+          );
+          if (expected.firstRollback >= 0) {
+            const marked = await page.getAttribute(
+              '[data-testid="pairwise-track-cell"][data-fires="rollback"]',
+              'data-index'
+            );
+            check(
+              `${label}: rollback marked at minute ${expected.firstRollback}`,
+              Number(marked) === expected.firstRollback,
+              `marked ${marked}`
+            );
+            const marker = page.locator('[data-testid="pairwise-track-marker"][data-decision="rollback"]');
+            check(
+              `${label}: rollback marker shown`,
+              (await marker.count()) === 1 && (await marker.isVisible()),
+              'no visible marker'
+            );
+          }
+          // The track lines up with a one-row strip: each decision cell under its minute cell.
+          const stripBoxes = await page
+            .locator('[data-testid="pairwise-strip-cell"]')
+            .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()));
+          const trackBoxes = await trackCells.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().toJSON()));
+          const oneRow = stripBoxes.length > 0 && stripBoxes.every((b) => Math.abs(b.top - stripBoxes[0].top) < 1);
+          if (oneRow) {
+            const offset = Math.max(
+              ...stripBoxes.map(
+                (b, i) => Math.abs(b.left - trackBoxes[i].left) + Math.abs(b.width - trackBoxes[i].width)
+              )
+            );
+            check(`${label}: track cells line up with the strip's`, offset < 1, `off by up to ${offset.toFixed(2)} px`);
+          }
+        }
+
         const table = page.locator('[data-testid="pairwise-table"]');
         if (size === 'small') {
           check(`${label}: no table in a small panel`, (await table.count()) === 0, 'table shown');
@@ -137,6 +198,10 @@ try {
             (await page.locator('[data-testid="pairwise-chart"] path').count()) > 0,
             'no chart paths'
           );
+          if (expected.rollbackFires) {
+            const marks = await page.locator('[data-testid="pairwise-chart-firing"][data-decision="rollback"]').count();
+            check(`${label}: both charts mark where rollback fires`, marks === 2, `got ${marks}`);
+          }
         }
         check(`${label}: no page errors`, errors.length === 0, errors.join(' | '));
         await page.screenshot({ path: path.join(shotsDir, `panel-${theme}-${size}${tag}.png`) });
@@ -165,6 +230,45 @@ try {
             const link = await page.locator('[data-testid="pairwise-tooltip"] a[href*="/explore?"]').count();
             check(`${label}: pinned tooltip links to Explore`, link === 1, `links ${link}`);
             await page.screenshot({ path: path.join(shotsDir, `panel-${theme}-${size}-tooltip.png`) });
+            // Unpin it, so the track's tooltip is alone in its screenshot.
+            await page.focus('[data-testid="pairwise-strip"]');
+            await page.keyboard.press('Escape');
+          }
+        }
+        if (size === 'large' && expected.track) {
+          // Keyboard on the decision track: End reaches the last minute, whose decision is the banner's.
+          await page.focus('[data-testid="pairwise-track-cells"]');
+          await page.keyboard.press('End');
+          const trackActive = await page.getAttribute('[data-testid="pairwise-track-cells"]', 'aria-activedescendant');
+          const lastIndex = trackActive ? await page.getAttribute(`#${trackActive}`, 'data-index') : null;
+          check(
+            `${label}: End moves the track to the last minute`,
+            Number(lastIndex) === expected.minutes - 1,
+            `got ${lastIndex}`
+          );
+          check(
+            `${label}: track tooltip on focus`,
+            (await page.locator('[data-testid="pairwise-track-tooltip"]').count()) === 1,
+            'no track tooltip'
+          );
+          await page.keyboard.press('Escape');
+          if (expected.firstRollback >= 0) {
+            // Pin the tooltip of the minute where rollback fires, for a screenshot.
+            // A day's cells are narrower than a pixel: click the element itself, not a point.
+            await page
+              .locator('[data-testid="pairwise-track-cell"][data-fires="rollback"]')
+              .evaluate((el) => el.click());
+            const tip = page.locator('[data-testid="pairwise-track-tooltip"]');
+            await tip.waitFor();
+            const text = (await tip.textContent()) ?? '';
+            check(
+              `${label}: track tooltip gives the decision and its reason`,
+              /ROLLBACK/.test(text) && /rollback/.test(text),
+              text.slice(0, 120)
+            );
+            // The tooltip measures itself, then moves inside the window (a 0.1 s transition).
+            await page.waitForTimeout(400);
+            await page.screenshot({ path: path.join(shotsDir, `panel-${theme}-${size}${tag}-track.png`) });
           }
         }
         await page.close();

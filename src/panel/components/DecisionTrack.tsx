@@ -96,14 +96,17 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
             <div
               key={firing.decision}
               className={styles.markerCell}
-              style={{ gridColumn: `${firing.index + 1} / span 1` }}
+              style={{
+                gridColumn: `${firing.index + 1} / span 1`,
+                height: theme.spacing(2 * (firing.line + 1)),
+              }}
               data-testid={panelTestIds.trackMarker}
               data-decision={firing.decision}
               aria-hidden
             >
               <span
                 className={cx(styles.marker, rightHalf && styles.markerLeft)}
-                style={{ color: decisionColor(theme, firing.decision) }}
+                style={{ color: decisionColor(theme, firing.decision), top: theme.spacing(2 * firing.line) }}
               >
                 {rightHalf && !compact ? <span className={styles.markerText}>{firingText(firing, minute)}</span> : null}
                 <span className={styles.markerArrow}>▲</span>
@@ -209,7 +212,6 @@ const getStyles = (theme: GrafanaTheme2) => {
       gridRow: 2,
       position: 'relative',
       minWidth: 0,
-      height: theme.spacing(2),
     }),
     marker: css({
       position: 'absolute',

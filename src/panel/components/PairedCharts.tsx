@@ -348,7 +348,7 @@ function FiringMarks({
     <g>
       {firings
         .filter((f) => f.fired)
-        .map((f) => {
+        .map((f, i) => {
           const minute = minutes[f.index];
           const color = decisionColor(theme, f.decision);
           const px = x(minute.time);
@@ -358,7 +358,8 @@ function FiringMarks({
               <line x1={px} x2={px} y1={top} y2={bottom} stroke={color} strokeWidth={1.5} strokeDasharray="2 3" />
               <text
                 x={px + (rightHalf ? -4 : 4)}
-                y={top + 10}
+                // A second firing's label goes on a line of its own.
+                y={top + 10 + i * 14}
                 className={styles.firingLabel}
                 fill={color}
                 textAnchor={rightHalf ? 'end' : 'start'}

@@ -44,7 +44,7 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
     );
   }
 
-  const layout = panelLayout(width, height, options, theme.spacing.gridSize, viewModel.track !== null);
+  const layout = panelLayout(width, height, options, theme.spacing.gridSize, viewModel.track?.markerLines ?? null);
   const formatLatency = viewModel.formatLatency;
   // The track sits under its minutes when the strip is one row; otherwise it is a timeline.
   const stripColumns = layout.showStrip

@@ -22,7 +22,9 @@ describe('panelLayout', () => {
 
   it('makes room for the decision track only when there is one to draw', () => {
     const withTrack = panelLayout(1400, 800, DEFAULT_OPTIONS, 8);
-    const without = panelLayout(1400, 800, DEFAULT_OPTIONS, 8, false);
+    const without = panelLayout(1400, 800, DEFAULT_OPTIONS, 8, null);
+    const twoLines = panelLayout(1400, 800, DEFAULT_OPTIONS, 8, 2);
+    expect(twoLines.tableHeight).toBeLessThan(withTrack.tableHeight);
     expect(withTrack.showTrack).toBe(true);
     expect(without.showTrack).toBe(false);
     expect(without.tableHeight).toBeGreaterThan(withTrack.tableHeight);

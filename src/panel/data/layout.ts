@@ -22,16 +22,17 @@ export function panelLayout(
   height: number,
   options: Pick<PairwisePanelOptions, 'compact' | 'showBanner' | 'showStrip' | 'showTrack' | 'showChart' | 'showTable'>,
   gridSize: number,
-  /** Whether the minutes carry window decisions to draw a track from. */
-  hasTrack = true
+  /** Label lines of the decision track's markers, or null when the minutes carry no window decisions. */
+  trackMarkerLines: number | null = 1
 ): PanelLayout {
   const small = options.compact || width < 500 || height < 320;
   const gap = gridSize;
   const bannerHeight = options.showBanner ? (small ? gridSize * 8 : gridSize * 13) : 0;
   const legendHeight = small ? 0 : gridSize * 3;
-  const showTrack = options.showTrack && hasTrack;
-  // Cells, the firing markers and, in a large panel, the legend.
-  const trackHeight = showTrack ? (small ? gridSize * 4 : gridSize * 6.5) + gap : 0;
+  const showTrack = options.showTrack && trackMarkerLines !== null;
+  // Cells, a line per firing marker and, in a large panel, the legend.
+  const markerHeight = gridSize * 2 * (trackMarkerLines ?? 0);
+  const trackHeight = showTrack ? gridSize * 1.75 + markerHeight + (small ? 0 : gridSize * 3) + gap : 0;
   const stripMaxHeight = Math.max(
     gridSize * 3,
     small ? height - bannerHeight - gap - trackHeight : Math.min(gridSize * 18, height * 0.3)

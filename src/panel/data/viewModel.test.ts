@@ -113,7 +113,14 @@ describe('buildViewModel', () => {
       windowMinutes: 60,
       counts: { rollback: decisions.filter((d) => d === 'rollback').length },
     });
-    expect(vm.track!.firings).toContainEqual({ decision: 'rollback', index: first, fired: true });
+    expect(vm.track!.firings).toContainEqual(
+      expect.objectContaining({ decision: 'rollback', index: first, fired: true })
+    );
+    // Promote fires earlier in the sample, close enough that the labels take two lines.
+    const promote = vm.track!.firings.find((f) => f.decision === 'promote')!;
+    expect(first - promote.index).toBeLessThan(0.3 * 60);
+    expect(vm.track!.firings.map((f) => f.line)).toEqual([0, 1]);
+    expect(vm.track!.markerLines).toBe(2);
     const e = vm.minutes[first].windowDecision!;
     expect(e.reason).toMatch(/reached the rollback boundary/);
     expect(e.evidence.rollbackBoundary).toBe(14.2);
@@ -147,7 +154,8 @@ describe('buildViewModel', () => {
       }))
     );
     const vm = ready(buildViewModel([frame], options));
-    expect(vm.track!.firings).toEqual([{ decision: 'rollback', index: 0, fired: false }]);
+    expect(vm.track!.firings).toEqual([{ decision: 'rollback', index: 0, fired: false, line: 0 }]);
+    expect(vm.track!.markerLines).toBe(1);
     expect(vm.track!.counts).toEqual({ promote: 0, hold: 1, rollback: 2 });
     // No decision frame: the last minute's window decision is the decision, in the backend's words.
     expect(vm.decision).toMatchObject({ decision: 'hold', headline: 'HOLD: window 2', fromDecisionFrame: false });

@@ -161,6 +161,8 @@ export interface DecisionFiring {
   index: number;
   /** False when the first minute shown already has it: it may have fired before the range. */
   fired: boolean;
+  /** Label line of its marker: 1 when another firing's label is too close to share a line. */
+  line: number;
 }
 
 /** The per-minute window decisions, for the decision track. */
@@ -170,7 +172,12 @@ export interface DecisionTrackView {
   counts: Record<Decision, number>;
   /** First rollback and first promote among the minutes shown, in time order. */
   firings: DecisionFiring[];
+  /** Lines the firing labels take (0 without firings). */
+  markerLines: number;
 }
+
+/** Firings closer than this share of the range get their labels on separate lines. */
+const MARKER_CLEARANCE = 0.3;
 
 export interface VerdictCounts {
   good: number;
@@ -372,10 +379,17 @@ export function buildTrack(minutes: MinuteView[], meta: PairwiseMeta): DecisionT
     const d = m.windowDecision!.decision;
     counts[d]++;
     if (d !== 'hold' && !firings.some((f) => f.decision === d)) {
-      firings.push({ decision: d, index: i, fired: i > 0 && minutes[i - 1].windowDecision!.decision !== d });
+      const close = firings.some((f) => Math.abs(f.index - i) < MARKER_CLEARANCE * minutes.length);
+      firings.push({
+        decision: d,
+        index: i,
+        fired: i > 0 && minutes[i - 1].windowDecision!.decision !== d,
+        line: close ? 1 : 0,
+      });
     }
   });
-  return { rule: meta.rule, windowMinutes: meta.windowMinutes, counts, firings };
+  const markerLines = firings.length === 0 ? 0 : Math.max(...firings.map((f) => f.line)) + 1;
+  return { rule: meta.rule, windowMinutes: meta.windowMinutes, counts, firings, markerLines };
 }
 
 function verdictOf(text: string, code: number | null): Verdict {
