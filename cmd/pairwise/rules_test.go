@@ -14,8 +14,6 @@ import (
 // repoRoot is where the rule pack lives relative to this package.
 const repoRoot = "../.."
 
-const regenerate = "go run ./cmd/pairwise rules --config rules/pairwise.yaml --out rules/pairwise.rules.yml"
-
 // pinnedTool returns a binary built by tools/install.sh. A missing binary
 // fails the test: the rule pack checks must not pass by being skipped.
 func pinnedTool(t *testing.T, name string) string {
@@ -41,26 +39,39 @@ func runTool(t *testing.T, dir, tool string, args ...string) string {
 	return string(out)
 }
 
+// committedPacks are the rule packs in the repository and their configs:
+// the pack users load, and the reference-rule pack the promtool tests of the
+// reference rule (rules/tests/native.yml, classic.yml) load.
+var committedPacks = []struct{ config, pack string }{
+	{"rules/pairwise.yaml", "rules/pairwise.rules.yml"},
+	{"rules/tests/reference/pairwise.yaml", "rules/tests/reference/pairwise.rules.yml"},
+}
+
 func TestCommittedRulePackIsGenerated(t *testing.T) {
-	config, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := rulegen.Load(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Source = "rules/pairwise.yaml"
-	want, err := rulegen.Render(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.rules.yml"))
-	if err != nil {
-		t.Fatalf("%v: generate it with `%s`", err, regenerate)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("rules/pairwise.rules.yml differs from what rules/pairwise.yaml and pkg/verdict generate: regenerate it from the repository root with\n  %s\nand commit it", regenerate)
+	for _, p := range committedPacks {
+		t.Run(p.pack, func(t *testing.T) {
+			config, err := os.ReadFile(filepath.Join(repoRoot, p.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := rulegen.Load(config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Source = p.config
+			want, err := rulegen.Render(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			regenerate := "go run ./cmd/pairwise rules --config " + p.config + " --out " + p.pack
+			got, err := os.ReadFile(filepath.Join(repoRoot, p.pack))
+			if err != nil {
+				t.Fatalf("%v: generate it with `%s`", err, regenerate)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s differs from what %s and pkg/verdict generate: regenerate it from the repository root with\n  %s\nand commit it", p.pack, p.config, regenerate)
+			}
+		})
 	}
 }
 
@@ -110,9 +121,11 @@ func TestRulesCommand(t *testing.T) {
 }
 
 func TestRulePackPassesPromtoolLint(t *testing.T) {
-	out := runTool(t, repoRoot, "promtool", "check", "rules", "--lint=all", "--lint-fatal", "rules/pairwise.rules.yml")
-	if !strings.Contains(out, "SUCCESS") {
-		t.Fatalf("promtool check rules:\n%s", out)
+	for _, p := range committedPacks {
+		out := runTool(t, repoRoot, "promtool", "check", "rules", "--lint=all", "--lint-fatal", p.pack)
+		if !strings.Contains(out, "SUCCESS") {
+			t.Fatalf("promtool check rules %s:\n%s", p.pack, out)
+		}
 	}
 }
 

@@ -30,6 +30,12 @@ type fleetExprs struct {
 	served expr
 	// countAgo is count WarmupMinutes earlier (warm-up), nil without warm-up.
 	countAgo expr
+	// incomplete holds when a member of the fleet that was serving did not
+	// report in the minute (verdict.Completeness on prom.HealthQuery's
+	// figures): one of its targets was down (up == 0), or fewer of its
+	// series had the two samples a one-minute increase() reads than in one
+	// of the StableMinutes minutes before.
+	incomplete expr
 }
 
 func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
@@ -54,6 +60,15 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 			f.countAgo = leaf(fmt.Sprintf("sum(increase(%s[1m] offset %dm))", inf.With(r.Metric+"_bucket"), r.config.WarmupMinutes))
 		}
 	}
+	// Completeness, from the series prom.HealthQuery counts.
+	series := sel.With(r.Metric)
+	if r.kind != prom.Native {
+		series = append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"}).With(r.Metric + "_bucket")
+	}
+	reporting := fn("count", op(leaf("count_over_time("+series+"[1m])"), ">=", leaf("2")))
+	before := fn("max_over_time", sub(reporting, fmt.Sprintf("[%dm:1m] offset 1m", verdict.StableMinutes)))
+	down := fn("count", op(leaf("min_over_time("+sel.With("up")+"[1m])"), "==", leaf("0")))
+	f.incomplete = op(op(down, ">", leaf("0")), "or", op(reporting, "<", before))
 	// Observations beyond the verdict quantile: the fraction of the minute's
 	// histogram above the quantile's value, times its count. This is
 	// histogram.TailCount as Prometheus computes it (see rules/README.md for
@@ -84,7 +99,11 @@ type minuteExprs struct {
 	ratio, recordedRatio expr
 	// insufficient holds when the smaller tail is below MinTailObservations.
 	insufficient expr
-	// counted holds when the minute is not warm-up (always, without warm-up).
+	// partial holds when both fleets have observations but one is
+	// incomplete (verdict.Partial: neither good, bad nor evidence).
+	partial expr
+	// counted holds when the minute is judged good, neutral or bad and is
+	// not warm-up: the minutes the reference rule counts.
 	counted expr
 	// good and bad are the counted good and bad minutes: present only then.
 	good, bad expr
@@ -128,24 +147,30 @@ func (r resolved) minute() minuteExprs {
 	// min(tail baseline, tail canary) < MinTailObservations, as verdict.Judge
 	// (the canary first, so an alert's value is its tail when it is short).
 	m.insufficient = op(op(m.canary.tail, "<", num(c.MinTailObservations)), "or", op(m.base.tail, "<", num(c.MinTailObservations)))
-	judged := func(cond expr) expr {
-		e := op(op(cond, "and", m.data), "unless", m.insufficient)
-		if m.canary.countAgo != nil {
-			// Warm-up: counted only if the canary had traffic WarmupMinutes earlier.
-			e = op(e, "and", op(m.canary.countAgo, ">", leaf("0")))
-		}
-		return e
-	}
-	m.good = judged(goodRatio)
-	m.bad = judged(badRatio)
+	present := op(op(m.base.count, ">", leaf("0")), "and", op(m.canary.count, ">", leaf("0")))
+	m.partial = op(present, "and", op(m.base.incomplete, "or", m.canary.incomplete))
+	m.counted = m.warm(op(op(m.data, "unless", m.insufficient), "unless", m.partial))
+	m.good = op(goodRatio, "and", m.counted)
+	m.bad = op(badRatio, "and", m.counted)
 	code := func(v verdict.Verdict) expr { return leaf(fmt.Sprintf("vector(%d)", v.Code())) }
 	judgedCode := op(op(op(
 		op(code(verdict.Insufficient), "and", m.insufficient),
 		"or", op(code(verdict.Good), "and", goodRatio)),
 		"or", op(code(verdict.Bad), "and", badRatio)),
 		"or", code(verdict.Neutral))
-	m.verdict = op(op(judgedCode, "and", m.data), "or", code(verdict.NoData))
+	// verdict.Judge's order: no-data when a fleet has no observations, then
+	// partial, then no-data when a quantile is undefined, then the rest.
+	m.verdict = op(op(op(code(verdict.Partial), "and", m.partial), "or", op(judgedCode, "and", m.data)), "or", code(verdict.NoData))
 	return m
+}
+
+// warm keeps e only in minutes that are not warm-up: the canary had
+// traffic WarmupMinutes earlier. Without warm-up, e itself.
+func (m minuteExprs) warm(e expr) expr {
+	if m.canary.countAgo == nil {
+		return e
+	}
+	return op(e, "and on()", op(m.canary.countAgo, ">", leaf("0")))
 }
 
 // lastMinute evaluates e at the end of the last complete wall-clock minute:
@@ -211,6 +236,13 @@ func (r resolved) rules(runbookBase string) []rule {
 		)
 	}
 	labels := [][2]string{canaryLabel}
+	// The minute counts are the reference rule's; the evidence rule records
+	// them for dashboards but does not decide on them.
+	flagsName := RecordName(r.Metric, "flags_"+window, false)
+	countsNote := ""
+	if c.Rule != verdict.RuleReference {
+		countsNote = " (the reference rule's count; the evidence rule does not decide on it)"
+	}
 	out = append(out,
 		rule{record: RecordName(r.Metric, quantileOp(c.VerdictQuantile)+"_ratio_1m", false), expr: lastMinute(op(m.recordedRatio, "and", m.data)), labels: labels,
 			comment: "canary / baseline " + vq + " of the last complete minute; absent when a fleet has no data"},
@@ -219,32 +251,33 @@ func (r resolved) rules(runbookBase string) []rule {
 		rule{record: RecordName(r.Metric, "bad_1m", false), expr: op(fn("count_over_time", sub(m.bad, "[1m:1m]")), "or", leaf("vector(0)")), labels: labels,
 			comment: "1 if the last complete minute is a counted bad minute, else 0"},
 		rule{record: RecordName(r.Metric, "good_minutes_"+window, false), expr: op(r.overWindow(m.good), "or", leaf("vector(0)")), labels: labels,
-			comment: "good minutes among the last " + window + " of wall-clock minutes"},
+			comment: "good minutes among the last " + window + " of wall-clock minutes" + countsNote},
 		rule{record: RecordName(r.Metric, "bad_minutes_"+window, false), expr: op(r.overWindow(m.bad), "or", leaf("vector(0)")), labels: labels,
-			comment: "bad minutes among the last " + window + " of wall-clock minutes"},
-		rule{record: RecordName(r.Metric, "decision_"+window, false), labels: labels,
-			expr: op(op(
-				op(leaf(fmt.Sprintf("vector(%d)", verdict.Rollback.Code())), "and", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))),
-				"or", op(leaf(fmt.Sprintf("vector(%d)", verdict.Promote.Code())), "and", op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded))))),
-				"or", leaf(fmt.Sprintf("vector(%d)", verdict.Hold.Code()))),
-			comment: "window decision: 0 promote, 1 hold, 2 rollback (rollback checked first)"},
+			comment: "bad minutes among the last " + window + " of wall-clock minutes" + countsNote},
+		rule{record: flagsName, expr: r.windowFlags(m), labels: labels,
+			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s), 1 while raised; a flagged window never promotes",
+				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet)},
 	)
 
 	runbook := func(alert string) [2]string {
 		return [2]string{"runbook_url", runbookBase + "#" + strings.ToLower(alert)}
 	}
+	if c.Rule != verdict.RuleReference {
+		records, alerts := r.evidenceRules(m, labels, runbook)
+		out = append(out, records...)
+		out = append(out, alerts[0], r.fleetMissingAlert(m, runbook))
+		return append(out, alerts[1:]...)
+	}
+	out = append(out,
+		rule{record: RecordName(r.Metric, "decision_"+window, false), labels: labels, expr: r.referenceDecision(m, r.recordedSeries(flagsName)),
+			comment: "window decision: 0 promote, 1 hold, 2 rollback (reference rule; rollback checked first; a flagged window never promotes)"},
+	)
 	thresholds := fmt.Sprintf("good at or below %sx, bad at or above %sx the baseline %s", fmtNum(c.PromoteThreshold), fmtNum(c.RollbackThreshold), vq)
 	// Annotations are Go templates: user text must not open an action.
 	name := templateSafe(r.Name)
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
-	missing := func(present, absent fleetExprs) expr {
-		return op(
-			lastMinute(fn("label_replace", op(op(present.count, ">", leaf("0")), "unless", op(absent.count, ">", leaf("0"))),
-				leaf(`"missing_fleet"`), leaf(strconv.Quote(absent.name)), leaf(`""`), leaf(`""`))),
-			"and on()", op(absent.served, ">", leaf("0")))
-	}
 	out = append(out,
-		rule{alert: "PairwiseCanaryRollback", expr: op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit))), keepFiring: "10m",
+		rule{alert: "PairwiseCanaryRollback", expr: r.referenceRollback(m), keepFiring: "10m",
 			labels: [][2]string{canaryLabel, {"severity", "critical"}, {"action", "rollback"}},
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, {{ $value }} bad minutes in the last %s", name, window)},
@@ -260,7 +293,7 @@ func (r resolved) rules(runbookBase string) []rule {
 					vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, c.WindowMinutes, canarySel, baselineSel)},
 				runbook("PairwiseCanaryBadMinute"),
 			}},
-		rule{alert: "PairwiseCanaryInsufficientTraffic", expr: lastMinute(op(m.insufficient, "and", m.data)), forDur: "10m",
+		rule{alert: "PairwiseCanaryInsufficientTraffic", expr: lastMinute(op(op(m.insufficient, "and", m.data), "unless", m.partial)), forDur: "10m",
 			labels: [][2]string{canaryLabel, {"severity", "warning"}},
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: too little traffic to judge its %s", name, vq)},
@@ -268,24 +301,54 @@ func (r resolved) rules(runbookBase string) []rule {
 					vq, r.Metric, fmtNum(c.MinTailObservations), canarySel, baselineSel)},
 				runbook("PairwiseCanaryInsufficientTraffic"),
 			}},
-		rule{alert: "PairwiseCanaryFleetMissing", expr: op(missing(m.base, m.canary), "or", missing(m.canary, m.base)), forDur: "5m",
-			labels: [][2]string{canaryLabel, {"severity", "warning"}},
-			annotations: [][2]string{
-				{"summary", "Canary " + name + ": the {{ $labels.missing_fleet }} fleet has stopped serving"},
-				{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",
-					r.Metric, window, canarySel, baselineSel)},
-				runbook("PairwiseCanaryFleetMissing"),
-			}},
-		rule{alert: "PairwiseCanaryPromotable", expr: op(op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))),
+		r.fleetMissingAlert(m, runbook),
+		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))), "unless on()", r.recordedSeries(flagsName)),
 			labels: [][2]string{canaryLabel, {"severity", "info"}, {"action", "promote"}},
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, {{ $value }} good minutes in the last %s", name, window)},
-				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes were good (%s; %d needed) and fewer than %d were bad. Canary %s, baseline %s.",
+				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes were good (%s; %d needed), fewer than %d were bad and no flag is raised. Canary %s, baseline %s.",
 					c.WindowMinutes, thresholds, c.GoodNeeded, c.BadLimit, canarySel, baselineSel)},
 				runbook("PairwiseCanaryPromotable"),
 			}},
 	)
 	return out
+}
+
+// referenceDecision is the reference rule's window decision: rollback at
+// BadLimit bad minutes, else promote at GoodNeeded good ones unless a flag
+// is raised, else hold.
+func (r resolved) referenceDecision(m minuteExprs, flags expr) expr {
+	c := r.config
+	return op(op(
+		op(leaf(fmt.Sprintf("vector(%d)", verdict.Rollback.Code())), "and", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))),
+		"or", op(op(leaf(fmt.Sprintf("vector(%d)", verdict.Promote.Code())), "and", op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded)))), "unless on()", flags)),
+		"or", leaf(fmt.Sprintf("vector(%d)", verdict.Hold.Code())))
+}
+
+// referenceRollback is the reference rule's rollback condition.
+func (r resolved) referenceRollback(m minuteExprs) expr {
+	return op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(r.config.BadLimit)))
+}
+
+// fleetMissingAlert fires when one fleet has stopped serving while the other
+// serves, under either rule: such minutes carry no verdict and no evidence.
+func (r resolved) fleetMissingAlert(m minuteExprs, runbook func(string) [2]string) rule {
+	window := strconv.Itoa(r.config.WindowMinutes) + "m"
+	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
+	missing := func(present, absent fleetExprs) expr {
+		return op(
+			lastMinute(fn("label_replace", op(op(present.count, ">", leaf("0")), "unless", op(absent.count, ">", leaf("0"))),
+				leaf(`"missing_fleet"`), leaf(strconv.Quote(absent.name)), leaf(`""`), leaf(`""`))),
+			"and on()", op(absent.served, ">", leaf("0")))
+	}
+	return rule{alert: "PairwiseCanaryFleetMissing", expr: op(missing(m.base, m.canary), "or", missing(m.canary, m.base)), forDur: "5m",
+		labels: [][2]string{{"canary", r.Name}, {"severity", "warning"}},
+		annotations: [][2]string{
+			{"summary", "Canary " + templateSafe(r.Name) + ": the {{ $labels.missing_fleet }} fleet has stopped serving"},
+			{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",
+				r.Metric, window, canarySel, baselineSel)},
+			runbook("PairwiseCanaryFleetMissing"),
+		}}
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -22,6 +22,31 @@ type Queries struct {
 	// BaselineTail and CanaryTail are the observations beyond the verdict
 	// quantile (the insufficient guard).
 	BaselineTail, CanaryTail string
+
+	// Decision is the decision code (verdict.Decision.Code()) of the window
+	// ending at T, and Rollback has a sample exactly when the rollback
+	// alert's condition holds at T, both from raw data alone. The pack
+	// derives them from series its group recorded earlier in the same
+	// evaluation; these are the same derivations (the same Go code) reading
+	// the expressions that record those series instead.
+	Decision, Rollback string
+	// Flags has a series (label flag) for each flag raised over the window
+	// ending at T.
+	Flags string
+	// Recorded are the expressions of the recording rules the pack's
+	// decision reads, as the committed pack holds them.
+	Recorded []string
+
+	// The evidence rule's (empty under the reference rule):
+	// MinuteTerms is the evidence of minute T, a series per term (label
+	// term): llr_4 ... llr_32 (verdict.Evidence.LLR), canary_beyond
+	// (Evidence.Canary), expected_beyond (Evidence.Expected()) and minutes
+	// (1); nothing when the minute carries no evidence.
+	MinuteTerms string
+	// Evidence, RecentEvidence, PromoteEvidence and EvidenceMinutes are
+	// verdict.WindowEvidence's Statistic, the statistic of each recent run
+	// (label recent_minutes), PromoteStatistic and Minutes.
+	Evidence, RecentEvidence, PromoteEvidence, EvidenceMinutes string
 }
 
 // MinuteQueries validates f and returns the queries of each canary in order.
@@ -33,11 +58,27 @@ func MinuteQueries(f File) ([]Queries, error) {
 	out := make([]Queries, len(canaries))
 	for i, c := range canaries {
 		m := c.minute()
-		out[i] = Queries{
+		flags := c.windowFlags(m)
+		q := Queries{
 			Name: c.Name, Metric: c.Metric, Kind: c.kind, Baseline: c.baseline, Canary: c.canary, Config: c.config,
 			Bad: m.bad.flat(), Good: m.good.flat(), Verdict: m.verdict.flat(),
 			BaselineTail: m.base.tail.flat(), CanaryTail: m.canary.tail.flat(),
+			Flags: flags.flat(),
 		}
+		if c.config.Rule == verdict.RuleReference {
+			q.Decision, q.Rollback = c.referenceDecision(m, flags).flat(), c.referenceRollback(m).flat()
+			q.Recorded = []string{flags.flat()}
+		} else {
+			e := c.evidenceExprs(m)
+			w := e.inline
+			q.Evidence, q.RecentEvidence = w.statistic().flat(), w.recentStatistics().flat()
+			q.PromoteEvidence, q.EvidenceMinutes = w.promoteStatistic().flat(), w.minutes().flat()
+			q.Decision = c.evidenceDecision(w.statistic(), w.recentStatistics(), w.promoteStatistic(), w.minutes(), w.flags).flat()
+			q.Rollback = c.evidenceRollback(w.statistic(), w.recentStatistics()).flat()
+			q.MinuteTerms = e.terms.flat()
+			q.Recorded = []string{flags.flat(), e.sums.flat(), e.recent.flat()}
+		}
+		out[i] = q
 	}
 	return out, nil
 }

@@ -54,8 +54,28 @@ func renderFile(t *testing.T, f File) ruleFile {
 	return rf
 }
 
+// reference returns c judged by the reference rule.
+func reference(c Canary) Canary {
+	rule := verdict.RuleReference
+	c.Rule = &rule
+	return c
+}
+
 func TestRenderIsDeterministicAndWellFormed(t *testing.T) {
-	f := File{Canaries: []Canary{checkout("native"), func() Canary { c := checkout("classic"); c.Name = "checkout-classic"; return c }()}}
+	for _, tt := range []struct {
+		name   string
+		rule   func(Canary) Canary
+		alerts []string
+	}{
+		{"evidence rule (default)", func(c Canary) Canary { return c }, []string{"PairwiseCanaryRollback", "PairwiseCanaryFleetMissing", "PairwiseCanaryPromotable"}},
+		{"reference rule", reference, []string{"PairwiseCanaryRollback", "PairwiseCanaryBadMinute", "PairwiseCanaryInsufficientTraffic", "PairwiseCanaryFleetMissing", "PairwiseCanaryPromotable"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { checkWellFormed(t, tt.rule, tt.alerts) })
+	}
+}
+
+func checkWellFormed(t *testing.T, rule func(Canary) Canary, wantAlerts []string) {
+	f := File{Canaries: []Canary{rule(checkout("native")), rule(func() Canary { c := checkout("classic"); c.Name = "checkout-classic"; return c }())}}
 	first, err := Render(f)
 	if err != nil {
 		t.Fatal(err)
@@ -103,17 +123,20 @@ func TestRenderIsDeterministicAndWellFormed(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []string{"PairwiseCanaryRollback", "PairwiseCanaryBadMinute", "PairwiseCanaryInsufficientTraffic", "PairwiseCanaryFleetMissing", "PairwiseCanaryPromotable"} {
+	for _, a := range wantAlerts {
 		if !alerts[a] {
 			t.Errorf("alert %s missing", a)
 		}
+	}
+	if len(alerts) != len(wantAlerts) {
+		t.Errorf("alerts %v, want %v", alerts, wantAlerts)
 	}
 }
 
 func TestExpressionsUseTheEngineQueriesAndWallClockMinutes(t *testing.T) {
 	for _, kind := range []string{"native", "classic"} {
 		t.Run(kind, func(t *testing.T) {
-			rf := renderFile(t, File{Canaries: []Canary{checkout(kind)}})
+			rf := renderFile(t, File{Canaries: []Canary{reference(checkout(kind))}})
 			base, _ := selector.Parse(`{service="checkout",track="baseline"}`)
 			canary, _ := selector.Parse(`{track="canary",service="checkout"}`)
 			want := []string{prom.NativeQuery("http_request_duration_seconds", base), prom.NativeQuery("http_request_duration_seconds", canary)}
@@ -148,8 +171,9 @@ func TestExpressionsUseTheEngineQueriesAndWallClockMinutes(t *testing.T) {
 func TestOverridesReachTheRules(t *testing.T) {
 	q, promote, rollback, minTail := 0.999, 0.9, 1.25, 20.0
 	window, bad, good, warm := 30, 3, 20, 2
+	rule := verdict.RuleReference
 	f := File{
-		Defaults: verdict.Overrides{RollbackThreshold: &rollback, WindowMinutes: &window, GoodNeeded: &good},
+		Defaults: verdict.Overrides{RollbackThreshold: &rollback, WindowMinutes: &window, GoodNeeded: &good, Rule: &rule},
 		Canaries: []Canary{func() Canary {
 			c := checkout("native")
 			c.Overrides = verdict.Overrides{Quantiles: []float64{0.5, 0.9}, VerdictQuantile: &q, PromoteThreshold: &promote,
@@ -195,7 +219,7 @@ func TestDefaultsComeFromVerdict(t *testing.T) {
 			t.Errorf("default pack lacks %q from verdict.Default()", want)
 		}
 	}
-	if strings.Contains(string(out), "] offset") {
+	if strings.Contains(string(out), "[1m] offset") {
 		t.Error("warm-up expression present although the default has no warm-up")
 	}
 }
@@ -220,6 +244,9 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"duplicate name", func(f *File) { f.Canaries = append(f.Canaries, f.Canaries[0]) }, "canary checkout: name: used by an earlier canary"},
 		{"bad override", func(f *File) { f.Canaries[0].MinTailObservations = &neg }, "canary checkout: minTailObservations:"},
 		{"bad default", func(f *File) { f.Defaults.PromoteThreshold = &neg }, "defaults: promoteThreshold:"},
+		{"unknown rule", func(f *File) { r := "counting"; f.Canaries[0].Rule = &r }, `canary checkout: rule: "counting"`},
+		{"bad false-rollback budget", func(f *File) { f.Canaries[0].FalseRollback = &neg }, "canary checkout: falseRollback:"},
+		{"bad false-promote budget", func(f *File) { f.Defaults.FalsePromote = &neg }, "defaults: falsePromote:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,361 @@
+package rulegen
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// The evidence rule in PromQL. Every minute's evidence (verdict.MinuteEvidence)
+// is one vector of terms, a series per term: the log likelihood ratio for
+// each tail index, the canary's observations beyond the pooled quantile, how
+// many it would have if the fleets were identical, and 1 for the minute. Two
+// recording rules sum the terms over whole wall-clock minutes with subqueries
+// on raw data: over the window, and over each recent run of minutes
+// (verdict.Config.RecentLengths). The statistics, the decision and the alerts
+// are read off those series as the group recorded them earlier in the same
+// evaluation, at the same evaluation time. The parity test queries the same
+// derivations with the recorded series replaced by the expressions that
+// record them (windowReads).
+
+const (
+	termLabel   = "term"
+	recentLabel = "recent_minutes"
+
+	termCanary   = "canary_beyond"   // verdict.Evidence.Canary
+	termExpected = "expected_beyond" // verdict.Evidence.Expected()
+	termMinutes  = "minutes"         // 1 per minute carrying evidence
+	termLength   = "length"          // a recent run's length in minutes
+)
+
+// llrTerm names the term of tail index a's log likelihood ratio.
+func llrTerm(a float64) string { return "llr_" + fmtNum(a) }
+
+// llrTerms names every tail index's term, in verdict.TailIndices order.
+func llrTerms() []string {
+	out := make([]string, len(verdict.TailIndices))
+	for i, a := range verdict.TailIndices {
+		out[i] = llrTerm(a)
+	}
+	return out
+}
+
+// minuteEvidence are the parts of verdict.MinuteEvidence for one minute,
+// evaluated at its end T.
+type minuteEvidence struct {
+	// threshold is the verdict quantile of both fleets' histograms merged,
+	// present only when finite.
+	threshold expr
+	// beyondBaseline and beyondCanary are each fleet's counted observations
+	// beyond threshold (verdict.Evidence's Baseline and Canary).
+	beyondBaseline, beyondCanary expr
+	// share is the canary's share of the counted observations, present only
+	// when strictly between 0 and 1 (both fleets have observations).
+	share expr
+	// present holds when the minute carries evidence: verdict.Evidence.Valid,
+	// and not a partial or warm-up minute.
+	present expr
+}
+
+// scrapeScale is verdict.ScrapeScale of the fleet's mean samples per series in
+// the minute (prom.SamplesQuery): 1 - 1/n, present only when n > 1.
+func (r resolved) scrapeScale(f fleetExprs) expr {
+	samples := leaf("(" + prom.SamplesQuery(r.Metric, f.sel, r.kind) + ")")
+	return op(leaf("1"), "-", op(leaf("1"), "/", op(samples, ">", leaf("1"))))
+}
+
+func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
+	x := fn("histogram_quantile", leaf(verdict.QuantileKey(r.config.VerdictQuantile)), op(m.base.hist, "+", m.canary.hist))
+	e := minuteEvidence{threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
+	counted := func(f fleetExprs) expr { return op(f.count, "*", r.scrapeScale(f)) }
+	// Without a finite threshold scalar() is NaN, and so is the count.
+	beyond := func(f fleetExprs) expr {
+		return op(op(fn("histogram_fraction", fn("scalar", e.threshold), leaf("+Inf"), f.hist), "*", f.count), "*", r.scrapeScale(f))
+	}
+	e.beyondBaseline, e.beyondCanary = beyond(m.base), beyond(m.canary)
+	e.share = op(op(op(counted(m.canary), "/", op(counted(m.base), "+", counted(m.canary))), ">", leaf("0")), "<", leaf("1"))
+	e.present = m.warm(op(op(e.share, "and on()", e.threshold), "unless on()", m.partial))
+	return e
+}
+
+// alternatives is a constant vector, one series per tail index a valued
+// RollbackThreshold^a (how many times as frequent the canary's tail is under
+// that alternative), labelled with the index's term.
+func (r resolved) alternatives() expr {
+	var out expr
+	for _, a := range verdict.TailIndices {
+		alt := labelled(leaf("vector("+numText(math.Pow(r.config.RollbackThreshold, a))+")"), termLabel, llrTerm(a))
+		if out == nil {
+			out = alt
+		} else {
+			out = op(out, "or", alt)
+		}
+	}
+	return out
+}
+
+// terms is the minute's evidence, a series per term, nothing when the minute
+// carries none. With k and b the canary's and the baseline's observations
+// beyond the threshold, f the canary's share and A an alternative,
+// verdict.LLR is k ln(theta/f) + b ln((1-theta)/(1-f)) with
+// theta = fA/(fA+1-f), which is k ln A - (k+b) ln(1 + f(A-1)).
+func (r resolved) terms(e minuteEvidence) expr {
+	k, b, alts := e.beyondCanary, e.beyondBaseline, r.alternatives()
+	// "group_right()" with its parentheses: "group_right (" would read what
+	// follows as label names.
+	const each = "* on() group_right()"
+	llr := op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(e.share, each, op(alts, "-", leaf("1")))))))
+	rows := op(op(op(llr,
+		"or", labelled(k, termLabel, termCanary)),
+		"or", labelled(op(op(k, "+", b), "*", e.share), termLabel, termExpected)),
+		"or", labelled(leaf("vector(1)"), termLabel, termMinutes))
+	// > -Inf drops NaN, which present rules out already.
+	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
+}
+
+// windowSums sums the terms over the window's whole minutes.
+func (r resolved) windowSums(terms expr) expr {
+	return fn("sum_over_time", sub(terms, fmt.Sprintf("[%dm:1m]", r.config.WindowMinutes)))
+}
+
+// recentSums sums the terms over each recent run of minutes ending with the
+// window, labelled with the run's length, plus the length itself.
+func (r resolved) recentSums(terms expr) expr {
+	var out expr
+	for _, l := range r.config.RecentLengths() {
+		length := strconv.Itoa(l)
+		run := labelled(op(fn("sum_over_time", sub(terms, "["+length+"m:1m]")), "or", labelled(leaf("vector("+length+")"), termLabel, termLength)), recentLabel, length)
+		if out == nil {
+			out = run
+		} else {
+			out = op(out, "or", run)
+		}
+	}
+	return out
+}
+
+// termRows picks terms out of a vector of sums.
+type termRows interface{ rows(terms ...string) expr }
+
+// recordedRows are a series the group records: terms picked by matchers.
+type recordedRows struct {
+	r    resolved
+	name string
+}
+
+func (s recordedRows) rows(terms ...string) expr {
+	m := selector.Matcher{Name: termLabel, Op: selector.Equal, Value: terms[0]}
+	if len(terms) > 1 {
+		m = selector.Matcher{Name: termLabel, Op: selector.Regex, Value: strings.Join(terms, "|")}
+	}
+	return s.r.recordedSeries(s.name, m)
+}
+
+// inlineRows are the expression itself: terms picked by joining a constant
+// vector that holds them.
+type inlineRows struct{ e expr }
+
+func (s inlineRows) rows(terms ...string) expr {
+	var pick expr
+	for _, t := range terms {
+		one := labelled(leaf("vector(1)"), termLabel, t)
+		if pick == nil {
+			pick = one
+		} else {
+			pick = op(pick, "or", one)
+		}
+	}
+	return op(s.e, "and on("+termLabel+")", pick)
+}
+
+// windowReads are what the decision reads: recorded, or computed inline.
+type windowReads struct {
+	sums, recent termRows
+	flags        expr
+}
+
+// statistic is verdict.WindowEvidence.Statistic: the mixture (ln of the
+// mean of exp) of the summed LLRs, 0 without evidence. A sum so large that
+// exp overflows gives +Inf, which is still at or above the boundary.
+func (w windowReads) statistic() expr {
+	return op(fn("ln", fn("avg", fn("exp", w.sums.rows(llrTerms()...)))), "or", leaf("vector(0)"))
+}
+
+// recentStatistics is the mixture of each recent run (label recent_minutes);
+// a run without evidence has no series (its statistic, 0, rolls nothing back).
+func (w windowReads) recentStatistics() expr {
+	return fn("ln", call{fn: "avg by (" + recentLabel + ")", args: []expr{fn("exp", w.recent.rows(llrTerms()...))}})
+}
+
+// promoteStatistic is the first tail index's summed LLR, 0 without evidence.
+func (w windowReads) promoteStatistic() expr {
+	return op(fn("sum", w.sums.rows(llrTerm(verdict.TailIndices[0]))), "or", leaf("vector(0)"))
+}
+
+// minutes counts the window's minutes carrying evidence.
+func (w windowReads) minutes() expr {
+	return op(fn("sum", w.sums.rows(termMinutes)), "or", leaf("vector(0)"))
+}
+
+// evidenceDecision is verdict's evidence rule: rollback when the window's
+// statistic or a recent run's reaches its boundary; else promote when the
+// promote statistic is at or below minus its boundary, PromoteMinutes minutes
+// carry evidence and no flag is raised; else hold. The rule pack never knows
+// a deployment's start, so the boundaries are the sliding ones.
+func (r resolved) evidenceDecision(statistic, recent, promote, minutes, flags expr) expr {
+	c := r.config
+	code := func(d verdict.Decision) expr { return leaf(fmt.Sprintf("vector(%d)", d.Code())) }
+	rollback := op(op(statistic, ">=", num(c.RollbackBoundary(false))), "or", op(recent, ">=", num(c.RecentBoundary(false))))
+	promoteNow := op(op(op(code(verdict.Promote), "and on()", op(promote, "<=", num(-c.PromoteBoundary(false)))),
+		"and on()", op(minutes, ">=", leaf(strconv.Itoa(c.PromoteMinutes())))), "unless on()", flags)
+	return op(op(op(code(verdict.Rollback), "and on()", rollback), "or", promoteNow), "or", code(verdict.Hold))
+}
+
+// evidenceRollback is the rollback alert's condition: the window's statistic
+// when it reached its boundary, else the highest recent run's that did.
+func (r resolved) evidenceRollback(statistic, recent expr) expr {
+	c := r.config
+	return op(op(statistic, ">=", num(c.RollbackBoundary(false))), "or on()", fn("max", op(recent, ">=", num(c.RecentBoundary(false)))))
+}
+
+// evidenceExprs are the evidence rule's expressions of one canary.
+type evidenceExprs struct {
+	minute minuteEvidence
+	// terms is the minute's vector of terms; sums and recent their sums over
+	// the window and the recent runs, flags the window's flags.
+	terms, sums, recent, flags expr
+	// inline reads the window from raw data, recorded from the series.
+	inline, recorded windowReads
+	names            evidenceNames
+}
+
+// evidenceNames are the names of the evidence rule's recording rules.
+type evidenceNames struct {
+	sums, recent, flags, statistic, recentStatistic, promote, minutes, decision string
+}
+
+func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
+	window := strconv.Itoa(r.config.WindowMinutes) + "m"
+	e := evidenceExprs{minute: r.minuteEvidence(m), flags: r.windowFlags(m)}
+	e.terms = r.terms(e.minute)
+	e.sums, e.recent = r.windowSums(e.terms), r.recentSums(e.terms)
+	e.names = evidenceNames{
+		sums:            RecordName(r.Metric, "evidence_sums_"+window, false),
+		recent:          RecordName(r.Metric, "recent_evidence_sums", false),
+		flags:           RecordName(r.Metric, "flags_"+window, false),
+		statistic:       RecordName(r.Metric, "evidence_"+window, false),
+		recentStatistic: RecordName(r.Metric, "recent_evidence", false),
+		promote:         RecordName(r.Metric, "promote_evidence_"+window, false),
+		minutes:         RecordName(r.Metric, "evidence_minutes_"+window, false),
+		decision:        RecordName(r.Metric, "decision_"+window, false),
+	}
+	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, flags: e.flags}
+	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, flags: r.recordedSeries(e.names.flags)}
+	return e
+}
+
+// recordedSeries selects a series this canary's group records.
+func (r resolved) recordedSeries(name string, extra ...selector.Matcher) expr {
+	sel := append(selector.Selector{{Name: "canary", Op: selector.Equal, Value: r.Name}}, extra...)
+	return leaf(sel.With(name))
+}
+
+// evidenceRules are the evidence rule's recording rules and its rollback and
+// promote alerts, in evaluation order: a rule reads only series recorded
+// above it in the group.
+func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(string) [2]string) (records, alerts []rule) {
+	c := r.config
+	e := r.evidenceExprs(m)
+	n := e.names
+	window := strconv.Itoa(c.WindowMinutes) + "m"
+	vq := verdict.QuantileLabel(c.VerdictQuantile)
+	indices := make([]string, len(verdict.TailIndices))
+	for i, a := range verdict.TailIndices {
+		indices[i] = fmtNum(a)
+	}
+	lengths := make([]string, 0, len(c.RecentLengths()))
+	for _, l := range c.RecentLengths() {
+		lengths = append(lengths, strconv.Itoa(l))
+	}
+	rb, recentB, pb := c.RollbackBoundary(false), c.RecentBoundary(false), c.PromoteBoundary(false)
+	rec := e.recorded
+	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s); %s: the canary's observations beyond the %s of both fleets merged; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
+		strings.Join(llrTerms(), ", "), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), termCanary, vq, termExpected, termMinutes)
+	records = []rule{
+		{record: n.sums, expr: e.sums, labels: labels,
+			comment: fmt.Sprintf("evidence rule: each minute's evidence summed over the last %s of wall-clock minutes, by %s", window, terms)},
+		{record: n.recent, expr: e.recent, labels: labels,
+			comment: fmt.Sprintf("the same over the recent runs of the last %s minutes (label %s; term %s: the run's length)", strings.Join(lengths, ", "), recentLabel, termLength)},
+		{record: n.statistic, expr: rec.statistic(), labels: labels,
+			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window: ln of the mean likelihood ratio of the tail indices; rollback at %s", fmtBoundary(rb))},
+		{record: n.recentStatistic, expr: rec.recentStatistics(), labels: labels,
+			comment: fmt.Sprintf("the same for each recent run; rollback when one reaches %s", fmtBoundary(recentB))},
+		{record: n.promote, expr: rec.promoteStatistic(), labels: labels,
+			comment: fmt.Sprintf("evidence for promotion: the summed log likelihood ratio of tail index %s; promote at or below %s", indices[0], fmtBoundary(-pb))},
+		{record: n.minutes, expr: rec.minutes(), labels: labels,
+			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
+		{record: n.decision, labels: labels,
+			expr: r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), r.recordedSeries(n.minutes), rec.flags),
+			comment: "window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes)"},
+	}
+
+	// The first sentence of each description is the Go engine's reason for
+	// the decision (verdict's evidence rule), word for word.
+	name := templateSafe(r.Name)
+	fleets := fmt.Sprintf("Canary %s, baseline %s.", templateSafe(r.canary.String()), templateSafe(r.baseline.String()))
+	method := fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them against tails %sx^a as frequent (a = %s), over the last %d minutes and over their last %s minutes.",
+		r.Metric, vq, fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), c.WindowMinutes, strings.Join(lengths, ", "))
+	sumsOf := func(term string) selector.Matcher { return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: term} }
+	windowTail := fmt.Sprintf("canary %s exceedances %s vs %s expected over %s minutes", vq,
+		templateValue(r.recordedSeries(n.sums, sumsOf(termCanary)), "%.0f"), templateValue(r.recordedSeries(n.sums, sumsOf(termExpected)), "%.1f"),
+		templateValue(r.recordedSeries(n.minutes), "%.0f"))
+	// verdict reports the recent run with the highest statistic, the
+	// shortest of equals.
+	recentStats := r.recordedSeries(n.recentStatistic).flat()
+	best := fmt.Sprintf("min(%s and on(%s) (%s == on() group_left() max(%s)))", r.recordedSeries(n.recent, sumsOf(termLength)).flat(), recentLabel, recentStats, recentStats)
+	runValue := func(term, format string) string {
+		return fmt.Sprintf("{{ with printf %s $run | query }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}",
+			strconv.Quote(strings.Replace(r.recordedSeries(n.recent, sumsOf(term), selector.Matcher{Name: recentLabel, Op: selector.Equal, Value: "RUN"}).flat(), "RUN", "%s", 1)), format)
+	}
+	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}canary %s exceedances %s vs %s expected over the last {{ $run }} minutes{{ else }}?{{ end }}",
+		strconv.Quote(best), vq, runValue(termCanary, "%.0f"), runValue(termExpected, "%.1f"))
+	rollbackReason := fmt.Sprintf("{{ if query %s }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)"+
+		"{{ else }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's){{ end }}",
+		strconv.Quote(op(r.recordedSeries(n.statistic), ">=", num(rb)).flat()), windowTail, rb, recentTail, recentB)
+	alerts = []rule{
+		{alert: "PairwiseCanaryRollback", expr: r.evidenceRollback(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic)), keepFiring: "10m",
+			labels: [][2]string{labels[0], {"severity", "critical"}, {"action", "rollback"}},
+			annotations: [][2]string{
+				{"summary", fmt.Sprintf("Canary %s: roll back, its %s tail is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, rb)},
+				{"description", fmt.Sprintf("%s. %s A canary identical to its baseline, watched every minute, reaches a boundary at most once in %s days (falseRollback %s). %s",
+					rollbackReason, method, fmtNum(1/c.FalseRollback), fmtNum(c.FalseRollback), fleets)},
+				runbook("PairwiseCanaryRollback"),
+			}},
+		{alert: "PairwiseCanaryPromotable", expr: op(r.recordedSeries(n.promote), "and on()", op(r.recordedSeries(n.decision), "==", leaf(strconv.Itoa(verdict.Promote.Code())))),
+			labels: [][2]string{labels[0], {"severity", "info"}, {"action", "promote"}},
+			annotations: [][2]string{
+				{"summary", fmt.Sprintf("Canary %s: promotable, its %s tail is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, -pb)},
+				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
+					windowTail, -pb, math.Pow(c.RollbackThreshold, verdict.TailIndices[0]), method, c.PromoteMinutes(), fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
+				runbook("PairwiseCanaryPromotable"),
+			}},
+	}
+	return records, alerts
+}
+
+// templateValue is annotation template text printing the value of a query
+// with format, or "?" when it has none.
+func templateValue(query expr, format string) string {
+	return fmt.Sprintf("{{ with query %s }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}", strconv.Quote(query.flat()), format)
+}
+
+// numText writes a number so that PromQL reads back the same float64.
+func numText(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// fmtBoundary writes a boundary for people.
+func fmtBoundary(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

@@ -1,0 +1,185 @@
+package rulegen
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// spaced normalises PromQL text for comparison: one space around parentheses.
+func spaced(s string) string {
+	return strings.Join(strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(s)), " ")
+}
+
+// has reports whether PromQL text holds a fragment, whatever the line breaks.
+func has(text, fragment string) bool { return strings.Contains(spaced(text), spaced(fragment)) }
+
+// recordedName finds the recording rules an expression reads.
+var recordedName = regexp.MustCompile(`canary(_fleet)?:[a-zA-Z_][a-zA-Z0-9_]*:[a-z0-9_]+`)
+
+func TestRulesReadOnlySeriesRecordedAboveThemInTheirGroup(t *testing.T) {
+	for _, rule := range []func(Canary) Canary{func(c Canary) Canary { return c }, reference} {
+		for _, kind := range []string{"native", "classic"} {
+			c := rule(checkout(kind))
+			t.Run(fmt.Sprintf("%s/%v", kind, c.Rule != nil), func(t *testing.T) {
+				rf := renderFile(t, File{Canaries: []Canary{c}})
+				recorded := map[string]bool{}
+				for _, r := range rf.Groups[0].Rules {
+					for _, read := range recordedName.FindAllString(r.Expr+r.Annotations["description"]+r.Annotations["summary"], -1) {
+						if !recorded[read] {
+							t.Errorf("%s%s reads %s, which its group has not recorded above it", r.Record, r.Alert, read)
+						}
+					}
+					if r.Record != "" {
+						recorded[r.Record] = true
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestEvidenceSumsReadTheEngineQueriesOverWholeMinutes(t *testing.T) {
+	for _, kind := range []string{"native", "classic"} {
+		t.Run(kind, func(t *testing.T) {
+			rf := renderFile(t, File{Canaries: []Canary{checkout(kind)}})
+			exprs := map[string]string{}
+			for _, r := range rf.Groups[0].Rules {
+				exprs[r.Record+r.Alert] = oneLine(r.Expr)
+			}
+			base, _ := selector.Parse(`{service="checkout",track="baseline"}`)
+			canary, _ := selector.Parse(`{track="canary",service="checkout"}`)
+			k := prom.Kind(kind)
+			query := prom.NativeQuery
+			if k == prom.Classic {
+				query = prom.ClassicQuery
+			}
+			c := verdict.Default()
+			sums, recent := exprs["canary:http_request_duration_seconds:evidence_sums_60m"], exprs["canary:http_request_duration_seconds:recent_evidence_sums"]
+			for name, e := range map[string]string{"window sums": sums, "recent sums": recent} {
+				for _, want := range []string{
+					query("http_request_duration_seconds", base), query("http_request_duration_seconds", canary),
+					prom.SamplesQuery("http_request_duration_seconds", base, k), prom.SamplesQuery("http_request_duration_seconds", canary, k),
+					"histogram_quantile(" + verdict.QuantileKey(c.VerdictQuantile) + ",",
+				} {
+					if !has(e, want) {
+						t.Errorf("%s do not read %s:\n%.300s", name, want, e)
+					}
+				}
+				for _, a := range verdict.TailIndices {
+					if want := fmt.Sprintf(`label_replace(vector(%s), "term", "llr_%s"`, numText(math.Pow(c.RollbackThreshold, a)), fmtNum(a)); !has(e, want) {
+						t.Errorf("%s lack the alternative %s", name, want)
+					}
+				}
+				if recordedName.MatchString(e) {
+					t.Errorf("%s read a recorded series, whose samples are not on whole minutes", name)
+				}
+			}
+			if !strings.HasPrefix(sums, "sum_over_time(") || !strings.HasSuffix(spaced(sums), spaced(")[60m:1m])")) {
+				t.Errorf("window sums are not a [60m:1m] subquery:\n%.200s", sums)
+			}
+			for _, l := range c.RecentLengths() {
+				run := fmt.Sprintf(`)[%dm:1m]) or label_replace(vector(%d), "term", "length", "", ""), "recent_minutes", "%d", "", "")`, l, l, l)
+				if !has(recent, run) {
+					t.Errorf("recent sums lack the %d-minute run %s", l, run)
+				}
+			}
+		})
+	}
+}
+
+func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	n := func(v int) *int { return &v }
+	for _, tt := range []struct {
+		name string
+		o    verdict.Overrides
+	}{
+		{"defaults", verdict.Overrides{}},
+		{"budgets", verdict.Overrides{FalseRollback: f(0.05), FalsePromote: f(0.2)}},
+		{"threshold", verdict.Overrides{RollbackThreshold: f(1.25)}},
+		{"window", verdict.Overrides{WindowMinutes: n(20), GoodNeeded: n(10), BadLimit: n(3)}},
+		{"quantile", verdict.Overrides{VerdictQuantile: f(0.999)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			canary := checkout("native")
+			canary.Overrides = tt.o
+			rf := renderFile(t, File{Canaries: []Canary{canary}})
+			c := tt.o.Apply(verdict.Default())
+			w := strconv.Itoa(c.WindowMinutes) + "m"
+			exprs := map[string]string{}
+			for _, r := range rf.Groups[0].Rules {
+				exprs[r.Record+r.Alert] = oneLine(r.Expr)
+			}
+			decision := exprs["canary:http_request_duration_seconds:decision_"+w]
+			for _, want := range []string{
+				">= " + numText(c.RollbackBoundary(false)), ">= " + numText(c.RecentBoundary(false)),
+				"<= " + numText(-c.PromoteBoundary(false)), ">= " + strconv.Itoa(c.PromoteMinutes()),
+				"unless on() canary:http_request_duration_seconds:flags_" + w + `{canary="checkout"}`,
+			} {
+				if !has(decision, want) {
+					t.Errorf("decision lacks %q:\n%s", want, decision)
+				}
+			}
+			if rollback := exprs["PairwiseCanaryRollback"]; !has(rollback, ">= "+numText(c.RollbackBoundary(false))) || !has(rollback, ">= "+numText(c.RecentBoundary(false))) {
+				t.Errorf("rollback alert lacks the boundaries:\n%s", rollback)
+			}
+			sums := exprs["canary:http_request_duration_seconds:evidence_sums_"+w]
+			if !strings.HasSuffix(spaced(sums), spaced(")["+w+":1m])")) || !has(sums, "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
+				t.Errorf("window sums do not follow the window and quantile:\n%.300s", sums)
+			}
+			recent := exprs["canary:http_request_duration_seconds:recent_evidence_sums"]
+			for _, l := range c.RecentLengths() {
+				if !has(recent, fmt.Sprintf(")[%dm:1m])", l)) {
+					t.Errorf("recent sums lack the %d-minute run", l)
+				}
+			}
+			if has(recent, fmt.Sprintf(")[%dm:1m])", c.WindowMinutes)) {
+				t.Errorf("recent sums hold a run as long as the window")
+			}
+		})
+	}
+}
+
+func TestQueriesFollowTheRule(t *testing.T) {
+	f := File{Canaries: []Canary{checkout("native"), func() Canary { c := reference(checkout("classic")); c.Name = "ref"; return c }()}}
+	qs, err := MinuteQueries(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack, err := Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := spaced(string(pack))
+	ev, ref := qs[0], qs[1]
+	if ev.MinuteTerms == "" || ev.Evidence == "" || ev.RecentEvidence == "" || ev.PromoteEvidence == "" || ev.EvidenceMinutes == "" {
+		t.Errorf("evidence queries missing: %+v", ev)
+	}
+	if ref.MinuteTerms != "" || ref.Evidence != "" {
+		t.Errorf("reference canary has evidence queries")
+	}
+	for _, q := range qs {
+		if q.Decision == "" || q.Rollback == "" || q.Flags == "" || len(q.Recorded) == 0 {
+			t.Errorf("%s: decision, rollback or flags query missing", q.Name)
+		}
+		if recordedName.MatchString(q.Decision + q.Rollback + q.Flags + q.MinuteTerms) {
+			t.Errorf("%s: a parity query reads a recorded series, which has no past", q.Name)
+		}
+		for _, r := range q.Recorded {
+			if !strings.Contains(flat, spaced(r)) {
+				t.Errorf("%s: the pack does not record %.200s", q.Name, r)
+			}
+		}
+	}
+	if !strings.Contains(ref.Rollback, fmt.Sprintf(">= %d", ref.Config.BadLimit)) {
+		t.Errorf("reference rollback: %s", ref.Rollback)
+	}
+}

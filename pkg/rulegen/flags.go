@@ -1,0 +1,69 @@
+package rulegen
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// flagLabel names the flag a series of the flags recording stands for.
+const flagLabel = "flag"
+
+// windowFlags is verdict's window flags over the window's minutes, one
+// series valued 1 per raised flag (label flag, verdict's Flag* names),
+// nothing when none is: a flagged window never promotes, under either rule.
+// Warm-up minutes are left out of every flag, as verdict does. The flags
+// verdict raises from other sources (a load-balancer histogram, a partial
+// response) have no counterpart here.
+func (r resolved) windowFlags(m minuteExprs) expr {
+	c := r.config
+	window := func(e expr) subquery { return sub(e, fmt.Sprintf("[%dm:1m]", c.WindowMinutes)) }
+	cb, cc := m.base.count, m.canary.count
+	served := func(f fleetExprs) expr { return op(f.count, ">", leaf("0")) }
+
+	// A win too large to believe: the median ratio of the counted minutes.
+	ratios := window(op(m.recordedRatio, "and", m.counted))
+	suspicious := op(fn("quantile_over_time", leaf("0.5"), ratios), "<=", num(c.SuspiciousWin))
+
+	// Traffic parity: the canary's share of requests in minutes where both
+	// fleets served. A share further than MaxShareDrift (relative) from the
+	// median is above median*(1+drift) or below median*(1-drift).
+	shares := window(m.warm(op(op(op(cc, "/", op(cb, "+", cc)), ">", leaf("0")), "<", leaf("1"))))
+	median := fn("quantile_over_time", leaf("0.5"), shares)
+	var parity expr = op(
+		op(fn("max_over_time", shares), ">", op(median, "*", num(1+c.MaxShareDrift))),
+		"or", op(fn("min_over_time", shares), "<", op(median, "*", num(1-c.MaxShareDrift))))
+	if e := c.ExpectedCanaryShare; e > 0 {
+		parity = op(parity, "or", op(fn("abs", op(op(median, "/", num(e)), "-", leaf("1"))), ">", num(c.MaxShareDeviation)))
+	}
+
+	// One fleet served while the other had none.
+	missing := m.warm(op(op(served(m.base), "unless", served(m.canary)), "or", op(served(m.canary), "unless", served(m.base))))
+	// A fleet was incomplete.
+	partial := m.warm(m.partial)
+
+	var out expr
+	for _, f := range []struct {
+		name string
+		cond expr
+	}{
+		{verdict.FlagSuspiciousWin, suspicious},
+		{verdict.FlagTrafficParity, parity},
+		{verdict.FlagFleetMissing, op(fn("count_over_time", window(missing)), ">", leaf("0"))},
+		{verdict.FlagPartialFleet, op(fn("count_over_time", window(partial)), ">", leaf("0"))},
+	} {
+		raised := labelled(op(leaf("vector(1)"), "and on()", f.cond), flagLabel, f.name)
+		if out == nil {
+			out = raised
+		} else {
+			out = op(out, "or", raised)
+		}
+	}
+	return out
+}
+
+// labelled sets label to value on every series of e.
+func labelled(e expr, label, value string) expr {
+	return fn("label_replace", e, leaf(strconv.Quote(label)), leaf(strconv.Quote(value)), leaf(`""`), leaf(`""`))
+}
