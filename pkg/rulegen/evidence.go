@@ -300,7 +300,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		{record: n.minutes, expr: rec.minutes(), labels: labels,
 			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
 		{record: n.decision, labels: labels,
-			expr: r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), r.recordedSeries(n.minutes), rec.flags),
+			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), r.recordedSeries(n.minutes), rec.flags),
 			comment: "window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes)"},
 	}
 
@@ -310,7 +310,9 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	fleets := fmt.Sprintf("Canary %s, baseline %s.", templateSafe(r.canary.String()), templateSafe(r.baseline.String()))
 	method := fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them against tails %sx^a as frequent (a = %s), over the last %d minutes and over their last %s minutes.",
 		r.Metric, vq, fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), c.WindowMinutes, strings.Join(lengths, ", "))
-	sumsOf := func(term string) selector.Matcher { return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: term} }
+	sumsOf := func(term string) selector.Matcher {
+		return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: term}
+	}
 	windowTail := fmt.Sprintf("canary %s exceedances %s vs %s expected over %s minutes", vq,
 		templateValue(r.recordedSeries(n.sums, sumsOf(termCanary)), "%.0f"), templateValue(r.recordedSeries(n.sums, sumsOf(termExpected)), "%.1f"),
 		templateValue(r.recordedSeries(n.minutes), "%.0f"))
