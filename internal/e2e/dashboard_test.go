@@ -329,10 +329,18 @@ func TestDashboardNamesExist(t *testing.T) {
 			}
 		}
 	}
+	since := false
 	for _, v := range d.Templating.List {
 		if v.Type == "query" {
 			exprs = append(exprs, v.Definition)
 		}
+		if v.Name == "since" {
+			cur, _ := v.Current["value"].(string)
+			since = v.Type == "textbox" && cur == ""
+		}
+	}
+	if !since {
+		t.Error("the dashboard has no since textbox variable, empty by default, for the Pairwise queries' deployment start")
 	}
 	for _, expr := range exprs {
 		recs, metrics := dashNames(expr)
@@ -392,6 +400,14 @@ func dashCheckPairwiseQuery(t *testing.T, panel string, q map[string]any) {
 	}
 	if k := str("histogramKind"); k != "auto" && k != "native" && k != "classic" {
 		t.Errorf("panel %q: histogramKind %q", panel, k)
+	}
+	// The window rule is explicit: the evidence rule, the default.
+	if r := str("rule"); r != "evidence" {
+		t.Errorf("panel %q: Pairwise rule %q, want evidence", panel, r)
+	}
+	// The deployment start comes from the dashboard's since variable (empty: none).
+	if s := str("since"); s != "$since" {
+		t.Errorf("panel %q: since %q, want $since", panel, s)
 	}
 }
 
