@@ -3,10 +3,14 @@ package plugin
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -126,6 +130,13 @@ func TestParseQuery(t *testing.T) {
 				tt.check(t, q)
 			}
 		})
+	}
+}
+
+func TestSinceAfterTheRangeIsTheQuerysFault(t *testing.T) {
+	dr := errorResponse(fmt.Errorf("%w: it starts 2026-06-01T12:30:00Z", engine.ErrSinceAfterWindow))
+	if dr.Status != backend.StatusBadRequest || !strings.HasPrefix(dr.Error.Error(), "since: ") {
+		t.Fatalf("status %d: %v", dr.Status, dr.Error)
 	}
 }
 

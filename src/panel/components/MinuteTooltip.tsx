@@ -2,7 +2,15 @@ import React from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, locationUtil } from '@grafana/data';
 import { Icon, useStyles2 } from '@grafana/ui';
-import { Bounds, formatRatio, MinuteView, PairwiseMeta, VERDICT_SYMBOL, VERDICT_TEXT } from '../data/viewModel';
+import {
+  Bounds,
+  DECISION_SYMBOL,
+  formatRatio,
+  MinuteView,
+  PairwiseMeta,
+  VERDICT_SYMBOL,
+  VERDICT_TEXT,
+} from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 
 interface Props {
@@ -31,6 +39,11 @@ export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
         {minute.fullTimeLabel}: {VERDICT_SYMBOL[minute.verdict]} {VERDICT_TEXT[minute.verdict]}
         {minute.warmup ? ' (warm-up, not counted)' : ''}, ratio {formatRatio(minute.ratio)}
       </div>
+      {minute.windowDecision && (
+        <div className={styles.hint}>
+          Window ending here: {DECISION_SYMBOL[minute.windowDecision.decision]} {minute.windowDecision.decision}
+        </div>
+      )}
       <table className={styles.table}>
         <thead>
           <tr>
