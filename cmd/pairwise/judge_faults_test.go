@@ -242,3 +242,20 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestJudgePartialResponse: identical busy fleets promote, but not when the
+// backend warns that its answer may be partial: the judge holds, exit 1,
+// and says why.
+func TestJudgePartialResponse(t *testing.T) {
+	whole := testenv.FakePrometheus(t, testenv.FakeOptions{})
+	if code, out, errOut := runJudge(fakeArgs(whole.URL)...); code != 0 {
+		t.Fatalf("identical fleets without warnings: exit %d, want 0:\n%s%s", code, out, errOut)
+	}
+	partial := testenv.FakePrometheus(t, testenv.FakeOptions{Warnings: []string{"partial response: store gateway 10.0.0.7:10901 unreachable"}})
+	code, out, errOut := runJudge(fakeArgs(partial.URL)...)
+	for _, want := range []string{"HOLD: would promote", "partial-response", "store gateway 10.0.0.7:10901 unreachable"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, want 1 with %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+}

@@ -52,6 +52,9 @@ type FakeOptions struct {
 	// Metric is the only histogram with data (default
 	// http_request_duration_seconds); queries of others answer no series.
 	Metric string
+	// Warnings are attached to every successful answer, as Thanos or
+	// Mimir do when an answer is partial.
+	Warnings []string
 }
 
 // Fault is one scripted answer.
@@ -195,9 +198,13 @@ func (f *FakeProm) answer(w http.ResponseWriter, r *http.Request, fault Fault) {
 	}
 }
 
-func writeAPI(w http.ResponseWriter, data any) {
+func writeAPI(w http.ResponseWriter, data any, warnings ...string) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
+	body := map[string]any{"status": "success", "data": data}
+	if len(warnings) > 0 {
+		body["warnings"] = warnings
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func (f *FakeProm) queryRange(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +226,7 @@ func (f *FakeProm) queryRange(w http.ResponseWriter, r *http.Request) {
 	hasData := strings.Contains(query, f.opts.Metric+"{") || strings.Contains(query, f.opts.Metric+"[")
 	switch {
 	case !hasData:
-		writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{}})
+		writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{}}, f.opts.Warnings...)
 		return
 	case strings.Contains(query, `"pairwise_health"`):
 		// The engine's fleet health: 4 pods, each scraped 4 times a minute, none down.
@@ -231,7 +238,7 @@ func (f *FakeProm) queryRange(w http.ResponseWriter, r *http.Request) {
 			}
 			result = append(result, map[string]any{"metric": map[string]string{"pairwise_health": name}, "values": values})
 		}
-		writeAPI(w, map[string]any{"resultType": "matrix", "result": result})
+		writeAPI(w, map[string]any{"resultType": "matrix", "result": result}, f.opts.Warnings...)
 		return
 	case strings.Contains(query, "count_over_time("):
 		values := make([]sample, len(times))
@@ -251,10 +258,10 @@ func (f *FakeProm) queryRange(w http.ResponseWriter, r *http.Request) {
 		}
 		series["histograms"] = values
 	default:
-		writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{}})
+		writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{}}, f.opts.Warnings...)
 		return
 	}
-	writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{series}})
+	writeAPI(w, map[string]any{"resultType": "matrix", "result": []any{series}}, f.opts.Warnings...)
 }
 
 // fakeHistogram is a native histogram (schema 2: four buckets per doubling)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,6 +122,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, warnings := prom.CollectWarnings(ctx)
 	// Warm-up looks back WarmupMinutes before the first judged minute.
 	fetch := prom.Range{Start: sp.judged.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: sp.judged.Last}
 
@@ -189,7 +191,12 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		h := canary.series[t.Unix()]
 		return h != nil && h.Count > 0
 	}
-	res.Window = verdict.Decide(req.Config, minutes, verdict.Options{Shown: sp.shown, Anchored: sp.anchored, CanaryHadTrafficAt: canaryHadTraffic})
+	opts := verdict.Options{Shown: sp.shown, Anchored: sp.anchored, CanaryHadTrafficAt: canaryHadTraffic}
+	if w := warnings.List(); len(w) > 0 {
+		opts.Flags = []string{verdict.FlagPartialResponse}
+		opts.Notes = []string{"Prometheus answered with warnings, so its answer may be partial (a store or an ingester missing): " + strings.Join(w, "; ")}
+	}
+	res.Window = verdict.Decide(req.Config, minutes, opts)
 	return res, nil
 }
 

@@ -230,6 +230,7 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 		if err := json.Unmarshal(env.Data, into); err != nil {
 			return fmt.Errorf("%w: cannot read the response: %v", ErrNotProm, err)
 		}
+		reportWarnings(req.Context(), env.Warnings)
 		return nil
 	}
 
