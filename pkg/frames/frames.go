@@ -227,6 +227,7 @@ func Decision(res *engine.Result) Table {
 		{Name: "bad", Values: f(float64(n.Bad))},
 		{Name: "insufficient", Values: f(float64(n.Insufficient))},
 		{Name: "no_data", Values: f(float64(n.NoData))},
+		{Name: "partial", Values: f(float64(n.Partial))},
 		{Name: "warmup", Values: f(float64(n.Warmup))},
 		{Name: "window_minutes", Values: f(float64(c.WindowMinutes))},
 		{Name: "good_needed", Values: f(float64(c.GoodNeeded))},

@@ -83,6 +83,9 @@ function countsText(c: VerdictCounts): string {
   if (c.noData > 0) {
     parts.push(`${c.noData} no data`);
   }
+  if (c.partial > 0) {
+    parts.push(`${c.partial} partial`);
+  }
   if (c.warmup > 0) {
     parts.push(`${c.warmup} warm-up`);
   }

@@ -52,6 +52,7 @@ const LEGEND: Array<{ verdict: Verdict; key: keyof VerdictCounts }> = [
   { verdict: 'bad', key: 'bad' },
   { verdict: 'insufficient', key: 'insufficient' },
   { verdict: 'no-data', key: 'noData' },
+  { verdict: 'partial', key: 'partial' },
 ];
 
 export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLatency, showLegend }: Props) {
@@ -121,7 +122,7 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
               {minutes[0].timeLabel}–{minutes[minutes.length - 1].timeLabel}
             </span>
           )}
-          {LEGEND.map(({ verdict, key }) => (
+          {LEGEND.filter(({ verdict, key }) => verdict !== 'partial' || counts[key] > 0).map(({ verdict, key }) => (
             <span key={verdict} className={styles.legendItem}>
               <span
                 className={cx(

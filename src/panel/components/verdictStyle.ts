@@ -10,6 +10,7 @@ export function verdictColors(theme: GrafanaTheme2): Record<Verdict, string> {
     bad: byName('red'),
     insufficient: byName('yellow'),
     'no-data': 'transparent',
+    partial: byName('purple'),
   };
 }
 

@@ -10,7 +10,7 @@ export interface SortState {
 }
 
 /** Severity for "worst first": bad, then insufficient and neutral, good last; no-data after. */
-const SEVERITY: Record<Verdict, number> = { bad: 4, neutral: 2, insufficient: 3, good: 1, 'no-data': 0 };
+const SEVERITY: Record<Verdict, number> = { bad: 4, neutral: 2, insufficient: 3, good: 1, partial: 0, 'no-data': 0 };
 
 export function sortStateFromOrder(order: SortOrder): SortState {
   switch (order) {

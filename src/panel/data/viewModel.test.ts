@@ -53,6 +53,23 @@ describe('buildViewModel', () => {
     expect(vm.minuteCounts).toMatchObject({ bad: 2, noData: 1, warmup: 1, insufficient: 0 });
   });
 
+  it('reads partial minutes, by name or by code 5, and counts them apart', () => {
+    const frame = minutesFrame(START, [
+      { ratio: 1.02, verdict: 'partial' },
+      { ratio: 1.3, verdict: 'bad' },
+    ]);
+    const byCode = {
+      ...frame,
+      fields: frame.fields.map((f) => (f.name === 'verdict' ? { ...f, values: ['', 'bad'] } : f)),
+    };
+    for (const f of [frame, byCode]) {
+      const vm = ready(buildViewModel([f], options));
+      expect(vm.minutes[0].verdict).toBe('partial');
+      expect(vm.minutes[0].accessibleName).toBe('14:00 UTC, partial fleet, ratio 1.02');
+      expect(vm.minuteCounts).toMatchObject({ partial: 1, bad: 1, noData: 0 });
+    }
+  });
+
   it('falls back to verdict_code and to field shape when names are missing', () => {
     const frame = minutesFrame(START, [{ ratio: 1.3, verdict: 'bad' }]);
     const unnamed = {

@@ -14,12 +14,12 @@ import {
 } from './frames';
 import { buildExploreUrl, PromHistogramKind } from './promql';
 
-export type Verdict = 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data';
+export type Verdict = 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data' | 'partial';
 export type Decision = 'promote' | 'hold' | 'rollback';
 export type WindowRule = 'evidence' | 'reference';
 
 /** Order of the backend's verdict_code. */
-export const VERDICTS: Verdict[] = ['good', 'neutral', 'bad', 'insufficient', 'no-data'];
+export const VERDICTS: Verdict[] = ['good', 'neutral', 'bad', 'insufficient', 'no-data', 'partial'];
 /** Order of the backend's decision_code. */
 export const DECISIONS: Decision[] = ['promote', 'hold', 'rollback'];
 
@@ -37,6 +37,7 @@ export const VERDICT_SYMBOL: Record<Verdict, string> = {
   bad: '✕',
   insufficient: '?',
   'no-data': '∅',
+  partial: '◐',
 };
 
 export const VERDICT_TEXT: Record<Verdict, string> = {
@@ -45,6 +46,7 @@ export const VERDICT_TEXT: Record<Verdict, string> = {
   bad: 'bad',
   insufficient: 'insufficient data',
   'no-data': 'no data',
+  partial: 'partial fleet',
 };
 
 /** Plain sentences for the backend's known warning flags; unknown flags are shown as they come. */
@@ -55,6 +57,11 @@ export const FLAG_TEXT: Record<string, string> = {
     'Suspicious win: the canary is far faster than the baseline; check for a change in traffic mix before promoting.',
   'measurement-divergence':
     'Measurement divergence: application and load-balancer histograms disagree by more than 20%.',
+  'fleet-missing': 'Fleet missing: in some minutes one fleet served traffic and the other had none.',
+  'partial-fleet':
+    'Partial fleet: in some minutes a serving fleet member did not report, so those minutes are neither good nor bad.',
+  'partial-response':
+    'Partial response: Prometheus (or Thanos, Mimir) warned that its answer may be incomplete; the window holds.',
 };
 
 export interface PairwiseMeta {
@@ -185,6 +192,8 @@ export interface VerdictCounts {
   bad: number;
   insufficient: number;
   noData: number;
+  /** A serving fleet member did not report: neither good nor bad nor evidence. */
+  partial: number;
   warmup: number;
 }
 
@@ -403,7 +412,7 @@ function verdictOf(text: string, code: number | null): Verdict {
 }
 
 function emptyCounts(): VerdictCounts {
-  return { good: 0, neutral: 0, bad: 0, insufficient: 0, noData: 0, warmup: 0 };
+  return { good: 0, neutral: 0, bad: 0, insufficient: 0, noData: 0, partial: 0, warmup: 0 };
 }
 
 function countMinutes(minutes: MinuteView[]): VerdictCounts {
@@ -652,6 +661,7 @@ function buildDecision(
       bad,
       insufficient: count('insufficient'),
       noData: count('no_data'),
+      partial: count('partial'),
       warmup: count('warmup'),
     },
     worst,

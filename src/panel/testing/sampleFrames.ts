@@ -7,7 +7,7 @@ import { DataFrame, FieldType, toDataFrame } from '@grafana/data';
  */
 export interface SampleMinute {
   ratio: number | null;
-  verdict: 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data';
+  verdict: 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data' | 'partial';
   warmup?: boolean;
   baselineP99?: number | null;
   /** The decision of the window ending at the minute; minutes without one make a frame without decision fields. */
@@ -31,7 +31,7 @@ export interface SampleWindowDecision {
 
 export const SAMPLE_QUANTILES = ['p50', 'p99', 'p99.9', 'p99.99'];
 export const SAMPLE_QUANTILE_VALUES = [0.5, 0.99, 0.999, 0.9999];
-const VERDICT_CODES = { good: 0, neutral: 1, bad: 2, insufficient: 3, 'no-data': 4 } as const;
+const VERDICT_CODES = { good: 0, neutral: 1, bad: 2, insufficient: 3, 'no-data': 4, partial: 5 } as const;
 const DECISION_CODES = { promote: 0, hold: 1, rollback: 2 } as const;
 
 export const SAMPLE_META = {
