@@ -33,11 +33,11 @@ const repoRoot = "../.."
 // scenario must stay silent for as long.
 const alertBound = 40 * time.Second
 
-// TestRulePackEndToEnd: generated data with a regression -> Prometheus 3.13.5
+// TestRulesEndToEnd: generated data with a regression -> Prometheus 3.13.5
 // with the committed rule pack -> Alertmanager 0.31.1 with the committed
 // routing -> a webhook that must record PairwiseCanaryRollback; a clean
 // scenario must record none. Then the pack's minutes must be the engine's.
-func TestRulePackEndToEnd(t *testing.T) {
+func TestRulesEndToEnd(t *testing.T) {
 	queries := packQueries(t)
 	testenv.GeneratorBinary(t) // build once, before the parallel subtests
 	for _, sc := range []struct {
@@ -100,11 +100,20 @@ func TestRulePackEndToEnd(t *testing.T) {
 				}
 				st.checkRuleHealth(t)
 			}
+			// The committed canaries (evidence rule) and the same canaries
+			// under the reference rule: verdicts, evidence, decisions and the
+			// rollback alert's minute. With the significance gate: verdicts.
 			for _, q := range queries {
-				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q) })
+				t.Run("parity/"+q.Name, func(t *testing.T) {
+					st.parity(t, q, true)
+					st.recordedMatchesInline(t, q)
+				})
 			}
-			for _, q := range gatedQueries(t) {
-				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q) })
+			for _, q := range ruleQueries(t, "-reference", func(c *rulegen.Canary) { r := verdict.RuleReference; c.Rule = &r }) {
+				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, true) })
+			}
+			for _, q := range ruleQueries(t, "-gated", func(c *rulegen.Canary) { s := 0.99; c.Significance = &s }) {
+				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, false) })
 			}
 		})
 	}
@@ -135,7 +144,8 @@ func packConfig(t *testing.T) rulegen.File {
 }
 
 // packQueries reads the committed config and checks that the expressions the
-// parity test queries are the ones the committed pack counts.
+// parity test queries are the ones the committed pack evaluates: the pack
+// records every expression the queries' decisions are derived from.
 func packQueries(t *testing.T) []rulegen.Queries {
 	t.Helper()
 	f := packConfig(t)
@@ -147,26 +157,29 @@ func packQueries(t *testing.T) []rulegen.Queries {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flat := strings.Join(strings.Fields(string(pack)), " ")
+	flat := spaced(string(pack))
 	for _, q := range qs {
-		rollback := spaced(fmt.Sprintf("count_over_time((%s)[%dm:1m]) >= %d", q.Bad, q.Config.WindowMinutes, q.Config.BadLimit))
-		if !strings.Contains(spaced(flat), rollback) {
-			t.Fatalf("the committed pack's rollback alert for %s does not count the bad-minute expression this test queries; regenerate the pack", q.Name)
+		if q.Config.Rule != verdict.RuleEvidence {
+			t.Fatalf("canary %s of the committed pack is judged by the %s rule; this test expects the default, the evidence rule", q.Name, q.Config.Rule)
+		}
+		for _, r := range q.Recorded {
+			if !strings.Contains(flat, spaced(r)) {
+				t.Fatalf("the committed pack does not record, for canary %s, an expression the parity queries derive from; regenerate the pack", q.Name)
+			}
 		}
 	}
 	return qs
 }
 
-// gatedQueries are the committed canaries with the significance gate at
-// 0.99: not in the committed pack (the gate is off by default), but rendered
-// by the same code, so the pack's gate must judge as verdict.Judge does.
-func gatedQueries(t *testing.T) []rulegen.Queries {
+// ruleQueries are the committed canaries, renamed with suffix and changed by
+// edit: not in the committed pack, but rendered by the same code, so the
+// pack must judge them as the engine does.
+func ruleQueries(t *testing.T, suffix string, edit func(*rulegen.Canary)) []rulegen.Queries {
 	t.Helper()
 	f := packConfig(t)
-	significance := 0.99
 	for i := range f.Canaries {
-		f.Canaries[i].Name += "-gated"
-		f.Canaries[i].Significance = &significance
+		f.Canaries[i].Name += suffix
+		edit(&f.Canaries[i])
 	}
 	qs, err := rulegen.MinuteQueries(f)
 	if err != nil {
@@ -186,9 +199,9 @@ type stack struct {
 	promURL string
 	client  *prom.Client
 	hook    *testenv.Webhook
-	// end is the last whole minute of generated data; ready is when
-	// Prometheus answered /-/ready.
-	end, ready time.Time
+	// first and end are the first and last whole minutes of generated
+	// data; ready is when Prometheus answered /-/ready.
+	first, end, ready time.Time
 }
 
 func startStack(t *testing.T, genArgs ...string) *stack {
@@ -196,7 +209,12 @@ func startStack(t *testing.T, genArgs ...string) *stack {
 	// 90 minutes ending at the current whole minute: the rules evaluate "now",
 	// and their 60-minute window must lie inside the data.
 	dataDir, truthFile := testenv.Generate(t, append([]string{"--minutes", "90"}, genArgs...)...)
-	end, err := time.Parse(time.RFC3339, testenv.LoadTruth(t, truthFile).End)
+	truth := testenv.LoadTruth(t, truthFile)
+	start, err := time.Parse(time.RFC3339, truth.Start)
+	if err != nil {
+		t.Fatalf("truth start: %v", err)
+	}
+	end, err := time.Parse(time.RFC3339, truth.End)
 	if err != nil {
 		t.Fatalf("truth end: %v", err)
 	}
@@ -237,16 +255,21 @@ alerting:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{promURL: p.URL, client: client, hook: hook, end: end, ready: time.Now()}
+	return &stack{promURL: p.URL, client: client, hook: hook, first: start.Add(time.Minute), end: end, ready: time.Now()}
 }
 
-// parity compares, minute by minute, the pack's per-minute expressions
-// (instant queries at each whole minute T) with engine.Analyze on the same
-// Prometheus and window.
-func (st *stack) parity(t *testing.T, q rulegen.Queries) {
-	window := pairing.Window{First: st.end.Add(-time.Duration(q.Config.WindowMinutes-1) * time.Minute), Last: st.end}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+// parity compares, minute by minute over the whole data, the pack's
+// per-minute expressions (instant queries at each whole minute T) with
+// engine.Analyze on the same Prometheus: verdicts, and with decisions the
+// evidence of every minute (evidence rule), the decision of the window ending
+// at every minute and the minutes the rollback alert's condition holds.
+func (st *stack) parity(t *testing.T, q rulegen.Queries, decisions bool) {
+	window := pairing.Window{First: st.first, Last: st.end}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// No Since: the engine's timeline, each minute with the decision of the
+	// sliding window ending at it, as the pack (which knows no deployment
+	// start) decides.
 	res, err := engine.Analyze(ctx, st.client, engine.Request{Metric: q.Metric, Baseline: q.Baseline, Canary: q.Canary, Kind: q.Kind, Config: q.Config, Window: window})
 	if err != nil {
 		t.Fatalf("engine.Analyze: %v", err)
@@ -255,7 +278,7 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries) {
 	// each step is the instant query at that minute's end T.
 	badAt, goodAt, codeAt := st.rangeAt(t, q.Bad, window), st.rangeAt(t, q.Good, window), st.rangeAt(t, q.Verdict, window)
 	var engineBad, packBad []string
-	excused, counts := 0, map[verdict.Verdict]int{}
+	excused, counts := map[int64]bool{}, map[verdict.Verdict]int{}
 	for _, m := range res.Minutes {
 		counts[m.Verdict]++
 		at := m.Time.Format("15:04")
@@ -278,22 +301,245 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries) {
 		detail := fmt.Sprintf("minute %s: engine %s (ratio %.6f, tails %.4f/%.4f), pack verdict code %v bad %v good %v (tails %.4f/%.4f)",
 			m.Time.Format(time.RFC3339), m.Verdict, m.Ratio, m.Baseline.Tail, m.Canary.Tail, code, bad, good, baseTail, canaryTail)
 		if q.Kind == prom.Classic && st.excusable(t, q, m, baseTail, canaryTail) {
-			excused++
+			excused[m.Time.Unix()] = true
 			t.Logf("excused (non-monotonic classic buckets, tails straddle %.0f): %s", q.Config.MinTailObservations, detail)
 			continue
 		}
 		t.Errorf("the pack and the engine disagree on %s", detail)
 	}
-	if excused == 0 && !slices.Equal(engineBad, packBad) {
+	if len(excused) == 0 && !slices.Equal(engineBad, packBad) {
 		t.Errorf("bad minutes differ:\nengine %v\npack   %v", engineBad, packBad)
 	}
-	// The window count the rollback alert compares, evaluated at the window's end.
+	// The window count the reference rule compares, evaluated at the end.
 	count, _ := st.instant(t, fmt.Sprintf("count_over_time((%s)[%dm:1m]) or vector(0)", q.Bad, q.Config.WindowMinutes), st.end)
-	if excused == 0 && int(count) != res.Counts.Bad {
+	if len(excused) == 0 && int(count) != res.Counts.Bad {
 		t.Errorf("subquery count of bad minutes at %s = %v, engine counts %d", st.end.Format(time.RFC3339), count, res.Counts.Bad)
 	}
-	t.Logf("%s (%s), %s..%s: engine %s; %d bad minutes, identical in the pack (%d excused); verdicts %v",
-		q.Name, q.Kind, window.First.Format("15:04"), window.Last.Format("15:04"), res.Decision, len(engineBad), excused, counts)
+	t.Logf("%s (%s), %s..%s: %d bad minutes, identical in the pack (%d excused); verdicts %v",
+		q.Name, q.Kind, window.First.Format("15:04"), window.Last.Format("15:04"), len(engineBad), len(excused), counts)
+	if !decisions {
+		return
+	}
+	if q.Config.Rule == verdict.RuleEvidence {
+		st.evidenceParity(t, q, res, window, excused)
+	}
+	st.decisionParity(t, q, res, window, excused)
+}
+
+// evidenceParity compares each minute's evidence terms with the engine's
+// (verdict.Evidence of a minute that is neither warm-up nor partial). A
+// classic minute whose buckets are not monotonic may differ (histogram_fraction
+// lacks the monotonicity fix); it is logged and added to excused.
+func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Result, window pairing.Window, excused map[int64]bool) {
+	terms := st.rangeBy(t, q.MinuteTerms, window, "term")
+	llrTerms := make([]string, len(verdict.TailIndices))
+	for i, a := range verdict.TailIndices {
+		llrTerms[i] = "llr_" + strconv.FormatFloat(a, 'f', -1, 64)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+	carrying := 0
+	for _, m := range res.Minutes {
+		ts := m.Time.Unix()
+		e := m.Evidence
+		want := e.Valid && !m.Warmup && m.Verdict != verdict.Partial
+		_, got := terms["minutes"][ts]
+		var diffs []string
+		if got != want {
+			diffs = append(diffs, fmt.Sprintf("engine carries evidence %v, pack %v", want, got))
+		} else if want {
+			carrying++
+			for i, name := range llrTerms {
+				if v := terms[name][ts]; !near(v, e.LLR[i]) {
+					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", name, e.LLR[i], v))
+				}
+			}
+			if v := terms["canary_beyond"][ts]; !near(v, e.Canary) {
+				diffs = append(diffs, fmt.Sprintf("canary beyond engine %.12g pack %.12g", e.Canary, v))
+			}
+			if v := terms["expected_beyond"][ts]; !near(v, e.Expected()) {
+				diffs = append(diffs, fmt.Sprintf("expected engine %.12g pack %.12g", e.Expected(), v))
+			}
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		detail := fmt.Sprintf("minute %s: %s (engine threshold %.6g, share %.6g)", m.Time.Format(time.RFC3339), strings.Join(diffs, "; "), e.Threshold, e.Share)
+		if q.Kind == prom.Classic && (!st.monotonic(t, prom.ClassicQuery(q.Metric, q.Baseline), m.Time) || !st.monotonic(t, prom.ClassicQuery(q.Metric, q.Canary), m.Time)) {
+			excused[ts] = true
+			t.Logf("excused (non-monotonic classic buckets): %s", detail)
+			continue
+		}
+		t.Errorf("the pack's evidence and the engine's disagree on %s", detail)
+	}
+	t.Logf("%s: %d minutes carry evidence, with the same terms in the pack", q.Name, carrying)
+}
+
+// decisionParity compares the decision of the window ending at each minute,
+// and the minutes the rollback alert's condition holds, with the engine's
+// timeline, and the flags over the last window. A window holding an excused
+// minute may differ (logged).
+func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Result, window pairing.Window, excused map[int64]bool) {
+	codes, alert := st.rangeAt(t, q.Decision, window), st.rangeAt(t, q.Rollback, window)
+	span := time.Duration(q.Config.WindowMinutes) * time.Minute
+	excusedWindow := func(end time.Time) bool {
+		for ts := range excused {
+			if at := time.Unix(ts, 0); at.After(end.Add(-span)) && !at.After(end) {
+				return true
+			}
+		}
+		return false
+	}
+	var engineFirst, packFirst string
+	decisions := map[verdict.Decision]int{}
+	for _, m := range res.Minutes {
+		ts := m.Time.Unix()
+		decisions[m.Decision]++
+		code, ok := codes[ts]
+		_, firing := alert[ts]
+		if m.Decision == verdict.Rollback && engineFirst == "" {
+			engineFirst = m.Time.Format(time.RFC3339)
+		}
+		if firing && packFirst == "" {
+			packFirst = m.Time.Format(time.RFC3339)
+		}
+		if ok && int(code) == m.Decision.Code() && firing == (m.Decision == verdict.Rollback) {
+			continue
+		}
+		detail := fmt.Sprintf("window ending %s: engine %s (%s), pack decision code %v (present %v), rollback alert condition %v",
+			m.Time.Format(time.RFC3339), m.Decision, m.DecisionReason, code, ok, firing)
+		if q.Config.Rule == verdict.RuleEvidence {
+			stat, _ := st.instant(t, q.Evidence, m.Time)
+			promote, _ := st.instant(t, q.PromoteEvidence, m.Time)
+			minutes, _ := st.instant(t, q.EvidenceMinutes, m.Time)
+			detail += fmt.Sprintf("; pack evidence %.6g, promote evidence %.6g over %v minutes; engine %.6g, %.6g over %d, best recent run %d minutes %.6g",
+				stat, promote, minutes, m.Window.Statistic, m.Window.PromoteStatistic, m.Window.Minutes, m.Window.RecentMinutes, m.Window.RecentStatistic)
+		}
+		if excusedWindow(m.Time) {
+			t.Logf("excused (the window holds an excused minute): %s", detail)
+			continue
+		}
+		t.Errorf("the pack and the engine decide differently: %s", detail)
+	}
+	if engineFirst != packFirst && len(excused) == 0 {
+		t.Errorf("the rollback alert's condition first holds at %q, the engine first rolls back at %q", packFirst, engineFirst)
+	}
+	// The flags raised over the last window (they keep it from promoting);
+	// the engine's flags from other sources have no counterpart in the pack.
+	var packFlags, engineFlags []string
+	for flag := range st.instantBy(t, q.Flags, st.end, "flag") {
+		packFlags = append(packFlags, flag)
+	}
+	for _, f := range res.Flags {
+		if f != verdict.FlagMeasurementDivergence && f != verdict.FlagPartialResponse {
+			engineFlags = append(engineFlags, f)
+		}
+	}
+	slices.Sort(packFlags)
+	slices.Sort(engineFlags)
+	if !slices.Equal(packFlags, engineFlags) && len(excused) == 0 {
+		t.Errorf("flags over the window ending %s: pack %v, engine %v", st.end.Format(time.RFC3339), packFlags, engineFlags)
+	}
+	t.Logf("%s (%s rule): decisions %v, the same in the pack; rollback first at %q in both; flags %v", q.Name, q.Config.Rule, decisions, engineFirst, engineFlags)
+}
+
+// recordedMatchesInline checks the committed pack's chain of recording rules
+// in the running Prometheus: the decision and the evidence its group recorded
+// at an evaluation are what the parity queries give at that evaluation's time.
+func (st *stack) recordedMatchesInline(t *testing.T, q rulegen.Queries) {
+	window := strconv.Itoa(q.Config.WindowMinutes) + "m"
+	for _, c := range []struct{ record, inline string }{
+		{rulegen.RecordName(q.Metric, "decision_"+window, false), q.Decision},
+		{rulegen.RecordName(q.Metric, "evidence_"+window, false), q.Evidence},
+		{rulegen.RecordName(q.Metric, "promote_evidence_"+window, false), q.PromoteEvidence},
+	} {
+		selector := fmt.Sprintf("%s{canary=%q}", c.record, q.Name)
+		var at string
+		for deadline := time.Now().Add(30 * time.Second); at == ""; time.Sleep(time.Second) {
+			var out struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			}
+			st.post(t, "/api/v1/query", url.Values{"query": {"timestamp(" + selector + ")"}}, &out)
+			if len(out.Result) == 1 {
+				at = fmt.Sprint(out.Result[0].Value[1])
+			} else if time.Now().After(deadline) {
+				t.Fatalf("Prometheus has recorded no %s within 30s", selector)
+			}
+		}
+		recorded, inline := st.instantAt(t, selector, at), st.instantAt(t, c.inline, at)
+		if math.Abs(recorded-inline) > 1e-9*math.Max(1, math.Abs(inline)) {
+			t.Errorf("%s recorded at %s is %v; the parity query gives %v", selector, at, recorded, inline)
+		}
+	}
+}
+
+// rangeBy runs query at every whole minute of w: label value -> minute end -> value.
+func (st *stack) rangeBy(t *testing.T, query string, w pairing.Window, label string) map[string]map[int64]float64 {
+	t.Helper()
+	form := url.Values{"query": {query}, "start": {strconv.FormatInt(w.First.Unix(), 10)}, "end": {strconv.FormatInt(w.Last.Unix(), 10)}, "step": {"60"}}
+	var out struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	}
+	st.post(t, "/api/v1/query_range", form, &out)
+	values := map[string]map[int64]float64{}
+	for _, r := range out.Result {
+		series := map[int64]float64{}
+		for _, v := range r.Values {
+			ts, _ := v[0].(float64)
+			f, err := strconv.ParseFloat(fmt.Sprint(v[1]), 64)
+			if err != nil {
+				t.Fatalf("range query %s: value %v: %v", query, v[1], err)
+			}
+			series[int64(ts)] = f
+		}
+		values[r.Metric[label]] = series
+	}
+	return values
+}
+
+// instantBy runs query at `at`: label value -> value.
+func (st *stack) instantBy(t *testing.T, query string, at time.Time, label string) map[string]float64 {
+	t.Helper()
+	var out struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		} `json:"result"`
+	}
+	st.query(t, query, at, &out)
+	values := map[string]float64{}
+	for _, r := range out.Result {
+		v, err := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
+		if err != nil {
+			t.Fatalf("query %s: value %v: %v", query, r.Value[1], err)
+		}
+		values[r.Metric[label]] = v
+	}
+	return values
+}
+
+// instantAt runs a single-sample query at a time written as Prometheus
+// writes it (Unix seconds with milliseconds).
+func (st *stack) instantAt(t *testing.T, query, at string) float64 {
+	t.Helper()
+	var out struct {
+		Result []struct {
+			Value [2]any `json:"value"`
+		} `json:"result"`
+	}
+	st.post(t, "/api/v1/query", url.Values{"query": {query}, "time": {at}}, &out)
+	if len(out.Result) != 1 {
+		t.Fatalf("query %s at %s returned %d series, want one", query, at, len(out.Result))
+	}
+	v, err := strconv.ParseFloat(fmt.Sprint(out.Result[0].Value[1]), 64)
+	if err != nil {
+		t.Fatalf("query %s: value %v: %v", query, out.Result[0].Value[1], err)
+	}
+	return v
 }
 
 func appendIf(list []string, s string, ok bool) []string {
