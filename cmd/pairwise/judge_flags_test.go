@@ -182,12 +182,14 @@ func TestJudgeFlagValidation(t *testing.T) {
 		},
 		"good-needed": {
 			{args: []string{"--good-needed", "0"}, want: "--good-needed"},
-			{args: []string{"--good-needed", "61"}, want: "--good-needed"},
+			{args: []string{"--rule", "reference", "--good-needed", "61"}, want: "--good-needed"},
+			{args: []string{"--good-needed", "61"}}, // the evidence rule does not count minutes
 			{args: []string{"--good-needed", "30"}},
 		},
 		"bad-limit": {
 			{args: []string{"--bad-limit", "0"}, want: "--bad-limit"},
-			{args: []string{"--bad-limit", "61"}, want: "--bad-limit"},
+			{args: []string{"--rule", "reference", "--bad-limit", "61"}, want: "--bad-limit"},
+			{args: []string{"--bad-limit", "61"}},
 			{args: []string{"--bad-limit", "3"}},
 		},
 		"warmup": {

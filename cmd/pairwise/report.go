@@ -81,6 +81,13 @@ type jsonEvidence struct {
 	RollbackBoundary number `json:"rollback_boundary"`
 	PromoteBoundary  number `json:"promote_boundary"`
 	Anchored         bool   `json:"anchored"`
+	// The recent run of minutes that stands highest above its boundary
+	// (recent_minutes 0: none shorter than the window).
+	RecentMinutes      int    `json:"recent_minutes"`
+	RecentStatistic    number `json:"recent_statistic"`
+	RecentBoundary     number `json:"recent_boundary"`
+	RecentCanaryTail   number `json:"recent_canary_tail"`
+	RecentExpectedTail number `json:"recent_expected_canary_tail"`
 }
 
 // jsonMinuteTail is what one minute adds to the evidence rule.
@@ -105,7 +112,9 @@ func numbers(xs []float64) []number {
 
 func evidenceJSON(w verdict.WindowEvidence) jsonEvidence {
 	return jsonEvidence{Minutes: w.Minutes, CanaryTail: number(w.Canary), BaselineTail: number(w.Baseline), ExpectedTail: number(w.Expected),
-		Statistic: number(w.Statistic), PromoteStatistic: number(w.PromoteStatistic), RollbackBoundary: number(w.Rollback), PromoteBoundary: number(-w.Promote), Anchored: w.Anchored}
+		Statistic: number(w.Statistic), PromoteStatistic: number(w.PromoteStatistic), RollbackBoundary: number(w.Rollback), PromoteBoundary: number(-w.Promote), Anchored: w.Anchored,
+		RecentMinutes: w.RecentMinutes, RecentStatistic: number(w.RecentStatistic), RecentBoundary: number(w.RecentBoundary),
+		RecentCanaryTail: number(w.RecentCanary), RecentExpectedTail: number(w.RecentExpected)}
 }
 
 type jsonFleet struct {

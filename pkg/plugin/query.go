@@ -121,12 +121,6 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	}
 	c := m.Overrides.Apply(verdict.Default())
 	c.ExpectedCanaryShare = m.ExpectedCanaryShare
-	if c.Rule == verdict.RuleEvidence {
-		// The minute counts decide only under the reference rule; under the
-		// evidence rule they are shown, so a window shorter than their
-		// defaults needs no edit of numbers that do not decide.
-		c.GoodNeeded, c.BadLimit = min(c.GoodNeeded, c.WindowMinutes), min(c.BadLimit, c.WindowMinutes)
-	}
 	if err := c.Validate(); err != nil {
 		return nil, &fieldError{Field: "settings", Err: err}
 	}

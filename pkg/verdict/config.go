@@ -140,8 +140,13 @@ func (c Config) Validate() error {
 	check(c.PromoteThreshold > 0, "promoteThreshold: %v must be positive", c.PromoteThreshold)
 	check(c.RollbackThreshold > c.PromoteThreshold, "rollbackThreshold: %v must be above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
 	check(c.WindowMinutes >= 1 && c.WindowMinutes <= 7*24*60, "windowMinutes: %d is not between 1 and 10080", c.WindowMinutes)
-	check(c.GoodNeeded >= 1 && c.GoodNeeded <= c.WindowMinutes, "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
-	check(c.BadLimit >= 1 && c.BadLimit <= c.WindowMinutes, "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
+	// The counting rule's numbers must fit the window only where they decide.
+	counting := c.WindowMinutes
+	if c.Rule != RuleReference {
+		counting = math.MaxInt
+	}
+	check(c.GoodNeeded >= 1 && c.GoodNeeded <= counting, "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
+	check(c.BadLimit >= 1 && c.BadLimit <= counting, "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
 	check(c.WarmupMinutes >= 0 && c.WarmupMinutes < c.WindowMinutes, "warmupMinutes: %d is not between 0 and the window", c.WarmupMinutes)
 	check(c.MinTailObservations >= 0, "minTailObservations: %v must not be negative", c.MinTailObservations)
 	check(c.Confidence > 0 && c.Confidence < 1, "confidence: %v is not between 0 and 1", c.Confidence)
