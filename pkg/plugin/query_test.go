@@ -65,7 +65,7 @@ func TestParseQuery(t *testing.T) {
 		{name: "false-promote budget zero", json: validQuery + `,"falsePromote":0}`, wantField: "settings"},
 		{name: "a short evidence window needs no edit of the minute counts", json: validQuery + `,"windowMinutes":20}`, check: func(t *testing.T, q *parsedQuery) {
 			c := q.Request.Config
-			if c.WindowMinutes != 20 || c.GoodNeeded != 20 || c.BadLimit != 5 {
+			if c.WindowMinutes != 20 || c.GoodNeeded != 45 || c.BadLimit != 5 {
 				t.Fatalf("got %+v", c)
 			}
 		}},
