@@ -239,6 +239,10 @@ func (r resolved) rules(runbookBase string) []rule {
 	// The minute counts are the reference rule's; the evidence rule records
 	// them for dashboards but does not decide on them.
 	flagsName := RecordName(r.Metric, "flags_"+window, false)
+	goodName, badName := RecordName(r.Metric, "good_minutes_"+window, false), RecordName(r.Metric, "bad_minutes_"+window, false)
+	// The reference rule's decision and alerts read the counts and flags
+	// recorded above them in the same evaluation.
+	good, bad, flags := r.recordedSeries(goodName), r.recordedSeries(badName), r.recordedSeries(flagsName)
 	countsNote := ""
 	if c.Rule != verdict.RuleReference {
 		countsNote = " (the reference rule's count; the evidence rule does not decide on it)"
@@ -250,9 +254,9 @@ func (r resolved) rules(runbookBase string) []rule {
 			comment: "verdict code of the last complete minute: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data"},
 		rule{record: RecordName(r.Metric, "bad_1m", false), expr: op(fn("count_over_time", sub(m.bad, "[1m:1m]")), "or", leaf("vector(0)")), labels: labels,
 			comment: "1 if the last complete minute is a counted bad minute, else 0"},
-		rule{record: RecordName(r.Metric, "good_minutes_"+window, false), expr: op(r.overWindow(m.good), "or", leaf("vector(0)")), labels: labels,
+		rule{record: goodName, expr: r.minuteCount(m.good), labels: labels,
 			comment: "good minutes among the last " + window + " of wall-clock minutes" + countsNote},
-		rule{record: RecordName(r.Metric, "bad_minutes_"+window, false), expr: op(r.overWindow(m.bad), "or", leaf("vector(0)")), labels: labels,
+		rule{record: badName, expr: r.minuteCount(m.bad), labels: labels,
 			comment: "bad minutes among the last " + window + " of wall-clock minutes" + countsNote},
 		rule{record: flagsName, expr: r.windowFlags(m), labels: labels,
 			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s), 1 while raised; a flagged window never promotes",
@@ -269,7 +273,7 @@ func (r resolved) rules(runbookBase string) []rule {
 		return append(out, alerts[1:]...)
 	}
 	out = append(out,
-		rule{record: RecordName(r.Metric, "decision_"+window, false), labels: labels, expr: r.referenceDecision(m, r.recordedSeries(flagsName)),
+		rule{record: RecordName(r.Metric, "decision_"+window, false), labels: labels, expr: r.referenceDecision(good, bad, flags),
 			comment: "window decision: 0 promote, 1 hold, 2 rollback (reference rule; rollback checked first; a flagged window never promotes)"},
 	)
 	thresholds := fmt.Sprintf("good at or below %sx, bad at or above %sx the baseline %s", fmtNum(c.PromoteThreshold), fmtNum(c.RollbackThreshold), vq)
@@ -277,7 +281,7 @@ func (r resolved) rules(runbookBase string) []rule {
 	name := templateSafe(r.Name)
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	out = append(out,
-		rule{alert: "PairwiseCanaryRollback", expr: r.referenceRollback(m), keepFiring: "10m",
+		rule{alert: "PairwiseCanaryRollback", expr: r.referenceRollback(bad), keepFiring: "10m",
 			labels: [][2]string{canaryLabel, {"severity", "critical"}, {"action", "rollback"}},
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, {{ $value }} bad minutes in the last %s", name, window)},
@@ -302,7 +306,7 @@ func (r resolved) rules(runbookBase string) []rule {
 				runbook("PairwiseCanaryInsufficientTraffic"),
 			}},
 		r.fleetMissingAlert(m, runbook),
-		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))), "unless on()", r.recordedSeries(flagsName)),
+		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless on()", r.referenceRollback(bad)), "unless on()", flags),
 			labels: [][2]string{canaryLabel, {"severity", "info"}, {"action", "promote"}},
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, {{ $value }} good minutes in the last %s", name, window)},
@@ -314,20 +318,24 @@ func (r resolved) rules(runbookBase string) []rule {
 	return out
 }
 
-// referenceDecision is the reference rule's window decision: rollback at
-// BadLimit bad minutes, else promote at GoodNeeded good ones unless a flag
-// is raised, else hold.
-func (r resolved) referenceDecision(m minuteExprs, flags expr) expr {
+// minuteCount counts the window's minutes where e has a sample, 0 if none.
+func (r resolved) minuteCount(e expr) expr { return op(r.overWindow(e), "or", leaf("vector(0)")) }
+
+// referenceDecision is the reference rule's window decision on the window's
+// good and bad minute counts and flags: rollback at BadLimit bad minutes,
+// else promote at GoodNeeded good ones unless a flag is raised, else hold.
+func (r resolved) referenceDecision(good, bad, flags expr) expr {
 	c := r.config
 	return op(op(
-		op(leaf(fmt.Sprintf("vector(%d)", verdict.Rollback.Code())), "and", op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(c.BadLimit)))),
-		"or", op(op(leaf(fmt.Sprintf("vector(%d)", verdict.Promote.Code())), "and", op(r.overWindow(m.good), ">=", leaf(strconv.Itoa(c.GoodNeeded)))), "unless on()", flags)),
+		op(leaf(fmt.Sprintf("vector(%d)", verdict.Rollback.Code())), "and on()", r.referenceRollback(bad)),
+		"or", op(op(leaf(fmt.Sprintf("vector(%d)", verdict.Promote.Code())), "and on()", op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded)))), "unless on()", flags)),
 		"or", leaf(fmt.Sprintf("vector(%d)", verdict.Hold.Code())))
 }
 
-// referenceRollback is the reference rule's rollback condition.
-func (r resolved) referenceRollback(m minuteExprs) expr {
-	return op(r.overWindow(m.bad), ">=", leaf(strconv.Itoa(r.config.BadLimit)))
+// referenceRollback is the reference rule's rollback condition on the
+// window's bad minute count.
+func (r resolved) referenceRollback(bad expr) expr {
+	return op(bad, ">=", leaf(strconv.Itoa(r.config.BadLimit)))
 }
 
 // fleetMissingAlert fires when one fleet has stopped serving while the other

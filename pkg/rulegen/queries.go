@@ -66,8 +66,9 @@ func MinuteQueries(f File) ([]Queries, error) {
 			Flags: flags.flat(),
 		}
 		if c.config.Rule == verdict.RuleReference {
-			q.Decision, q.Rollback = c.referenceDecision(m, flags).flat(), c.referenceRollback(m).flat()
-			q.Recorded = []string{flags.flat()}
+			good, bad := c.minuteCount(m.good), c.minuteCount(m.bad)
+			q.Decision, q.Rollback = c.referenceDecision(good, bad, flags).flat(), c.referenceRollback(bad).flat()
+			q.Recorded = []string{flags.flat(), good.flat(), bad.flat()}
 		} else {
 			e := c.evidenceExprs(m)
 			w := e.inline

@@ -147,17 +147,24 @@ func TestExpressionsUseTheEngineQueriesAndWallClockMinutes(t *testing.T) {
 			for _, r := range rf.Groups[0].Rules {
 				exprs[r.Record+r.Alert] = r.Expr
 			}
-			rollback := oneLine(exprs["PairwiseCanaryRollback"])
-			for _, q := range want {
-				if !strings.Contains(rollback, q) {
-					t.Errorf("rollback expression does not use the engine's fleet query %s:\n%s", q, rollback)
+			// The window counts come from raw data over whole minutes; the
+			// decision and the alerts read the counts recorded above them.
+			for _, name := range []string{"canary:http_request_duration_seconds:bad_minutes_60m", "canary:http_request_duration_seconds:good_minutes_60m"} {
+				count := oneLine(exprs[name])
+				for _, q := range want {
+					if !strings.Contains(count, q) {
+						t.Errorf("%s does not use the engine's fleet query %s:\n%s", name, q, count)
+					}
+				}
+				if !strings.HasPrefix(count, "count_over_time(") || !strings.Contains(count, ")[60m:1m]") {
+					t.Errorf("%s does not count a [60m:1m] subquery:\n%s", name, count)
+				}
+				if recordedName.MatchString(count) {
+					t.Errorf("%s counts over a recorded series, whose evaluation times are not whole minutes:\n%s", name, count)
 				}
 			}
-			if !strings.HasPrefix(rollback, "count_over_time(") || !strings.Contains(rollback, ")[60m:1m]") || !strings.HasSuffix(rollback, ">= 5") {
-				t.Errorf("rollback does not count a [60m:1m] subquery against the limit:\n%s", rollback)
-			}
-			if strings.Contains(rollback, "canary:") {
-				t.Errorf("rollback counts over a recorded series, whose evaluation times are not whole minutes:\n%s", rollback)
+			if rollback := oneLine(exprs["PairwiseCanaryRollback"]); rollback != `canary:http_request_duration_seconds:bad_minutes_60m{canary="checkout"} >= 5` {
+				t.Errorf("rollback does not compare the recorded bad minutes with the limit:\n%s", rollback)
 			}
 			for name, e := range exprs {
 				if strings.Contains(name, "_1m") && !strings.Contains(e, "[1m:1m]") {
@@ -299,7 +306,27 @@ func TestExprLinesBreakOnlyWhenLong(t *testing.T) {
 		t.Errorf("chain: %q", got)
 	}
 	long := op(leaf(strings.Repeat("x", 100)), "/", leaf(strings.Repeat("y", 100)))
-	if got := render(long); got != strings.Repeat("x", 100)+"\n/\n"+strings.Repeat("y", 100) {
+	if got := render(long); got != strings.Repeat("x", 100)+"\n/ "+strings.Repeat("y", 100) {
 		t.Errorf("long expression: %q", got)
+	}
+}
+
+func TestDeepExpressionsWrapOutsideStrings(t *testing.T) {
+	label := strings.Repeat("a b ", 60) // a label value with spaces, longer than a line
+	e := op(leaf(`sum(increase(m{path="`+label+`"}[1m]))`), "+", op(leaf("x"), "*", leaf(`label_replace(y, "l", "v w", "", "")`)))
+	for _, tt := range []struct {
+		name   string
+		indent string
+	}{{"shallow", "  "}, {"deep", strings.Repeat(" ", maxIndent)}, {"deeper", strings.Repeat(" ", maxIndent+8)}} {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := e.lines(tt.indent)
+			text := strings.Join(lines, "\n")
+			if !strings.Contains(text, `"`+label+`"`) || !strings.Contains(text, `"v w"`) {
+				t.Errorf("a string literal was broken:\n%s", text)
+			}
+			if got := strings.Join(strings.Fields(text), " "); got != strings.Join(strings.Fields(e.flat()), " ") {
+				t.Errorf("the lines do not read as the expression:\n%s", text)
+			}
+		})
 	}
 }
