@@ -175,6 +175,8 @@ func (r *report) judgementMarkdown() string {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...); b.WriteString("\n") }
 	jp := r.Plan.Judge
 	def := verdict.Default()
+	ran := fmt.Sprintf("Produced by `%s` (%s mode, judgement matrix of %d shapes x %d traffic levels x %d shares x %d histogram kinds), run of %s.",
+		r.Command, r.Plan.Name, len(jp.Shapes), len(jp.RPS), len(jp.Shares), numKinds, r.Started.Format("2006-01-02 15:04 MST"))
 	p("## 5. Judgement")
 	p("")
 	p("Three rules side by side, on the same minutes:")
@@ -192,6 +194,8 @@ func (r *report) judgementMarkdown() string {
 
 	p("### 5.1 Identical fleets")
 	p("")
+	p("%s", ran)
+	p("")
 	p("Windows / deployments rolled back, per rule; for the evidence rule also the deployments promoted and its closest approach to rolling back: the largest statistic minus its rollback boundary (whole window or recent run), over the sliding windows / the deployments' anchored windows; negative means it stayed that far below. *Tail/min*: the canary's observations beyond the baseline's exact p99 per minute (median): what one minute can tell.")
 	p("")
 	p("| shape | req/s | canary | kind | tail/min | reference | gate 0.99 | evidence | evidence promoted | evidence margin |")
@@ -204,6 +208,8 @@ func (r *report) judgementMarkdown() string {
 	p("")
 
 	p("### 5.2 Too-small canaries")
+	p("")
+	p("%s", ran)
 	p("")
 	p("A canary of 1%% of 50 req/s serves 0.5 req/s: about 22 observations in the 45 s a one-minute `increase()` covers, 0.2 of them beyond the p99. It must hold: never promote, never roll back. Deployments promoted / rolled back / held for all %d minutes, per rule.", deployMinutes)
 	p("")
@@ -224,6 +230,8 @@ func (r *report) judgementMarkdown() string {
 
 	if len(r.Reg) > 0 {
 		p("### 5.3 Regressions deployed fresh, beside an oracle")
+		p("")
+		p("%s", ran)
 		p("")
 		p("The canary is regressed from its first minute; deployments start every %d minutes and are judged anchored at their start for up to %d minutes. Regressions: *uniform* (every canary request x1.2 or x1.5), *tail only* (bimodal: the slow path takes 3%% of requests instead of 2%%; lognormal and heavy: latencies beyond the shape's p97 stretched, x' = q97 (x/q97)^1.5; about 1.45x as many requests beyond the p99 either way, body unchanged), *bad pod* (one canary pod of five x2).", deployEvery, regHorizon)
 		p("")
@@ -249,6 +257,8 @@ func (r *report) judgementMarkdown() string {
 
 	if len(r.Parity) > 0 {
 		p("### 5.4 In-process path vs Prometheus + engine")
+		p("")
+		p("%s", ran)
 		p("")
 		p("The same simulation written by `pairwise-gen` (schema 3 with classic buckets, and schema 0), served by Prometheus 3.13.5 and judged by `engine.Analyze` for every rule: the sliding windows ending at every minute from the 60th, and deployments every %d minutes anchored with `Since`. Every minute's verdict and decision compared with the in-process path's.", deployEvery)
 		p("")
