@@ -179,17 +179,28 @@ type windowReads struct {
 	flags        expr
 }
 
-// statistic is verdict.WindowEvidence.Statistic: the mixture (ln of the
-// mean of exp) of the summed LLRs, 0 without evidence. A sum so large that
-// exp overflows gives +Inf, which is still at or above the boundary.
+// mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
+// the mean of exp, computed as verdict does, from the largest, so that no
+// sum overflows exp.
+func mixture(llr expr, by string) expr {
+	top := call{fn: "max" + by, args: []expr{llr}}
+	match := "on()"
+	if by != "" {
+		match = "on(" + recentLabel + ")"
+	}
+	return op(top, "+", fn("ln", call{fn: "avg" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top))}}))
+}
+
+// statistic is verdict.WindowEvidence.Statistic: the mixture of the summed
+// LLRs, 0 without evidence.
 func (w windowReads) statistic() expr {
-	return op(fn("ln", fn("avg", fn("exp", w.sums.rows(llrTerms()...)))), "or", leaf("vector(0)"))
+	return op(mixture(w.sums.rows(llrTerms()...), ""), "or", leaf("vector(0)"))
 }
 
 // recentStatistics is the mixture of each recent run (label recent_minutes);
 // a run without evidence has no series (its statistic, 0, rolls nothing back).
 func (w windowReads) recentStatistics() expr {
-	return fn("ln", call{fn: "avg by (" + recentLabel + ")", args: []expr{fn("exp", w.recent.rows(llrTerms()...))}})
+	return mixture(w.recent.rows(llrTerms()...), " by ("+recentLabel+")")
 }
 
 // promoteStatistic is the first tail index's summed LLR, 0 without evidence.
