@@ -165,31 +165,43 @@ func TestAlertmanagerRoutes(t *testing.T) {
 	}
 }
 
-// TestGatedRulePackPassesPromtoolLint renders the committed canaries with the
-// significance gate on and lints the result as the committed pack is linted.
-func TestGatedRulePackPassesPromtoolLint(t *testing.T) {
+// TestRulePackVariantsPassPromtoolLint renders the committed canaries with
+// other settings and lints the results as the committed pack is linted.
+func TestRulePackVariantsPassPromtoolLint(t *testing.T) {
 	config, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	gated := strings.Replace(string(config), "defaults: {}", "defaults:\n  significance: 0.99", 1)
-	if gated == string(config) {
-		t.Fatal("rules/pairwise.yaml no longer has `defaults: {}`; update this test")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "gated.yaml"), []byte(gated), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"rules", "--config", filepath.Join(dir, "gated.yaml"), "--out", filepath.Join(dir, "gated.rules.yml")}, &stdout, &stderr); code != 0 {
-		t.Fatalf("pairwise rules: exit %d: %s", code, stderr.String())
-	}
-	pack, _ := os.ReadFile(filepath.Join(dir, "gated.rules.yml"))
-	if !strings.Contains(string(pack), "2.32634787404084") { // verdict.OneSidedZ(0.99)
-		t.Fatalf("the gated pack has no significance test:\n%s", pack)
-	}
-	out := runTool(t, dir, "promtool", "check", "rules", "--lint=all", "--lint-fatal", "gated.rules.yml")
-	if !strings.Contains(out, "SUCCESS") {
-		t.Fatalf("promtool check rules:\n%s", out)
+	for _, tt := range []struct {
+		name, defaults, want string
+	}{
+		{"significance gate", "significance: 0.99", "2.32634787404084"}, // verdict.OneSidedZ(0.99)
+		{"warm-up", "warmupMinutes: 5", "[1m] offset 5m"},
+		{"budgets and quantile", "falseRollback: 0.01\n  falsePromote: 0.05\n  verdictQuantile: 0.999", "histogram_quantile(0.999,"},
+		{"reference rule, short window", "rule: reference\n  windowMinutes: 20\n  goodNeeded: 10\n  badLimit: 3", "[20m:1m]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			variant := strings.Replace(string(config), "defaults: {}", "defaults:\n  "+tt.defaults, 1)
+			if variant == string(config) {
+				t.Fatal("rules/pairwise.yaml no longer has `defaults: {}`; update this test")
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "variant.yaml"), []byte(variant), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"rules", "--config", filepath.Join(dir, "variant.yaml"), "--out", filepath.Join(dir, "variant.rules.yml")}, &stdout, &stderr); code != 0 {
+				t.Fatalf("pairwise rules: exit %d: %s", code, stderr.String())
+			}
+			pack, _ := os.ReadFile(filepath.Join(dir, "variant.rules.yml"))
+			if !strings.Contains(strings.Join(strings.Fields(string(pack)), " "), tt.want) {
+				t.Fatalf("the pack lacks %q:\n%.2000s", tt.want, pack)
+			}
+			out := runTool(t, dir, "promtool", "check", "rules", "--lint=all", "--lint-fatal", "variant.rules.yml")
+			if !strings.Contains(out, "SUCCESS") {
+				t.Fatalf("promtool check rules:\n%s", out)
+			}
+		})
 	}
 }
