@@ -24,11 +24,13 @@ type Table struct {
 }
 
 // Column holds one of: []time.Time, []*time.Time, []*float64, []string, []bool.
-// Unit is a Grafana unit id ("s", "reqps") or empty.
+// Unit is a Grafana unit id ("s", "reqps") or empty; Labels, the field's
+// labels (only the numeric shape sets them).
 type Column struct {
 	Name   string
 	Values any
 	Unit   string
+	Labels map[string]string
 }
 
 // Frame names, one per query type.

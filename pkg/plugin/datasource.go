@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"math"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/frames"
@@ -31,65 +34,125 @@ var (
 	_ instancemgmt.InstanceDisposer = (*Datasource)(nil)
 )
 
-// Settings is the data source's jsonData. Secrets (basicAuthPassword,
-// bearerToken) live only in secureJsonData and are read decrypted, never
-// stored here and never logged.
-// TLS options and custom headers use Grafana's standard jsonData names
-// (tlsSkipVerify, tlsAuthWithCACert, httpHeaderName1, ...), read by the SDK.
+// Settings is the part of the data source's jsonData that Pairwise reads
+// itself. The connection is Grafana's standard one, read by the SDK: the
+// data source URL, basic auth (basicAuth, basicAuthUser and the
+// basicAuthPassword secret), TLS (tlsSkipVerify, tlsAuthWithCACert, tlsAuth,
+// serverName and their secrets) and custom headers (httpHeaderName1 and the
+// httpHeaderValue1 secret). Secrets live only in secureJsonData, are read
+// decrypted, and are never stored here nor logged.
 type Settings struct {
-	PrometheusURL  string  `json:"prometheusUrl"`
-	TimeoutSeconds float64 `json:"timeoutSeconds"`
-	BasicAuthUser  string  `json:"basicAuthUser"`
+	// Timeout is Grafana's standard jsonData.timeout, in seconds: how long a
+	// query (its retries included) may wait for Prometheus.
+	Timeout jsonSeconds `json:"timeout"`
+
+	// The keys of Pairwise's first settings page, before the standard
+	// ones. They are still read when the standard setting is empty, so an
+	// existing or provisioned data source keeps working; the settings page
+	// moves them to the standard fields, and the health check says so.
+	LegacyPrometheusURL  string      `json:"prometheusUrl"`
+	LegacyTimeoutSeconds jsonSeconds `json:"timeoutSeconds"`
+	LegacyBasicAuthUser  string      `json:"basicAuthUser"`
 }
+
+// jsonSeconds reads a number of seconds written as a JSON number or string.
+type jsonSeconds float64
+
+func (s *jsonSeconds) UnmarshalJSON(b []byte) error {
+	text := strings.Trim(strings.TrimSpace(string(b)), `"`)
+	if text == "" || text == "null" {
+		*s = 0
+		return nil
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return fmt.Errorf("%s is not a number of seconds", b)
+	}
+	*s = jsonSeconds(f)
+	return nil
+}
+
+// DefaultTimeout bounds each query when the data source sets no timeout.
+const DefaultTimeout = 30 * time.Second
 
 // Datasource is one configured instance.
 type Datasource struct {
 	client *prom.Client
 	logger log.Logger
+	// configErr is what is wrong with the settings (no URL, a bad URL); every
+	// query and the health check report it, saying what to change.
+	configErr string
+	// legacy names the old jsonData keys this instance still reads.
+	legacy []string
 }
 
-// NewDatasource builds an instance from its settings.
+// NewDatasource builds an instance from its settings. A wrong setting does
+// not fail the instance: it is reported by the health check and by every
+// query, in words that say where to fix it.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	ds := &Datasource{logger: log.DefaultLogger.With("datasource", s.UID)}
 	var settings Settings
 	if len(s.JSONData) > 0 {
 		if err := json.Unmarshal(s.JSONData, &settings); err != nil {
-			return nil, fmt.Errorf("read data source settings: %w", err)
+			ds.configErr = "The data source settings cannot be read (" + err.Error() + "): open the data source's settings page and save it again."
+			return ds, nil
 		}
 	}
-	url := strings.TrimSpace(settings.PrometheusURL)
-	if url == "" {
-		url = strings.TrimSpace(s.URL)
+	url := strings.TrimSpace(s.URL)
+	if url == "" && strings.TrimSpace(settings.LegacyPrometheusURL) != "" {
+		url = strings.TrimSpace(settings.LegacyPrometheusURL)
+		ds.legacy = append(ds.legacy, "prometheusUrl")
 	}
-	timeout := 30 * time.Second
-	if settings.TimeoutSeconds > 0 {
-		timeout = time.Duration(settings.TimeoutSeconds * float64(time.Second))
+	timeout := DefaultTimeout
+	switch {
+	case settings.Timeout > 0:
+		timeout = time.Duration(float64(settings.Timeout) * float64(time.Second))
+	case settings.LegacyTimeoutSeconds > 0:
+		timeout = time.Duration(float64(settings.LegacyTimeoutSeconds) * float64(time.Second))
+		ds.legacy = append(ds.legacy, "timeoutSeconds")
 	}
 	opts, err := s.HTTPClientOptions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read HTTP client settings: %w", err)
+		ds.configErr = "The HTTP settings cannot be used (" + err.Error() + "): check TLS and the custom headers on the data source's settings page."
+		return ds, nil
 	}
-	if settings.BasicAuthUser != "" {
-		opts.BasicAuth = &httpclient.BasicAuthOptions{User: settings.BasicAuthUser, Password: s.DecryptedSecureJSONData["basicAuthPassword"]}
+	// The whole query, retries included, is bounded by the prom client;
+	// the HTTP client must not cut it shorter.
+	if opts.Timeouts == nil {
+		opts.Timeouts = &httpclient.TimeoutOptions{}
 	}
-	if token := s.DecryptedSecureJSONData["bearerToken"]; token != "" {
+	opts.Timeouts.Timeout = timeout
+	if opts.BasicAuth == nil && settings.LegacyBasicAuthUser != "" {
+		opts.BasicAuth = &httpclient.BasicAuthOptions{User: settings.LegacyBasicAuthUser, Password: s.DecryptedSecureJSONData["basicAuthPassword"]}
+		ds.legacy = append(ds.legacy, "basicAuthUser")
+	}
+	// A bearer token (the settings page's "Bearer token" method) is sent
+	// as Authorization when basic auth is off, through the SDK client's
+	// headers like any custom header.
+	if token := s.DecryptedSecureJSONData["bearerToken"]; token != "" && opts.BasicAuth == nil {
 		if opts.Header == nil {
 			opts.Header = http.Header{}
 		}
-		opts.Header.Set("Authorization", "Bearer "+token)
+		if opts.Header.Get("Authorization") == "" {
+			opts.Header.Set("Authorization", "Bearer "+token)
+		}
+	}
+	if url == "" {
+		ds.configErr = "Set the URL under Connection on the data source's settings page: the Prometheus, Mimir or Thanos query endpoint, e.g. http://prometheus:9090."
+		return ds, nil
+	}
+	client, err := prom.New(url, timeout)
+	if err != nil {
+		ds.configErr = "Fix the URL under Connection on the data source's settings page: " + err.Error() + ", e.g. http://prometheus:9090."
+		return ds, nil
 	}
 	httpClient, err := httpclient.New(opts)
 	if err != nil {
-		return nil, fmt.Errorf("create HTTP client: %w", err)
+		ds.configErr = "The HTTP client cannot be built (" + err.Error() + "): check the TLS certificates on the data source's settings page."
+		return ds, nil
 	}
-	ds := &Datasource{logger: log.DefaultLogger.With("datasource", s.UID)}
-	if url != "" {
-		client, err := prom.New(url, timeout)
-		if err != nil {
-			return nil, err
-		}
-		client.HTTP = httpClient
-		ds.client = client
-	}
+	client.HTTP = httpClient
+	ds.client = client
 	return ds, nil
 }
 
@@ -102,30 +165,70 @@ func (d *Datasource) Dispose() {
 }
 
 // QueryData answers every query; one failing query does not fail the others.
+// Requests from Grafana's alerting and server-side expressions get the
+// numeric shape those accept (see frames.Numeric), whatever the query's
+// format says.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
+	numeric := FromExpressions(req)
 	for _, q := range req.Queries {
-		resp.Responses[q.RefID] = d.query(ctx, q)
+		resp.Responses[q.RefID] = d.query(ctx, q, numeric)
 	}
 	return resp, nil
 }
 
-func (d *Datasource) query(ctx context.Context, q backend.DataQuery) (dr backend.DataResponse) {
+// FromExpressions tells a request from Grafana's alerting (the FromAlert
+// header) or from server-side expressions in a dashboard (the
+// X-Grafana-From-Expr header) from a panel's.
+func FromExpressions(req *backend.QueryDataRequest) bool {
+	if req == nil {
+		return false
+	}
+	if v, ok := req.Headers[backend.FromAlertHeaderName]; ok && v != "" && v != "false" {
+		return true
+	}
+	return strings.EqualFold(req.GetHTTPHeader(fromExpressionHeader), "true")
+}
+
+// fromExpressionHeader marks queries Grafana runs for server-side expressions.
+const fromExpressionHeader = "X-Grafana-From-Expr"
+
+// Error sources: a query Pairwise cannot run because of what the user wrote
+// (the query, the settings) or because of Prometheus is "downstream" in
+// Grafana's terms, not a fault of the plugin; only Pairwise's own failures
+// (a frame it cannot build, a panic) are "plugin" errors.
+func userError(msg string) backend.DataResponse {
+	return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, msg)
+}
+
+func pluginError(msg string) backend.DataResponse {
+	return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin, msg)
+}
+
+func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpressions bool) (dr backend.DataResponse) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.logger.Error("query panicked", "refId", q.RefID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			dr = backend.ErrDataResponse(backend.StatusInternal, "Pairwise hit an internal error on this query; the plugin log has the details")
+			dr = pluginError("Pairwise hit an internal error on this query; the plugin log has the details")
 		}
 	}()
-	if d.client == nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, "the data source has no Prometheus URL: set it on the data source's settings page")
+	if d.configErr != "" {
+		return userError(d.configErr)
 	}
 	pq, err := parseQuery(q.JSON, q.QueryType, q.TimeRange.From, q.TimeRange.To)
 	if err != nil {
-		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, err.Error())
+		return userError(err.Error())
 	}
+	numeric := fromExpressions || pq.Format == FormatAlerting
 	res, err := engine.Analyze(ctx, d.client, pq.Request)
 	if err != nil {
+		if numeric && errors.Is(err, engine.ErrNoData) {
+			// No data is a state of an alert rule, not an error: an empty
+			// frame is Grafana's "no data", with the reason as a notice.
+			frame := data.NewFrame(pq.Type).SetMeta(&data.FrameMeta{Notices: []data.Notice{{Severity: data.NoticeSeverityInfo, Text: err.Error()}}})
+			frame.RefID = q.RefID
+			return backend.DataResponse{Frames: data.Frames{frame}}
+		}
 		return errorResponse(err)
 	}
 	var table frames.Table
@@ -141,62 +244,79 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery) (dr backend
 	default:
 		table = frames.Minutes(res)
 	}
-	frame, err := toFrame(table, q.RefID)
+	if numeric {
+		if table, err = frames.Numeric(table, frames.SeriesLabels(res), pq.Fields); err != nil {
+			return userError("fields: " + err.Error())
+		}
+	}
+	frame, err := toFrame(table, q.RefID, numeric)
 	if err != nil {
 		d.logger.Error("build frame", "refId", q.RefID, "error", err)
-		return backend.ErrDataResponse(backend.StatusInternal, "Pairwise could not build the result frame; the plugin log has the details")
+		return pluginError("Pairwise could not build the result frame; the plugin log has the details")
 	}
 	return backend.DataResponse{Frames: []*dataFrame{frame}}
 }
 
-// errorResponse gives Prometheus trouble an honest status and a sentence.
+// errorResponse gives Prometheus trouble an honest status, a sentence that
+// says what to do, and the downstream error source: none of it is a fault
+// of the plugin.
 func errorResponse(err error) backend.DataResponse {
+	down := func(status backend.Status, msg string) backend.DataResponse {
+		return backend.ErrDataResponseWithSource(status, backend.ErrorSourceDownstream, msg)
+	}
 	var fe *fieldError
 	switch {
 	case errors.As(err, &fe):
-		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+		return userError(err.Error())
 	case errors.Is(err, prom.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return backend.ErrDataResponseWithSource(backend.StatusTimeout, backend.ErrorSourceDownstream, "Prometheus did not answer in time: shorten the range or raise the data source timeout ("+err.Error()+")")
+		return down(backend.StatusTimeout, "Prometheus did not answer in time: shorten the range or raise the timeout on the data source's settings page ("+err.Error()+")")
 	case errors.Is(err, prom.ErrAuth):
-		return backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, "Prometheus refused the credentials: check authentication on the data source's settings page ("+err.Error()+")")
-	case errors.Is(err, prom.ErrUnavailable), errors.Is(err, prom.ErrNotProm):
-		return backend.ErrDataResponseWithSource(backend.StatusBadGateway, backend.ErrorSourceDownstream, "cannot query Prometheus: "+err.Error())
+		return down(backend.StatusBadGateway, "Prometheus refused the credentials: check Authentication on the data source's settings page ("+err.Error()+")")
+	case errors.Is(err, prom.ErrNotProm):
+		return down(backend.StatusBadGateway, "The URL does not serve the Prometheus HTTP API: point Connection > URL at the query endpoint (for Mimir, the /prometheus prefix) ("+err.Error()+")")
+	case errors.Is(err, prom.ErrUnavailable):
+		return down(backend.StatusBadGateway, "cannot query Prometheus: "+err.Error())
 	case errors.Is(err, prom.ErrBadQuery), errors.Is(err, prom.ErrNotFound):
-		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, err.Error())
+		return userError(err.Error())
 	case errors.Is(err, engine.ErrSinceAfterWindow):
-		return backend.ErrDataResponseWithSource(backend.StatusBadRequest, backend.ErrorSourceDownstream, "since: "+err.Error()+"; move the dashboard range to include the deployment, or correct its start")
+		return userError("since: " + err.Error() + "; move the dashboard range to include the deployment, or correct its start")
 	case errors.Is(err, engine.ErrNoData):
-		return backend.ErrDataResponseWithSource(backend.StatusNotFound, backend.ErrorSourceDownstream, err.Error())
+		return down(backend.StatusNotFound, err.Error())
 	case errors.Is(err, context.Canceled):
-		return backend.ErrDataResponseWithSource(backend.StatusTimeout, backend.ErrorSourceDownstream, "the query was cancelled")
+		return down(backend.StatusTimeout, "the query was cancelled")
 	}
-	return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+	return userError(err.Error())
 }
 
-// CheckHealth reaches Prometheus and reports its version.
+// CheckHealth reaches Prometheus and reports its version, or says what to
+// change on the settings page.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	if d.client == nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Set the Prometheus URL (Prometheus, Mimir or Thanos query endpoint)."}, nil
+	if d.configErr != "" {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.configErr}, nil
 	}
 	version, err := d.client.BuildInfo(ctx)
 	if err != nil {
 		var msg string
 		switch {
 		case errors.Is(err, prom.ErrAuth):
-			msg = "Prometheus refused the credentials (401/403): check basic auth, the bearer token or the headers."
+			msg = "Prometheus refused the credentials (401/403): check Authentication (basic auth user and password, or the bearer token) and the custom headers on the settings page."
 		case errors.Is(err, prom.ErrNotProm):
-			msg = "The URL answers, but not with the Prometheus HTTP API: point it at the query endpoint (for Mimir, the /prometheus prefix)."
+			msg = "The URL answers, but not with the Prometheus HTTP API: set Connection > URL to the query endpoint (for Mimir, the /prometheus prefix; for Thanos, the querier)."
 		case errors.Is(err, prom.ErrTimeout):
-			msg = "Prometheus did not answer in time: check the URL and the network, or raise the timeout."
+			msg = "Prometheus did not answer in time: check Connection > URL and the network, or raise the timeout under Additional settings."
 		default:
-			msg = "Cannot reach Prometheus: check the URL and that the server is up."
+			msg = "Cannot reach Prometheus at " + prom.RedactURL(d.client.BaseURL) + ": check Connection > URL and that the server is up and reachable from the Grafana server."
 		}
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: msg + " (" + err.Error() + ")"}, nil
 	}
 	if version == "" {
 		version = "unknown version"
 	}
-	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: "Prometheus " + version + " is reachable."}, nil
+	msg := "Prometheus " + version + " is reachable."
+	if len(d.legacy) > 0 {
+		msg += " These settings still use the old jsonData keys " + strings.Join(d.legacy, ", ") + ": open this settings page and save it to move them to the standard URL, authentication and timeout fields."
+	}
+	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }
 
 // CallResource serves GET metrics: the histogram metrics Prometheus knows,
@@ -212,8 +332,8 @@ func (d *Datasource) CallResource(ctx context.Context, req *backend.CallResource
 	if req.Path != "metrics" || req.Method != http.MethodGet {
 		return reply(http.StatusNotFound, map[string]string{"error": "unknown resource " + req.Path})
 	}
-	if d.client == nil {
-		return reply(http.StatusBadRequest, map[string]string{"error": "the data source has no Prometheus URL"})
+	if d.configErr != "" {
+		return reply(http.StatusBadRequest, map[string]string{"error": d.configErr})
 	}
 	native, classic, err := d.client.HistogramMetrics(ctx)
 	if err != nil {

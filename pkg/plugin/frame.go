@@ -12,7 +12,8 @@ import (
 type dataFrame = data.Frame
 
 // toFrame copies a frames.Table into a Grafana data frame, column by column.
-func toFrame(t frames.Table, refID string) (*data.Frame, error) {
+// A numeric table (frames.Numeric) is marked for graphs, not tables.
+func toFrame(t frames.Table, refID string, numeric bool) (*data.Frame, error) {
 	frame := data.NewFrame(t.Name)
 	frame.RefID = refID
 	for _, c := range t.Columns {
@@ -31,12 +32,18 @@ func toFrame(t frames.Table, refID string) (*data.Frame, error) {
 		default:
 			return nil, fmt.Errorf("column %s has unsupported type %T", c.Name, c.Values)
 		}
+		if len(c.Labels) > 0 {
+			field.Labels = data.Labels(c.Labels)
+		}
 		if c.Unit != "" {
 			field.Config = &data.FieldConfig{Unit: c.Unit}
 		}
 		frame.Fields = append(frame.Fields, field)
 	}
 	meta := &data.FrameMeta{Custom: t.Meta, PreferredVisualization: data.VisTypeTable}
+	if numeric {
+		meta.PreferredVisualization = data.VisTypeGraph
+	}
 	for _, w := range t.Warnings {
 		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
 	}

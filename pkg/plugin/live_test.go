@@ -48,7 +48,7 @@ func livePrometheus(t *testing.T) string {
 func newLiveDatasource(t *testing.T, promURL string) *Datasource {
 	t.Helper()
 	inst, err := NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
-		UID: "pairwise-canary", JSONData: []byte(fmt.Sprintf(`{"prometheusUrl":%q,"timeoutSeconds":20}`, promURL)),
+		UID: "pairwise-canary", URL: promURL, JSONData: []byte(`{"timeout":20}`),
 	})
 	if err != nil {
 		t.Fatal(err)

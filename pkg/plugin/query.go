@@ -51,13 +51,28 @@ type queryModel struct {
 	LBMetric           string `json:"lbMetric"`
 	LBBaselineSelector string `json:"lbBaselineSelector"`
 	LBCanarySelector   string `json:"lbCanarySelector"`
+	// Format "alerting" asks for the numeric shape Grafana's server-side
+	// expressions read (frames.Numeric); "" or "panel", the panel's frames.
+	// Requests from alerting get the numeric shape whatever this says.
+	Format string `json:"format"`
+	// Fields are the numeric fields of the numeric shape; empty, the query
+	// type's frames.DefaultNumericFields.
+	Fields []string `json:"fields"`
 }
+
+// Query formats.
+const (
+	FormatPanel    = "panel"
+	FormatAlerting = "alerting"
+)
 
 // parsedQuery is a validated query, ready for the engine.
 type parsedQuery struct {
 	Type     string
 	Request  engine.Request
 	PodLabel string
+	Format   string
+	Fields   []string
 }
 
 // fieldError names the query field that is wrong; it becomes a bad request.
@@ -92,6 +107,19 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	}
 	if q.PodLabel == "" {
 		q.PodLabel = "pod"
+	}
+	switch m.Format {
+	case "", FormatPanel:
+		q.Format = FormatPanel
+	case FormatAlerting:
+		q.Format = FormatAlerting
+	default:
+		return nil, bad("format", "%q is not panel or alerting", m.Format)
+	}
+	for _, f := range m.Fields {
+		if f = strings.TrimSpace(f); f != "" {
+			q.Fields = append(q.Fields, f)
+		}
 	}
 	if m.Metric == "" {
 		return nil, bad("metric", "choose the histogram metric to analyse")

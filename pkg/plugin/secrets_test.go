@@ -81,16 +81,32 @@ func TestSecretsStaySecret(t *testing.T) {
 		basicPassword string
 		wantOK        bool
 		want          string
+		basicAuth     bool
+		legacy        bool
 	}{
-		{name: "right token", token: token, wantOK: true, want: "Prometheus 3.13.5 is reachable"},
-		{name: "wrong token", token: "nope-" + token[:3], basicPassword: "wrong", want: "refused the credentials"},
-		{name: "basic auth from jsonData.basicAuthUser", basicPassword: password, wantOK: true, want: "reachable"},
+		{name: "right token", token: token, wantOK: true, want: "Prometheus 3.13.5 is reachable."},
+		{name: "wrong token", token: "nope-" + token[:3], want: "refused the credentials"},
+		{name: "basic auth, Grafana's standard settings", basicAuth: true, basicPassword: password, wantOK: true, want: "Prometheus 3.13.5 is reachable."},
+		{name: "wrong basic auth password", basicAuth: true, basicPassword: "wrong", want: "refused the credentials"},
+		// Basic auth wins over a bearer token left behind.
+		{name: "basic auth and a stale token", basicAuth: true, token: "stale", basicPassword: password, wantOK: true, want: "reachable"},
+		// Settings written by Pairwise's first settings page keep working,
+		// and the health check says how to move them.
+		{name: "legacy jsonData.basicAuthUser", legacy: true, basicPassword: password, wantOK: true, want: "old jsonData keys prometheusUrl, timeoutSeconds, basicAuthUser"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			settings := backend.DataSourceInstanceSettings{
-				UID: "pw", Name: "Pairwise",
-				JSONData:                []byte(fmt.Sprintf(`{"prometheusUrl":%q,"timeoutSeconds":5,"basicAuthUser":"sre"}`, srv.URL)),
+				UID: "pw", Name: "Pairwise", URL: srv.URL,
+				BasicAuthEnabled: tt.basicAuth, BasicAuthUser: "sre",
+				JSONData:                []byte(`{"timeout":5}`),
 				DecryptedSecureJSONData: map[string]string{"bearerToken": tt.token, "basicAuthPassword": tt.basicPassword},
+			}
+			if !tt.basicAuth {
+				settings.BasicAuthUser = ""
+			}
+			if tt.legacy {
+				settings.URL = ""
+				settings.JSONData = []byte(fmt.Sprintf(`{"prometheusUrl":%q,"timeoutSeconds":5,"basicAuthUser":"sre"}`, srv.URL))
 			}
 			inst, err := NewDatasource(context.Background(), settings)
 			if err != nil {
@@ -119,7 +135,7 @@ func TestSecretsStaySecret(t *testing.T) {
 		})
 	}
 	// jsonData has no field a secret could be written to.
-	b, _ := json.Marshal(Settings{PrometheusURL: "http://x", TimeoutSeconds: 1})
+	b, _ := json.Marshal(Settings{LegacyPrometheusURL: "http://x", Timeout: 1})
 	if strings.Contains(strings.ToLower(string(b)), "token") || strings.Contains(strings.ToLower(string(b)), "password") {
 		t.Fatalf("jsonData carries a secret field: %s", b)
 	}
