@@ -71,6 +71,7 @@ func TestLiveDatasource(t *testing.T) {
 	ds := newLiveDatasource(t, promURL)
 	t.Run("golden frames", func(t *testing.T) { goldenFrames(t, ds) })
 	t.Run("same minutes as the judge", func(t *testing.T) { sameAsJudge(t, ds, promURL) })
+	t.Run("alerting shape", func(t *testing.T) { alertingShape(t, ds) })
 	t.Run("concurrent queries", func(t *testing.T) { concurrentQueries(t, ds) })
 	t.Run("cancelled queries stop", func(t *testing.T) { cancelledQueries(t, promURL) })
 	t.Run("health", func(t *testing.T) {
