@@ -370,4 +370,3 @@ func rollbackAlertmanager(t *testing.T) routedAlertmanager {
 	cfg = strings.ReplaceAll(cfg, example, hook.URL+"/rollback")
 	return routedAlertmanager{AMServer: testenv.Alertmanager(t, cfg), hook: hook}
 }
-
