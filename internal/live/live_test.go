@@ -11,7 +11,9 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -345,4 +347,67 @@ func TestTrafficMixIsFlagged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScrapeGaps: a fleet is the sum over whoever reported, so a pod that
+// is not scraped changes the fleet without a sign in its histogram. Against
+// a real Prometheus, with up == 0 written for the failed scrapes as
+// Prometheus does: the minutes of the gap are partial under both rules (no
+// verdict, no evidence) and flag the window, which holds instead of
+// promoting; the regressed pod whose scrapes fail cannot get its canary
+// promoted.
+func TestScrapeGaps(t *testing.T) {
+	judgeRule := func(client *prom.Client, rule string) *engine.Result {
+		t.Helper()
+		baseline, canary := fleets(t)
+		cfg := verdict.Default()
+		cfg.Rule = rule
+		w, err := pairing.Ending(end, 60, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.Analyze(context.Background(), client, engine.Request{
+			Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Native, Config: cfg, Window: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	t.Run("a canary pod misses seven minutes of scrapes", func(t *testing.T) {
+		// 120 minutes; canary pod 2 of 10 is not scraped in minutes 90 to 97.
+		client := startFleets(t, append(heavyTraffic, "--scenario", "clean", "--minutes", "120", "--scrape-gap", "canary-2@90-97")...)
+		for _, rule := range []string{verdict.RuleEvidence, verdict.RuleReference} {
+			res := judgeRule(client, rule)
+			partial := 0
+			for _, m := range res.Minutes {
+				if m.Verdict == verdict.Partial {
+					partial++
+					if !strings.Contains(m.Reason, "canary fleet is incomplete") {
+						t.Errorf("%s: partial minute %s: %q", rule, m.Time.Format("15:04"), m.Reason)
+					}
+				}
+			}
+			// The gap's 7 minutes, and a minute on each side whose
+			// increase() lacks the pod's first or last sample.
+			if partial < 7 || partial > 9 || res.Counts.Partial != partial {
+				t.Errorf("%s: %d partial minutes, want the 7 of the gap (up to 9)", rule, partial)
+			}
+			if res.Decision == verdict.Rollback || res.Decision == verdict.Promote || !slices.Contains(res.Flags, verdict.FlagPartialFleet) {
+				t.Errorf("%s: %s with flags %v: %s", rule, res.Decision, res.Flags, res.Reason)
+			}
+			t.Logf("%s: %s, %d partial minutes, %d minutes of evidence", rule, res.Decision, partial, res.Evidence.Minutes)
+			if res.Evidence.Minutes > 60-7 {
+				t.Errorf("%s: %d minutes carry evidence, the gap's must not", rule, res.Evidence.Minutes)
+			}
+		}
+	})
+	t.Run("the regressed pod's scrapes fail", func(t *testing.T) {
+		// Canary pod 0 of 10 is 3x slower, and from minute 60 on it cannot be scraped.
+		client := startFleets(t, append(heavyTraffic, "--scenario", "bad-pod", "--bad-pod", "0", "--bad-pod-factor", "3",
+			"--minutes", "120", "--scrape-gap", "canary-0@60-120")...)
+		res := judgeRule(client, verdict.RuleEvidence)
+		if res.Decision == verdict.Promote || res.Counts.Partial != 60 || res.Evidence.Minutes != 0 {
+			t.Fatalf("%s with %d partial minutes and %d minutes of evidence: %s", res.Decision, res.Counts.Partial, res.Evidence.Minutes, res.Reason)
+		}
+	})
 }

@@ -39,6 +39,13 @@ var Quantiles = []float64{0.5, 0.99, 0.999, 0.9999}
 // Restart resets one pod's counters (see sim.Restart).
 type Restart = sim.Restart
 
+// ScrapeGap fails every scrape of one pod at times in (From, To].
+type ScrapeGap struct {
+	Fleet    string
+	Index    int
+	From, To time.Time
+}
+
 // Options configure a generation run.
 type Options struct {
 	Sim            sim.Config // Start is the first scrape's minute
@@ -53,9 +60,13 @@ type Options struct {
 	Schema         int32
 	ClassicBuckets []float64
 	Restarts       []Restart
-	TruthPodP99    bool
-	Workers        int
-	Progress       io.Writer // nil: silent
+	// ScrapeGaps are stretches in which one pod's scrapes fail: it keeps
+	// serving and counting, but none of its series gets a sample and its
+	// target reports up == 0.
+	ScrapeGaps  []ScrapeGap
+	TruthPodP99 bool
+	Workers     int
+	Progress    io.Writer // nil: silent
 }
 
 // Summary is what a run wrote.
@@ -85,6 +96,8 @@ type pod struct {
 	sumL     labels.Labels
 	okL      labels.Labels
 	errL     labels.Labels
+	upL      labels.Labels
+	gaps     [][2]int64          // scrape gaps (from, to], Unix seconds
 	refs     []storage.SeriesRef // one per series, valid for the current block writer
 	count    uint64
 	sum      float64
@@ -195,11 +208,22 @@ func newGenerator(o Options) (*generator, error) {
 			p.sumL = base(o.Metric + "_sum")
 			p.okL = base("http_requests_total", "code", "200")
 			p.errL = base("http_requests_total", "code", "500")
+			p.upL = base("up")
+			for _, gap := range o.ScrapeGaps {
+				if gap.Fleet == fleet && gap.Index == i {
+					p.gaps = append(p.gaps, [2]int64{gap.From.Unix(), gap.To.Unix()})
+				}
+			}
 			p.classic = make([]uint64, len(o.ClassicBuckets)+1)
 			g.pods = append(g.pods, p)
 		}
 	}
-	g.seriesPerP = 1 + len(o.ClassicBuckets) + 1 + 4
+	for _, gap := range o.ScrapeGaps {
+		if gap.Index < 0 || gap.Index >= o.Sim.PodsPerFleet || (gap.Fleet != sim.FleetBaseline && gap.Fleet != sim.FleetCanary) || !gap.To.After(gap.From) {
+			return nil, fmt.Errorf("scrape gap of pod %s-%d from %v to %v: no such pod or an empty gap", gap.Fleet, gap.Index, gap.From, gap.To)
+		}
+	}
+	g.seriesPerP = 1 + len(o.ClassicBuckets) + 1 + 4 + 1 // ... and up
 	g.nSeries = g.seriesPerP * len(g.pods)
 	return g, nil
 }
@@ -382,6 +406,20 @@ func (g *generator) runSlab(app storage.Appender, pods []*pod, k0, k1 int, tr *s
 func (g *generator) appendPod(app storage.Appender, p *pod, sec int64) (floats, hists int64, err error) {
 	t := sec * 1000
 	r := p.refs
+	up := len(r) - 1
+	for _, gap := range p.gaps {
+		if sec > gap[0] && sec <= gap[1] {
+			// The scrape failed: only the target's up says so.
+			if r[up], err = app.Append(r[up], p.upL, t, 0); err != nil {
+				return 0, 0, fmt.Errorf("%s at %d: %w", p.upL, t, err)
+			}
+			return 1, 0, nil
+		}
+	}
+	if r[up], err = app.Append(r[up], p.upL, t, 1); err != nil {
+		return 0, 0, fmt.Errorf("%s at %d: %w", p.upL, t, err)
+	}
+	floats++
 	i := 0
 	add := func(l labels.Labels, v float64) {
 		if err != nil {

@@ -110,6 +110,8 @@ func run(args []string) error {
 	fs.Var(&buckets, "buckets", "classic bucket upper bounds, comma separated (+Inf is added)")
 	var restarts restartFlags
 	fs.Var(&restarts, "restart", "POD@MINUTE: restart a pod (counters reset) during minute MINUTE (0-based from --start), half a scrape interval after the minute's first scrape; POD is canary-3, baseline-0 or the full pod name; repeatable")
+	var gaps restartFlags
+	fs.Var(&gaps, "scrape-gap", "POD@FROM-TO: the pod's scrapes fail from minute FROM to minute TO (0-based from --start, whole minutes, up == 0 and no samples); POD as for --restart; repeatable")
 	podP99 := fs.Bool("truth-pod-p99", true, "include per-pod p99 in the truth file")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel workers")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -164,6 +166,13 @@ func run(args []string) error {
 		}
 		o.Restarts = append(o.Restarts, rs)
 	}
+	for _, gs := range gaps {
+		gap, err := parseScrapeGap(gs, o)
+		if err != nil {
+			return err
+		}
+		o.ScrapeGaps = append(o.ScrapeGaps, gap)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -187,6 +196,23 @@ func run(args []string) error {
 		c.Scenario, start.Format(time.RFC3339), g.end.Format(time.RFC3339), sum.Series, sum.Samples(), sum.FloatSamples,
 		sum.HistogramSamples, sum.Observations, sum.Blocks, *out, sum.Elapsed.Seconds())
 	return nil
+}
+
+// parseScrapeGap parses POD@FROM-TO.
+func parseScrapeGap(s string, o Options) (ScrapeGap, error) {
+	podS, span, ok := strings.Cut(s, "@")
+	fromS, toS, ok2 := strings.Cut(span, "-")
+	from, err1 := strconv.Atoi(fromS)
+	to, err2 := strconv.Atoi(toS)
+	if !ok || !ok2 || err1 != nil || err2 != nil || from < 0 || to <= from || to > o.Minutes {
+		return ScrapeGap{}, fmt.Errorf("--scrape-gap %q: want POD@FROM-TO with 0 <= FROM < TO <= %d", s, o.Minutes)
+	}
+	r, err := parseRestart(podS+"@0", o)
+	if err != nil {
+		return ScrapeGap{}, fmt.Errorf("--scrape-gap %q: %w", s, err)
+	}
+	return ScrapeGap{Fleet: r.Fleet, Index: r.Index,
+		From: o.Sim.Start.Add(time.Duration(from) * time.Minute), To: o.Sim.Start.Add(time.Duration(to) * time.Minute)}, nil
 }
 
 // parseRestart parses POD@MINUTE.
