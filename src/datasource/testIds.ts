@@ -19,5 +19,6 @@ export const dsTestIds = {
     lbBaselineSelector: 'pairwise-query-lb-baseline',
     lbCanarySelector: 'pairwise-query-lb-canary',
     since: 'pairwise-query-since',
+    fields: 'pairwise-query-fields',
   },
 } as const;

@@ -8,6 +8,8 @@ export type HistogramKind = 'auto' | 'native' | 'classic';
 export type WindowMode = 'range' | 'last';
 /** evidence: pooled tail observations tested sequentially (the default); reference: the chapter's minute counts. */
 export type WindowRule = 'evidence' | 'reference';
+/** panel: the Pairwise panel's frames; alerting: numeric series that alert rules and expressions read. */
+export type QueryFormat = 'panel' | 'alerting';
 
 /** One Pairwise query. The backend validates every field again; these are the editor's defaults. */
 export interface PairwiseQuery extends DataQuery {
@@ -58,6 +60,14 @@ export interface PairwiseQuery extends DataQuery {
   /** Load-balancer selectors; empty means the fleet's own selector. */
   lbBaselineSelector?: string;
   lbCanarySelector?: string;
+  /**
+   * alerting: a wide time series of numbers (time plus one field per entry of `fields`, labelled with the
+   * fleets' common labels), what Grafana alert rules and server-side expressions accept. Alert rules get it
+   * whatever this says.
+   */
+  format?: QueryFormat;
+  /** Numeric fields of the alerting format; empty: decision_code (max for pods). */
+  fields?: string[];
 }
 
 /**
@@ -76,24 +86,36 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   since: '',
 };
 
-/** jsonData of a Pairwise data source. */
+/**
+ * jsonData of a Pairwise data source. The connection is Grafana's standard one (the data source's
+ * `url`, `basicAuth` and `basicAuthUser`, TLS and custom headers), read by the plugin SDK on the backend.
+ */
 export interface PairwiseOptions extends DataSourceJsonData {
-  /** Prometheus-compatible HTTP API root, e.g. http://prometheus:9090 or a Mimir /prometheus path. */
-  prometheusUrl?: string;
-  timeoutSeconds?: number;
-  /** User name for basic auth; the password lives in secureJsonData. */
-  basicAuthUser?: string;
-  /** Grafana's standard HTTP settings, read by the plugin SDK on the backend. */
+  /** Seconds a query, retries included, may wait for Prometheus (Grafana's standard key). */
+  timeout?: number;
   tlsSkipVerify?: boolean;
+  tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;
+  serverName?: string;
   httpHeaderName1?: string;
+  /** Set by Grafana's Auth component for "Forward OAuth identity", which Pairwise does not offer. */
+  oauthPassThru?: boolean;
+  /** Legacy: Pairwise 1.0's URL key, moved to the data source `url` when the settings page opens. */
+  prometheusUrl?: string;
+  /** Legacy: moved to `timeout`. */
+  timeoutSeconds?: number;
+  /** Legacy: moved to the data source's `basicAuthUser`, with `basicAuth` on. */
+  basicAuthUser?: string;
 }
 
 /** secureJsonData: write-only, never sent back to the browser. */
 export interface PairwiseSecureJsonData {
   basicAuthPassword?: string;
+  /** Sent as `Authorization: Bearer <token>` when basic auth is off. */
   bearerToken?: string;
   tlsCACert?: string;
+  tlsClientCert?: string;
+  tlsClientKey?: string;
   httpHeaderValue1?: string;
 }
 

@@ -3,70 +3,119 @@ import { fireEvent, render, screen } from '@testing-library/react';
 import { DataSourceSettings } from '@grafana/data';
 import { dsTestIds } from '../testIds';
 import { PairwiseOptions, PairwiseSecureJsonData } from '../types';
-import { ConfigEditor } from './ConfigEditor';
+import { ConfigEditor, migrateLegacySettings } from './ConfigEditor';
 
-function createOptions(overrides: Partial<DataSourceSettings<PairwiseOptions, PairwiseSecureJsonData>> = {}) {
+type Options = DataSourceSettings<PairwiseOptions, PairwiseSecureJsonData>;
+
+function createOptions(overrides: Partial<Options> = {}): Options {
   return {
     id: 1,
     uid: 'pw',
+    orgId: 1,
     name: 'Pairwise',
     type: 'pairwise-canary-datasource',
-    jsonData: { prometheusUrl: 'http://prometheus:9090' },
+    typeName: 'Pairwise',
+    typeLogoUrl: '',
+    access: 'proxy',
+    url: 'http://prometheus:9090',
+    user: '',
+    basicAuth: false,
+    basicAuthUser: '',
+    isDefault: false,
+    jsonData: {},
     secureJsonFields: {},
+    readOnly: false,
+    withCredentials: false,
     ...overrides,
-  } as unknown as DataSourceSettings<PairwiseOptions, PairwiseSecureJsonData>;
+  } as Options;
 }
 
+const last = (fn: jest.Mock): Options => fn.mock.calls.at(-1)[0];
+
 describe('ConfigEditor', () => {
-  it('keeps the URL and timeout in jsonData', () => {
+  it('keeps the URL in the standard url field, edited through Connection', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={createOptions({ url: '' })} onOptionsChange={onOptionsChange} />);
+    fireEvent.change(screen.getByPlaceholderText('http://prometheus:9090'), {
+      target: { value: 'http://mimir/prometheus' },
+    });
+    expect(last(onOptionsChange).url).toBe('http://mimir/prometheus');
+    expect(last(onOptionsChange).jsonData).not.toHaveProperty('prometheusUrl');
+  });
+
+  it('keeps the timeout in jsonData.timeout', () => {
     const onOptionsChange = jest.fn();
     render(<ConfigEditor options={createOptions()} onOptionsChange={onOptionsChange} />);
-    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.url), {
-      target: { value: ' http://mimir/prometheus ' },
-    });
-    expect(onOptionsChange).toHaveBeenLastCalledWith(
-      expect.objectContaining({ jsonData: expect.objectContaining({ prometheusUrl: 'http://mimir/prometheus' }) })
-    );
     fireEvent.change(screen.getByTestId(dsTestIds.configEditor.timeout), { target: { value: '45' } });
-    expect(onOptionsChange.mock.calls.at(-1)[0].jsonData.timeoutSeconds).toBe(45);
+    expect(last(onOptionsChange).jsonData.timeout).toBe(45);
   });
 
-  it('sends secrets only in secureJsonData', () => {
-    const onOptionsChange = jest.fn();
-    render(<ConfigEditor options={createOptions()} onOptionsChange={onOptionsChange} />);
-    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.bearerToken), { target: { value: 's3cret' } });
-    const next = onOptionsChange.mock.calls.at(-1)[0];
-    expect(next.secureJsonData).toEqual({ bearerToken: 's3cret' });
-    expect(JSON.stringify(next.jsonData)).not.toContain('s3cret');
-  });
-
-  it('keeps the header value and CA certificate secret, their switches in jsonData', () => {
-    const onOptionsChange = jest.fn();
-    render(<ConfigEditor options={createOptions()} onOptionsChange={onOptionsChange} />);
-    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.headerName), { target: { value: 'X-Scope-OrgID' } });
-    expect(onOptionsChange.mock.calls.at(-1)[0].jsonData.httpHeaderName1).toBe('X-Scope-OrgID');
-    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.headerValue), { target: { value: 'tenant-42' } });
-    let next = onOptionsChange.mock.calls.at(-1)[0];
-    expect(next.secureJsonData).toEqual({ httpHeaderValue1: 'tenant-42' });
-    expect(JSON.stringify(next.jsonData)).not.toContain('tenant-42');
-    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.tlsCACert), {
-      target: { value: '-----BEGIN CERTIFICATE-----' },
-    });
-    next = onOptionsChange.mock.calls.at(-1)[0];
-    expect(next.jsonData.tlsAuthWithCACert).toBe(true);
-    expect(next.secureJsonData.tlsCACert).toBe('-----BEGIN CERTIFICATE-----');
-    expect(JSON.stringify(next.jsonData)).not.toContain('BEGIN CERTIFICATE');
-  });
-
-  it('shows configured secrets without their value and can reset them', () => {
+  it('turns on Grafana basic auth with the user at the top level and the password secret', () => {
     const onOptionsChange = jest.fn();
     render(
       <ConfigEditor
-        options={createOptions({ secureJsonFields: { basicAuthPassword: true } })}
+        options={createOptions({ basicAuth: true, basicAuthUser: 'sre' })}
         onOptionsChange={onOptionsChange}
       />
     );
-    fireEvent.click(screen.getAllByRole('button', { name: /reset/i })[0]);
-    expect(onOptionsChange.mock.calls.at(-1)[0].secureJsonFields.basicAuthPassword).toBe(false);
+    expect(screen.getByDisplayValue('sre')).toBeInTheDocument();
+    const password = screen.getByPlaceholderText(/password/i);
+    fireEvent.change(password, { target: { value: 's3cret' } });
+    const next = last(onOptionsChange);
+    expect(next.secureJsonData).toEqual({ basicAuthPassword: 's3cret' });
+    expect(JSON.stringify(next.jsonData)).not.toContain('s3cret');
+  });
+
+  it('shows a configured bearer token as the auth method, and sends a new one only in secureJsonData', () => {
+    const onOptionsChange = jest.fn();
+    render(
+      <ConfigEditor
+        options={createOptions({ secureJsonFields: { bearerToken: true } })}
+        onOptionsChange={onOptionsChange}
+      />
+    );
+    // The bearer method is selected: its field is shown, configured.
+    expect(screen.getByTestId(dsTestIds.configEditor.bearerToken)).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: /reset/i }));
+    const reset = last(onOptionsChange);
+    expect(reset.secureJsonFields.bearerToken).toBe(false);
+    render(<ConfigEditor options={reset} onOptionsChange={onOptionsChange} />);
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.bearerToken), { target: { value: 'tok' } });
+    const next = last(onOptionsChange);
+    expect(next.secureJsonData).toMatchObject({ bearerToken: 'tok' });
+    expect(JSON.stringify(next.jsonData)).not.toContain('tok');
+  });
+
+  it('moves the first version settings to the standard fields when the page opens', () => {
+    const onOptionsChange = jest.fn();
+    const old = createOptions({
+      url: '',
+      jsonData: {
+        prometheusUrl: ' http://prometheus:9090 ',
+        timeoutSeconds: 45,
+        basicAuthUser: 'sre',
+        httpHeaderName1: 'X-Scope-OrgID',
+      },
+      secureJsonFields: { basicAuthPassword: true },
+    });
+    render(<ConfigEditor options={old} onOptionsChange={onOptionsChange} />);
+    const next = last(onOptionsChange);
+    expect(next.url).toBe('http://prometheus:9090');
+    expect(next.basicAuth).toBe(true);
+    expect(next.basicAuthUser).toBe('sre');
+    expect(next.jsonData).toEqual({ timeout: 45, httpHeaderName1: 'X-Scope-OrgID' });
+    expect(next.secureJsonFields).toEqual({ basicAuthPassword: true });
+  });
+
+  it('leaves standard settings alone', () => {
+    expect(migrateLegacySettings(createOptions({ jsonData: { timeout: 10 } }))).toBeUndefined();
+    const both = migrateLegacySettings(
+      createOptions({
+        url: 'http://new:9090',
+        jsonData: { prometheusUrl: 'http://old:9090', timeout: 10, timeoutSeconds: 99 },
+      })
+    );
+    expect(both?.url).toBe('http://new:9090');
+    expect(both?.jsonData).toEqual({ timeout: 10 });
   });
 });

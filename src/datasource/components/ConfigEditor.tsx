@@ -1,133 +1,160 @@
-import React, { ChangeEvent } from 'react';
-import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { Field, FieldSet, Input, SecretInput, SecretTextArea, Switch } from '@grafana/ui';
+import React, { ChangeEvent, useEffect, useState } from 'react';
+import { DataSourcePluginOptionsEditorProps, DataSourceSettings } from '@grafana/data';
+import {
+  Auth,
+  AuthMethod,
+  ConfigSection,
+  ConnectionSettings,
+  convertLegacyAuthProps,
+  DataSourceDescription,
+} from '@grafana/plugin-ui';
+import { Field, Input, SecretInput } from '@grafana/ui';
 import { dsTestIds } from '../testIds';
 import { PairwiseOptions, PairwiseSecureJsonData } from '../types';
 
+type Options = DataSourceSettings<PairwiseOptions, PairwiseSecureJsonData>;
 type Props = DataSourcePluginOptionsEditorProps<PairwiseOptions, PairwiseSecureJsonData>;
 
-const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+/** The Auth component's custom method for a bearer token (secureJsonData.bearerToken). */
+export const BEARER_METHOD = 'custom-bearer' as const;
 
-/** Prometheus connection settings. Secrets go to secureJsonData only and are never read back. */
+/**
+ * Moves the settings of Pairwise's first settings page (jsonData.prometheusUrl, timeoutSeconds,
+ * basicAuthUser) to Grafana's standard ones (url, jsonData.timeout, basicAuth and basicAuthUser).
+ * The basic auth password already lives in secureJsonData.basicAuthPassword, the standard key.
+ * Returns undefined when there is nothing to move.
+ */
+export function migrateLegacySettings(options: Options): Options | undefined {
+  const { prometheusUrl, timeoutSeconds, basicAuthUser, ...jsonData } = options.jsonData ?? {};
+  if (prometheusUrl === undefined && timeoutSeconds === undefined && basicAuthUser === undefined) {
+    return undefined;
+  }
+  const next: Options = { ...options, jsonData: jsonData as PairwiseOptions };
+  if (prometheusUrl && !options.url) {
+    next.url = prometheusUrl.trim();
+  }
+  if (timeoutSeconds && next.jsonData.timeout === undefined) {
+    next.jsonData = { ...next.jsonData, timeout: timeoutSeconds };
+  }
+  if (basicAuthUser && !options.basicAuthUser) {
+    next.basicAuth = true;
+    next.basicAuthUser = basicAuthUser;
+  }
+  return next;
+}
+
+/**
+ * The Pairwise data source's settings, as Grafana users know them from the Prometheus data source:
+ * Connection (the URL), Authentication (no auth, basic auth or a bearer token; TLS; custom headers such as
+ * X-Scope-OrgID for Mimir) and a timeout. Secrets go to secureJsonData only and are never read back.
+ */
 export function ConfigEditor({ options, onOptionsChange }: Props) {
-  const { jsonData, secureJsonFields } = options;
-  const secureJsonData = (options.secureJsonData ?? {}) as PairwiseSecureJsonData;
+  const secure = (options.secureJsonData ?? {}) as PairwiseSecureJsonData;
+  const bearerConfigured = Boolean(options.secureJsonFields?.bearerToken) || Boolean(secure.bearerToken);
+  const [bearerChosen, setBearerChosen] = useState(false);
 
-  const setJson = (patch: Partial<PairwiseOptions>) =>
-    onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } });
-  const setSecret = (key: keyof PairwiseSecureJsonData, value: string) =>
-    onOptionsChange({ ...options, secureJsonData: { ...secureJsonData, [key]: value } });
-  const resetSecret = (key: keyof PairwiseSecureJsonData) =>
-    onOptionsChange({
-      ...options,
-      secureJsonFields: { ...secureJsonFields, [key]: false },
-      secureJsonData: { ...secureJsonData, [key]: '' },
-    });
+  useEffect(() => {
+    const migrated = migrateLegacySettings(options);
+    if (migrated) {
+      onOptionsChange(migrated);
+    }
+    // Once, when the page opens with settings of the first version.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  const authProps = convertLegacyAuthProps({ config: options, onChange: onOptionsChange });
+  const bearerSelected = !options.basicAuth && (bearerChosen || bearerConfigured);
+
+  const selectMethod = (method: AuthMethod | `custom-${string}`) => {
+    if (method === BEARER_METHOD) {
+      setBearerChosen(true);
+      onOptionsChange({
+        ...options,
+        basicAuth: false,
+        withCredentials: false,
+        jsonData: { ...options.jsonData, oauthPassThru: false },
+      });
+      return;
+    }
+    setBearerChosen(false);
+    // Leaving the bearer token behind would send it whenever basic auth is off: drop it.
+    const next: Options = bearerConfigured
+      ? {
+          ...options,
+          secureJsonFields: { ...options.secureJsonFields, bearerToken: false },
+          secureJsonData: { ...secure, bearerToken: '' },
+        }
+      : options;
+    convertLegacyAuthProps({ config: next, onChange: onOptionsChange }).onAuthMethodSelect(method);
+  };
+
+  const bearer = (
+    <Field label="Bearer token" description="Sent as Authorization: Bearer <token>">
+      <SecretInput
+        data-testid={dsTestIds.configEditor.bearerToken}
+        width={40}
+        isConfigured={Boolean(options.secureJsonFields?.bearerToken)}
+        value={secure.bearerToken ?? ''}
+        onChange={(e: ChangeEvent<HTMLInputElement>) =>
+          onOptionsChange({ ...options, secureJsonData: { ...secure, bearerToken: e.currentTarget.value } })
+        }
+        onReset={() =>
+          onOptionsChange({
+            ...options,
+            secureJsonFields: { ...options.secureJsonFields, bearerToken: false },
+            secureJsonData: { ...secure, bearerToken: '' },
+          })
+        }
+      />
+    </Field>
+  );
 
   return (
     <>
-      <FieldSet label="Prometheus">
-        <Field
-          label="Prometheus URL"
-          description="HTTP API root of Prometheus, Mimir or Thanos, e.g. http://prometheus:9090"
-          required
-        >
-          <Input
-            data-testid={dsTestIds.configEditor.url}
-            width={60}
-            value={jsonData.prometheusUrl ?? ''}
-            placeholder="http://prometheus:9090"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setJson({ prometheusUrl: e.currentTarget.value.trim() })}
-          />
-        </Field>
-        <Field label="Timeout (seconds)" description="Per Prometheus request">
+      <DataSourceDescription
+        dataSourceName="Pairwise"
+        docsLink="https://github.com/pairwise-canary/pairwise#in-grafana"
+        hasRequiredFields
+      />
+      <ConnectionSettings
+        config={options}
+        onChange={onOptionsChange}
+        urlPlaceholder="http://prometheus:9090"
+        urlTooltip="The Prometheus HTTP API the analysis queries: Prometheus, Mimir (with its /prometheus prefix) or a Thanos querier"
+      />
+      <Auth
+        {...authProps}
+        visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, BEARER_METHOD]}
+        customMethods={[
+          {
+            id: BEARER_METHOD,
+            label: 'Bearer token',
+            description:
+              'A token in the Authorization header, as an authenticating proxy or a hosted Prometheus wants it',
+            component: bearer,
+          },
+        ]}
+        selectedMethod={bearerSelected ? BEARER_METHOD : authProps.selectedMethod}
+        onAuthMethodSelect={selectMethod}
+      />
+      <ConfigSection title="Additional settings" isCollapsible={false}>
+        <Field label="Timeout" description="Seconds a query, retries included, may wait for Prometheus">
           <Input
             data-testid={dsTestIds.configEditor.timeout}
             type="number"
             width={16}
             min={1}
-            value={jsonData.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS}
+            value={options.jsonData.timeout ?? DEFAULT_TIMEOUT_SECONDS}
             onChange={(e: ChangeEvent<HTMLInputElement>) =>
-              setJson({ timeoutSeconds: Number(e.currentTarget.value) || DEFAULT_TIMEOUT_SECONDS })
+              onOptionsChange({
+                ...options,
+                jsonData: { ...options.jsonData, timeout: Number(e.currentTarget.value) || DEFAULT_TIMEOUT_SECONDS },
+              })
             }
           />
         </Field>
-      </FieldSet>
-      <FieldSet label="Authentication (optional)">
-        <Field label="Basic auth user">
-          <Input
-            data-testid={dsTestIds.configEditor.basicAuthUser}
-            width={40}
-            value={jsonData.basicAuthUser ?? ''}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setJson({ basicAuthUser: e.currentTarget.value })}
-          />
-        </Field>
-        <Field label="Basic auth password">
-          <SecretInput
-            data-testid={dsTestIds.configEditor.basicAuthPassword}
-            width={40}
-            isConfigured={Boolean(secureJsonFields?.basicAuthPassword)}
-            value={secureJsonData.basicAuthPassword ?? ''}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setSecret('basicAuthPassword', e.currentTarget.value)}
-            onReset={() => resetSecret('basicAuthPassword')}
-          />
-        </Field>
-        <Field label="Bearer token" description="Sent as Authorization: Bearer; use either this or basic auth">
-          <SecretInput
-            data-testid={dsTestIds.configEditor.bearerToken}
-            width={40}
-            isConfigured={Boolean(secureJsonFields?.bearerToken)}
-            value={secureJsonData.bearerToken ?? ''}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setSecret('bearerToken', e.currentTarget.value)}
-            onReset={() => resetSecret('bearerToken')}
-          />
-        </Field>
-      </FieldSet>
-      <FieldSet label="TLS and headers (optional)">
-        <Field label="Skip TLS verification" description="Only for test servers: the certificate is not checked">
-          <Switch
-            data-testid={dsTestIds.configEditor.tlsSkipVerify}
-            value={Boolean(jsonData.tlsSkipVerify)}
-            onChange={(e: React.FormEvent<HTMLInputElement>) => setJson({ tlsSkipVerify: e.currentTarget.checked })}
-          />
-        </Field>
-        <Field label="CA certificate" description="PEM of the CA that signed Prometheus's certificate">
-          <SecretTextArea
-            data-testid={dsTestIds.configEditor.tlsCACert}
-            cols={60}
-            rows={4}
-            isConfigured={Boolean(secureJsonFields?.tlsCACert)}
-            value={secureJsonData.tlsCACert ?? ''}
-            onChange={(e: ChangeEvent<HTMLTextAreaElement>) => {
-              const value = e.currentTarget.value;
-              onOptionsChange({
-                ...options,
-                jsonData: { ...jsonData, tlsAuthWithCACert: value.trim() !== '' },
-                secureJsonData: { ...secureJsonData, tlsCACert: value },
-              });
-            }}
-            onReset={() => resetSecret('tlsCACert')}
-          />
-        </Field>
-        <Field label="Header name" description="A header sent with every request, e.g. X-Scope-OrgID for Mimir">
-          <Input
-            data-testid={dsTestIds.configEditor.headerName}
-            width={40}
-            value={jsonData.httpHeaderName1 ?? ''}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setJson({ httpHeaderName1: e.currentTarget.value.trim() })}
-          />
-        </Field>
-        <Field label="Header value" description="Stored encrypted, like a password">
-          <SecretInput
-            data-testid={dsTestIds.configEditor.headerValue}
-            width={40}
-            isConfigured={Boolean(secureJsonFields?.httpHeaderValue1)}
-            value={secureJsonData.httpHeaderValue1 ?? ''}
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setSecret('httpHeaderValue1', e.currentTarget.value)}
-            onReset={() => resetSecret('httpHeaderValue1')}
-          />
-        </Field>
-      </FieldSet>
+      </ConfigSection>
     </>
   );
 }

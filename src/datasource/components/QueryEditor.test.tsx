@@ -115,4 +115,27 @@ describe('QueryEditor', () => {
     await renderEditor(createProps({ promoteThreshold: 1.2, rollbackThreshold: 1.1 }));
     expect(screen.getByText(/rollback threshold must be above/)).toBeInTheDocument();
   });
+
+  it('offers the alerting format and its numeric fields', async () => {
+    const props = createProps({
+      metric: 'm',
+      baselineSelector: '{a="b"}',
+      canarySelector: '{a="c"}',
+      queryType: 'decision',
+    });
+    await renderEditor(props);
+    expect(screen.queryByTestId(dsTestIds.queryEditor.fields)).not.toBeInTheDocument();
+    fireEvent.click(screen.getByLabelText('Alerting'));
+    expect(props.onChange).toHaveBeenLastCalledWith(expect.objectContaining({ format: 'alerting' }));
+    cleanup();
+    const alerting = createProps({ ...props.query, format: 'alerting' });
+    await renderEditor(alerting);
+    const fields = screen.getByTestId(dsTestIds.queryEditor.fields);
+    expect(fields).toHaveAttribute('placeholder', 'decision_code');
+    fireEvent.change(fields, { target: { value: 'decision_code, evidence_statistic,' } });
+    fireEvent.blur(fields);
+    expect(alerting.onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ fields: ['decision_code', 'evidence_statistic'] })
+    );
+  });
 });

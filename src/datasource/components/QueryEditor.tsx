@@ -11,6 +11,7 @@ import {
   PairwiseOptions,
   PairwiseQuery,
   PairwiseQueryType,
+  QueryFormat,
   WindowMode,
   WindowRule,
 } from '../types';
@@ -44,6 +45,23 @@ const RULES: Array<SelectableValue<WindowRule>> = [
     description: "The chapter's rule: bad minutes roll back, good minutes promote",
   },
 ];
+
+const FORMATS: Array<SelectableValue<QueryFormat>> = [
+  { label: 'Panel', value: 'panel', description: "The Pairwise panel's frames: minutes, verdicts, reasons" },
+  {
+    label: 'Alerting',
+    value: 'alerting',
+    description:
+      "Numeric series that alert rules and expressions read: time and the chosen fields, labelled with the fleets' common labels and field=<name>. Alert rules get this format anyway.",
+  },
+];
+
+/** The numeric fields an alerting query returns when none are named (the backend's frames.DefaultNumericFields). */
+const DEFAULT_FIELDS: Record<PairwiseQueryType, string> = {
+  minutes: 'decision_code',
+  decision: 'decision_code',
+  pods: 'max',
+};
 
 type NumericKey =
   | 'verdictQuantile'
@@ -111,6 +129,7 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
   const { metrics, failed } = useMetrics(datasource);
   const [quantilesText, setQuantilesText] = useState(query.quantiles.join(', '));
   const [quantilesError, setQuantilesError] = useState<string | undefined>();
+  const [fieldsText, setFieldsText] = useState((query.fields ?? []).join(', '));
 
   const update = (patch: Partial<PairwiseQuery>, run = false) => {
     const next = { ...query, ...patch };
@@ -259,6 +278,36 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
             onChange={(rule) => update({ rule }, true)}
           />
         </Field>
+      </div>
+      <div className={styles.row}>
+        <Field label="Format" description={FORMATS.find((f) => f.value === (query.format ?? 'panel'))?.description}>
+          <RadioButtonGroup<QueryFormat>
+            options={FORMATS}
+            value={query.format ?? 'panel'}
+            onChange={(format) => update({ format }, true)}
+          />
+        </Field>
+        {query.format === 'alerting' ? (
+          <Field
+            label="Numeric fields"
+            description={`Comma-separated, one series each; empty: ${DEFAULT_FIELDS[query.queryType]}. Decision codes: 0 promote, 1 hold, 2 rollback`}
+            className={styles.grow}
+          >
+            <Input
+              data-testid={dsTestIds.queryEditor.fields}
+              value={fieldsText}
+              placeholder={DEFAULT_FIELDS[query.queryType]}
+              onChange={(e: ChangeEvent<HTMLInputElement>) => setFieldsText(e.currentTarget.value)}
+              onBlur={() => {
+                const fields = fieldsText
+                  .split(',')
+                  .map((f) => f.trim())
+                  .filter(Boolean);
+                update({ fields }, true);
+              }}
+            />
+          </Field>
+        ) : null}
       </div>
       <div className={styles.row}>
         {NUMERIC_FIELDS.filter((f) => !f.rule || f.rule === query.rule).map(({ key, label, description, step }) => (
