@@ -331,9 +331,11 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	// shortest of equals.
 	recentStats := r.recordedSeries(n.recentStatistic).flat()
 	best := fmt.Sprintf("min(%s and on(%s) (%s == on() group_left() max(%s)))", r.recordedSeries(n.recent, sumsOf(termLength)).flat(), recentLabel, recentStats, recentStats)
+	// The run's series, by a printf format of its length (names of metrics
+	// and canaries hold no %).
 	runValue := func(term, format string) string {
 		return fmt.Sprintf("{{ with printf %s $run | query }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}",
-			strconv.Quote(strings.Replace(r.recordedSeries(n.recent, sumsOf(term), selector.Matcher{Name: recentLabel, Op: selector.Equal, Value: "RUN"}).flat(), "RUN", "%s", 1)), format)
+			strconv.Quote(r.recordedSeries(n.recent, sumsOf(term), selector.Matcher{Name: recentLabel, Op: selector.Equal, Value: "%s"}).flat()), format)
 	}
 	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}canary %s exceedances %s vs %s expected over the last {{ $run }} minutes{{ else }}?{{ end }}",
 		strconv.Quote(best), vq, runValue(termCanary, "%.0f"), runValue(termExpected, "%.1f"))
