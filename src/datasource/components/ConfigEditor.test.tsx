@@ -32,6 +32,21 @@ function createOptions(overrides: Partial<Options> = {}): Options {
 
 const last = (fn: jest.Mock): Options => fn.mock.calls.at(-1)[0];
 
+// jsdom has no IntersectionObserver; Grafana's select menu uses one for its scroll shadows.
+beforeAll(() => {
+  Object.defineProperty(window, 'IntersectionObserver', {
+    writable: true,
+    value: class {
+      observe() {}
+      unobserve() {}
+      disconnect() {}
+      takeRecords() {
+        return [];
+      }
+    },
+  });
+});
+
 describe('ConfigEditor', () => {
   it('keeps the URL in the standard url field, edited through Connection', () => {
     const onOptionsChange = jest.fn();
@@ -84,6 +99,23 @@ describe('ConfigEditor', () => {
     const next = last(onOptionsChange);
     expect(next.secureJsonData).toMatchObject({ bearerToken: 'tok' });
     expect(JSON.stringify(next.jsonData)).not.toContain('tok');
+  });
+
+  it('drops a configured bearer token when another method is chosen, so it is never sent beside basic auth', () => {
+    const onOptionsChange = jest.fn();
+    render(
+      <ConfigEditor
+        options={createOptions({ secureJsonFields: { bearerToken: true } })}
+        onOptionsChange={onOptionsChange}
+      />
+    );
+    const select = document.getElementById('auth-method-select') as HTMLElement;
+    fireEvent.keyDown(select, { key: 'ArrowDown' });
+    fireEvent.click(screen.getByText('Basic authentication'));
+    const next = last(onOptionsChange);
+    expect(next.basicAuth).toBe(true);
+    expect(next.secureJsonFields.bearerToken).toBe(false);
+    expect(next.secureJsonData).toMatchObject({ bearerToken: '' });
   });
 
   it('moves the first version settings to the standard fields when the page opens', () => {
