@@ -182,7 +182,9 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"verdict quantile above 1", func(c *Config) { c.VerdictQuantile = 1.5 }, "verdictQuantile"},
 		{"thresholds crossed", func(c *Config) { c.RollbackThreshold = 0.9 }, "rollbackThreshold"},
-		{"good needed beyond window", func(c *Config) { c.GoodNeeded = 61 }, "goodNeeded"},
+		{"good needed beyond the reference rule's window", func(c *Config) { c.Rule, c.GoodNeeded = RuleReference, 61 }, "goodNeeded"},
+		{"an unknown rule", func(c *Config) { c.Rule = "majority" }, "rule"},
+		{"a false-rollback budget of 0", func(c *Config) { c.FalseRollback = 0 }, "falseRollback"},
 		{"zero bad limit", func(c *Config) { c.BadLimit = 0 }, "badLimit"},
 		{"negative warm-up", func(c *Config) { c.WarmupMinutes = -1 }, "warmupMinutes"},
 		{"no quantiles", func(c *Config) { c.Quantiles = nil }, "quantiles"},
