@@ -55,6 +55,10 @@ func TestRulesEndToEnd(t *testing.T) {
 		// A 3.4% canary has about 10 observations beyond its p99 a minute: the
 		// tail guard decides many minutes, on both sides of the threshold.
 		{"small-canary", []string{"--scenario", "regression", "--canary-share", "0.034"}, ""},
+		// A canary pod whose scrapes fail for 8 minutes (up == 0, no
+		// samples): partial minutes, no evidence, and a window that would
+		// promote holds (flag partial-fleet), in the pack as in the engine.
+		{"scrape-gap", []string{"--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000", "--scrape-gap", "canary-2@50-57"}, ""},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
