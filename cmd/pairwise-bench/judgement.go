@@ -99,7 +99,7 @@ const benchPods = 5
 
 // benchLoadLatency couples latency to load in every data set: both fleets
 // are (rate / mean rate)^0.25 slower, so the p99 moves with the diurnal
-// curve (about +/-7%) and in bursts (up to +32%).
+// curve (-9% to +7%) and in bursts (up to +40% at the daily peak).
 const benchLoadLatency = 0.25
 
 // simConfig is the simulation of a cell: its shape, traffic and share, the
