@@ -85,7 +85,7 @@ func tree() string {
 	out, err := exec.Command("git", "-C", root, "status", "--porcelain", "--", "pkg/*.go", "cmd/*.go").Output()
 	if err == nil {
 		var dirty []string
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 			if len(line) > 3 {
 				dirty = append(dirty, strings.TrimSpace(line[3:]))
 			}
