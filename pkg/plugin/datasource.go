@@ -72,8 +72,13 @@ func (s *jsonSeconds) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DefaultTimeout bounds each query when the data source sets no timeout.
-const DefaultTimeout = 30 * time.Second
+// DefaultTimeout bounds each query when the data source sets no timeout;
+// MaxTimeout is the longest a data source may set (a longer one, or one so
+// long it would overflow, is refused rather than read as no timeout).
+const (
+	DefaultTimeout = 30 * time.Second
+	MaxTimeout     = 10 * time.Minute
+)
 
 // Datasource is one configured instance.
 type Datasource struct {
@@ -110,6 +115,10 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 	case settings.LegacyTimeoutSeconds > 0:
 		timeout = time.Duration(float64(settings.LegacyTimeoutSeconds) * float64(time.Second))
 		ds.legacy = append(ds.legacy, "timeoutSeconds")
+	}
+	if timeout > MaxTimeout || timeout <= 0 {
+		ds.configErr = fmt.Sprintf("The timeout must be at most %d seconds: set a shorter one on the data source's settings page.", int(MaxTimeout.Seconds()))
+		return ds, nil
 	}
 	opts, err := s.HTTPClientOptions(ctx)
 	if err != nil {

@@ -1,0 +1,49 @@
+package plugin
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+// TestTimeoutSetting: the data source's timeout reaches the client when it
+// is sane, and a timeout too long to mean anything (or so long it would
+// overflow into no timeout at all) is refused with a sentence that says
+// what to fix, never silently dropped.
+func TestTimeoutSetting(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		jsonData string
+		want     time.Duration
+		wantErr  string
+	}{
+		{name: "default", jsonData: `{}`, want: DefaultTimeout},
+		{name: "above the SDK's old 30 s", jsonData: `{"timeout":120}`, want: 2 * time.Minute},
+		{name: "the longest allowed", jsonData: `{"timeout":600}`, want: MaxTimeout},
+		{name: "a second too long", jsonData: `{"timeout":601}`, wantErr: "at most 600 seconds"},
+		{name: "so long it would overflow", jsonData: `{"timeout":1e12}`, wantErr: "at most 600 seconds"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			inst, err := NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
+				UID: "pw", Name: "Pairwise", URL: "http://127.0.0.1:1", JSONData: []byte(tt.jsonData)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := inst.(*Datasource)
+			defer ds.Dispose()
+			if tt.wantErr != "" {
+				health, err := ds.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+				if err != nil || health.Status == backend.HealthStatusOk || !strings.Contains(health.Message, tt.wantErr) {
+					t.Fatalf("health %v %q (%v), want an error saying %q", health.Status, health.Message, err, tt.wantErr)
+				}
+				return
+			}
+			if ds.configErr != "" || ds.client == nil || ds.client.Timeout != tt.want {
+				t.Fatalf("config error %q, timeout %v, want %v", ds.configErr, ds.client.Timeout, tt.want)
+			}
+		})
+	}
+}
