@@ -28,7 +28,9 @@ import (
 const repoRoot = "../.."
 
 // alertBound is how long the rollback alert may take from Prometheus being
-// ready to the webhook: a 5s rule evaluation, Alertmanager's 5s group_wait of
+// ready to the webhook: a 15s rule evaluation interval (the evidence rule's
+// group takes a second or two to evaluate; four scenarios' Prometheus servers
+// share the machine with the parity queries), Alertmanager's 5s group_wait of
 // the rollback route, and slack for a loaded 2-core machine. The clean
 // scenario must stay silent for as long.
 const alertBound = 40 * time.Second
@@ -245,7 +247,7 @@ func startStack(t *testing.T, genArgs ...string) *stack {
 	p := testenv.Prometheus(t, testenv.PromOptions{
 		DataDir: dataDir,
 		Config: fmt.Sprintf(`global:
-  evaluation_interval: 5s
+  evaluation_interval: 15s
 rule_files:
   - pairwise.rules.yml
 alerting:
@@ -254,6 +256,10 @@ alerting:
         - targets: ['%s']
 `, am.Addr),
 		Files: map[string]string{"pairwise.rules.yml": string(pack)},
+		// The parity test's decision queries recompute 60-minute windows at
+		// every minute of the data: more than the default 2 minutes on a
+		// loaded machine.
+		Args: []string{"--query.timeout=10m"},
 	})
 	client, err := prom.New(p.URL, 30*time.Second)
 	if err != nil {
