@@ -139,12 +139,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         onAuthMethodSelect={selectMethod}
       />
       <ConfigSection title="Additional settings" isCollapsible={false}>
-        <Field label="Timeout" description="Seconds a query, retries included, may wait for Prometheus">
+        <Field label="Timeout" description="Seconds a query, retries included, may wait for Prometheus (at most 600)">
           <Input
             data-testid={dsTestIds.configEditor.timeout}
             type="number"
             width={16}
             min={1}
+            max={600}
             value={options.jsonData.timeout ?? DEFAULT_TIMEOUT_SECONDS}
             onChange={(e: ChangeEvent<HTMLInputElement>) =>
               onOptionsChange({
