@@ -147,7 +147,18 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 	}
-	healths, err := fetchHealth(ctx, src, req, []fetched{base, canary}, fetch)
+	// Completeness looks StableMinutes back, so health is read that much
+	// earlier (not before the deployment): a minute's verdict must not
+	// depend on where the range asked for starts.
+	lead := verdict.StableMinutes
+	if !sp.sinceFirst.IsZero() {
+		lead = min(lead, int(sp.judged.First.Sub(sp.sinceFirst)/time.Minute))
+	}
+	healthRange := fetch
+	if early := sp.judged.First.Add(-time.Duration(lead) * time.Minute); early.Before(healthRange.Start) {
+		healthRange.Start = early
+	}
+	healths, err := fetchHealth(ctx, src, req, []fetched{base, canary}, healthRange)
 	if err != nil {
 		return nil, err
 	}
@@ -157,17 +168,18 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
 	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
-	health := [2][]verdict.FleetHealth{make([]verdict.FleetHealth, len(pairs)), make([]verdict.FleetHealth, len(pairs))}
-	for i, p := range pairs {
+	health := [2][]verdict.FleetHealth{make([]verdict.FleetHealth, lead+len(pairs)), make([]verdict.FleetHealth, lead+len(pairs))}
+	for i := range health[0] {
+		t := sp.judged.First.Add(time.Duration(i-lead) * time.Minute).Unix()
 		for f := range health {
-			h := healths[f][p.Time.Unix()]
-			health[f][i] = verdict.FleetHealth{Reporting: h.Reporting, Down: h.Down}
+			health[f][i] = verdict.FleetHealth{Reporting: healths[f][t].Reporting, Down: healths[f][t].Down}
 		}
 	}
 	incomplete := [2][]string{}
 	for f, name := range []string{"baseline", "canary"} {
 		var accepted []string
 		incomplete[f], accepted = verdict.Completeness(health[f])
+		incomplete[f] = incomplete[f][lead:]
 		for _, a := range accepted {
 			res.Warnings = append(res.Warnings, "the "+name+" fleet: "+a)
 		}

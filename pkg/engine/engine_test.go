@@ -297,3 +297,39 @@ func TestAnalyzeCompleteness(t *testing.T) {
 		})
 	}
 }
+
+// TestCompletenessDoesNotDependOnTheRange: a minute's verdict is the same
+// whatever range it is asked in; completeness looks back before the range.
+func TestCompletenessDoesNotDependOnTheRange(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	h := map[int64]prom.Health{}
+	for i := 0; i < 40; i++ {
+		r := 10.0
+		if i < 3 { // a canary pod stopped reporting three minutes ago
+			r = 9
+		}
+		h[end.Add(-time.Duration(i)*time.Minute).Unix()] = prom.Health{Samples: 4 * r, Series: r, Reporting: r}
+	}
+	src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, 100), canary: scaled(t, 40, 10, 100)},
+		health: map[string]map[int64]prom.Health{canary: h}}
+	verdicts := func(shown int) map[int64]verdict.Verdict {
+		req := request(t, 0)
+		req.Config.Rule, req.Config.WindowMinutes = verdict.RuleEvidence, 1
+		req.Window = pairing.Window{First: end.Add(-time.Duration(shown-1) * time.Minute), Last: end}
+		res, err := Analyze(context.Background(), src, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64]verdict.Verdict{}
+		for _, m := range res.Minutes {
+			out[m.Time.Unix()] = m.Verdict
+		}
+		return out
+	}
+	long, short := verdicts(10), verdicts(3)
+	for ts, v := range short {
+		if long[ts] != v || v != verdict.Partial {
+			t.Errorf("minute %s: %s asked alone, %s in a longer range; want partial in both", time.Unix(ts, 0).UTC().Format("15:04"), v, long[ts])
+		}
+	}
+}
