@@ -12,10 +12,11 @@ import (
 // the two fleets' merged histogram. If the fleets are identical, every one of
 // those K tail observations is the canary's with probability f, the canary's
 // share of the minute's observations, whatever the latency distribution. If
-// the canary is RollbackThreshold times slower, its tail is Alt times as
-// frequent. The log likelihood ratio of the two, summed over minutes, is the
-// window's statistic; a supermartingale under either hypothesis, so its
-// boundaries hold at every look (Ville's inequality).
+// the canary is RollbackThreshold times slower, its tail is more frequent by
+// a factor that depends on the tail's steepness (TailIndices). The log
+// likelihood ratio of the two, summed over the window and over its recent
+// runs, is tested against boundaries that hold at every look (Ville's
+// inequality, and the Shiryaev-Roberts bound for the recent runs).
 
 // TailIndices are the tails the evidence rule tests against: a canary
 // RollbackThreshold (R) times slower whose tail falls like x^-a beyond the
