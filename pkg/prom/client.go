@@ -132,12 +132,18 @@ func ClassicQuery(metric string, sel selector.Selector) string {
 // The engine reads the same from its health query (Health); the rule pack
 // renders this one.
 func SamplesQuery(metric string, sel selector.Selector, kind Kind) string {
-	series := sel.With(metric)
-	if kind == Classic {
-		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
-		series = inf.With(metric + "_bucket")
-	}
+	series := countedSeries(metric, sel, kind)
 	return "sum(count_over_time(" + series + "[1m])) / count(count_over_time(" + series + "[1m]))"
+}
+
+// countedSeries selects one series per fleet member and label set: the
+// native histogram itself, or a classic histogram's +Inf bucket.
+func countedSeries(metric string, sel selector.Selector, kind Kind) string {
+	if kind != Classic {
+		return sel.With(metric)
+	}
+	inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
+	return inf.With(metric + "_bucket")
 }
 
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.

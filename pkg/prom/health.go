@@ -24,11 +24,7 @@ type Health struct {
 // with the fleet's own matchers, which works when they are target labels
 // (service, track, pod template labels) and finds nothing otherwise.
 func HealthQuery(metric string, sel selector.Selector, kind Kind) string {
-	series := sel.With(metric)
-	if kind == Classic {
-		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
-		series = inf.With(metric + "_bucket")
-	}
+	series := countedSeries(metric, sel, kind)
 	counted := "count_over_time(" + series + "[1m])"
 	figure := func(name, expr string) string {
 		return `label_replace(` + expr + `, "pairwise_health", "` + name + `", "", "")`
@@ -52,11 +48,7 @@ func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Se
 	out := map[int64]Health{}
 	for _, s := range res.Result {
 		for _, pair := range s.Values {
-			ts, err := parseTime(pair[0])
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseQuoted(pair[1])
+			ts, v, err := parseSample(pair)
 			if err != nil {
 				return nil, err
 			}

@@ -122,11 +122,7 @@ func classicSeries(m *matrixData, groupLabel string) (map[string]Series, error) 
 			acc[key] = map[int64]*cumulative{}
 		}
 		for _, pair := range s.Values {
-			ts, err := parseTime(pair[0])
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseQuoted(pair[1])
+			ts, v, err := parseSample(pair)
 			if err != nil {
 				return nil, err
 			}
@@ -152,6 +148,16 @@ func classicSeries(m *matrixData, groupLabel string) (map[string]Series, error) 
 		out[key] = series
 	}
 	return out, nil
+}
+
+// parseSample reads one [time, "value"] pair of a matrix series.
+func parseSample(pair [2]json.RawMessage) (int64, float64, error) {
+	ts, err := parseTime(pair[0])
+	if err != nil {
+		return 0, 0, err
+	}
+	v, err := parseQuoted(pair[1])
+	return ts, v, err
 }
 
 // parseTime reads a sample's Unix time, a JSON number such as 1780315200.
