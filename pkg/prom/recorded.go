@@ -1,0 +1,51 @@
+package prom
+
+import "github.com/pairwise-canary/pairwise/pkg/selector"
+
+// Recorded minute series: the rule pack reads each fleet's raw series once a
+// minute and records the fleet's merged histogram of the last whole minute
+// and its health. Everything else in the pack is computed from these, and
+// the judge and the data source read them instead of raw pods when they
+// exist. This file is the one definition of their names and labels; the
+// rule pack (pkg/rulegen) writes them and the readers here read them.
+//
+// A sample recorded at evaluation time t holds the whole wall-clock minute
+// ending at t truncated to the minute: the rule group may evaluate at any
+// offset inside the minute, and the sample belongs to the minute its
+// timestamp truncates to.
+//
+// Labels: a per-canary group adds canary="<name>", fleet="baseline" or
+// "canary", and RecordedSelectorLabel set to the fleet's selector as
+// selector.Selector.String() renders it; a label-driven group keeps its
+// identifying labels and the fleet label (for example service="checkout",
+// track="canary"), so a selector made of exactly those equality matchers
+// finds the fleet.
+
+// RecordedSelectorLabel carries a per-canary group's fleet selector.
+const RecordedSelectorLabel = "pairwise_selector"
+
+// MinuteHistogramRecord names the recorded merged histogram of a fleet's
+// minute: the result of NativeQuery (a native histogram sample) or of
+// ClassicQuery (one float series per le).
+func MinuteHistogramRecord(metric string, kind Kind) string {
+	if kind == Classic {
+		return "canary_fleet:" + metric + "_bucket:increase_1m"
+	}
+	return "canary_fleet:" + metric + ":increase_1m"
+}
+
+// MinuteHealthRecord names the recorded HealthQuery of a fleet's minute,
+// one series per figure told apart by the label pairwise_health, as
+// HealthQuery returns them.
+func MinuteHealthRecord(metric string, kind Kind) string {
+	if kind == Classic {
+		return "canary_fleet:" + metric + "_bucket:health_1m"
+	}
+	return "canary_fleet:" + metric + ":health_1m"
+}
+
+// RecordedSelector is the selector a reader uses for a per-canary group's
+// recorded series of the fleet sel.
+func RecordedSelector(sel selector.Selector) selector.Selector {
+	return selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: sel.String()}}
+}
