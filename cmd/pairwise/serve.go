@@ -65,18 +65,7 @@ type serveFlags struct {
 //	pairwise serve --prometheus URL --config rules/pairwise.yaml --listen :8080
 func serve(args []string, stdout, stderr io.Writer) int {
 	f := &serveFlags{}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
-	f.promFlags.register(fs)
-	fs.StringVar(&f.listen, "listen", ":8080", "address to serve on")
-	fs.StringVar(&f.config, "config", "", "rule pack config (rules/pairwise.yaml) naming the canaries a request may ask for by name")
-	fs.DurationVar(&f.settle, "settle", 30*time.Second, "without at=, how long a minute must be over before it is judged (0 to 1h)")
-	fs.DurationVar(&f.readyFor, "ready-cache", 10*time.Second, "how long /readyz reuses its last Prometheus check (1s to 5m)")
-	fs.DurationVar(&f.readTimeout, "read-timeout", 10*time.Second, "time to read a whole request, headers and body (1s to 5m)")
+	fs := newServeFlagSet(stderr, f)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -135,6 +124,22 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("serve: shutdown: %w", err))
 	}
 	return 0
+}
+
+func newServeFlagSet(stderr io.Writer, f *serveFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	f.promFlags.register(fs)
+	fs.StringVar(&f.listen, "listen", ":8080", "address to serve on")
+	fs.StringVar(&f.config, "config", "", "rule pack config (rules/pairwise.yaml) naming the canaries a request may ask for by name")
+	fs.DurationVar(&f.settle, "settle", 30*time.Second, "without at=, how long a minute must be over before it is judged (0 to 1h)")
+	fs.DurationVar(&f.readyFor, "ready-cache", 10*time.Second, "how long /readyz reuses its last Prometheus check (1s to 5m)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 10*time.Second, "time to read a whole request, headers and body (1s to 5m)")
+	return fs
 }
 
 func orNone(path string) string {

@@ -177,7 +177,11 @@ func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {
 	}
 	j := s.judge(r.Context(), q.Get)
 	if j.res == nil {
-		s.answer(w, j.status, inconclusive, errorAnswer{Decision: inconclusive, Error: j.err})
+		counted := "" // a bad request is not a decision
+		if j.status == http.StatusServiceUnavailable {
+			counted = inconclusive
+		}
+		s.answer(w, j.status, counted, errorAnswer{Decision: inconclusive, Error: j.err})
 		return
 	}
 	s.answer(w, http.StatusOK, string(j.res.Decision), report(j.res))
