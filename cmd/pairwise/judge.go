@@ -25,13 +25,13 @@ import (
 // judgeFlags binds every judge flag; the verdict numbers default to the one
 // definition in pkg/verdict.
 type judgeFlags struct {
-	prometheus, metric, baseline, canary, histogram, output, at, quantiles string
-	since                                                                  string
-	rangeDur                                                               time.Duration
-	lbMetric, lbBaseline, lbCanary                                         string
-	window, timeout, settle                                                time.Duration
-	config                                                                 verdict.Config
-	bearerTokenFile, basicAuthUser, basicAuthPasswordFile                  string
+	promFlags
+	metric, baseline, canary, histogram, output, at, quantiles string
+	since                                                      string
+	rangeDur                                                   time.Duration
+	lbMetric, lbBaseline, lbCanary                             string
+	window, settle                                             time.Duration
+	config                                                     verdict.Config
 }
 
 // Environment variables the judge reads credentials from, as CI systems
@@ -63,10 +63,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	f := &judgeFlags{config: verdict.Default()}
 	fs := flag.NewFlagSet("judge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.prometheus, "prometheus", "http://127.0.0.1:9090", "Prometheus (or Mimir/Thanos) base URL; a user:password in it is used as basic auth and redacted in every output, but prefer --basic-auth-user")
-	fs.StringVar(&f.bearerTokenFile, "bearer-token-file", "", "file holding a bearer token for Prometheus (else $"+envBearerToken+")")
-	fs.StringVar(&f.basicAuthUser, "basic-auth-user", "", "basic-auth user for Prometheus; the password comes from --basic-auth-password-file or $"+envBasicAuthPassword)
-	fs.StringVar(&f.basicAuthPasswordFile, "basic-auth-password-file", "", "file holding the basic-auth password (else $"+envBasicAuthPassword+")")
+	f.promFlags.register(fs)
 	fs.StringVar(&f.metric, "metric", "", "histogram metric name, without _bucket (required)")
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
@@ -79,7 +76,6 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
 	fs.Float64Var(&f.config.FalsePromote, "false-promote", f.config.FalsePromote, "evidence rule: budget of promoting a canary that is --rollback-threshold times slower")
 	fs.DurationVar(&f.settle, "settle", 30*time.Second, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each Prometheus query, its retries included (1s to 30m)")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles shown for both fleets, comma-separated")
 	fs.Float64Var(&f.config.VerdictQuantile, "verdict-quantile", f.config.VerdictQuantile, "quantile whose canary/baseline ratio judges a minute")
@@ -131,9 +127,7 @@ func judge(args []string, stdout, stderr io.Writer) int {
 		return failScrubbed(stderr, scrub, err)
 	}
 	client.Credentials = mergeCredentials(client.Credentials, creds)
-	if urlPassword(f.prometheus) != "" {
-		fmt.Fprintln(stderr, scrub("pairwise: warning: --prometheus "+prom.RedactURL(f.prometheus)+" holds a credential, which process lists and shell history keep: prefer --basic-auth-user with $"+envBasicAuthPassword+" or --basic-auth-password-file"))
-	}
+	f.warnURLCredential(stderr, scrub)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*f.timeout+5*time.Second)
 	defer cancel()
 	res, err := engine.Analyze(ctx, client, req)
@@ -154,66 +148,6 @@ func judge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, scrub("pairwise: warning: "+oneLine(w)))
 	}
 	return res.Decision.Code()
-}
-
-// mergeCredentials: the URL's user:password (set by prom.New) and the
-// flags' credentials never both hold something (credentials refuses it).
-func mergeCredentials(fromURL, fromFlags prom.Credentials) prom.Credentials {
-	if fromFlags.IsZero() {
-		return fromURL
-	}
-	return fromFlags
-}
-
-// credentials reads the judge's credentials from its flags, files and
-// environment, as Prometheus tooling does: a bearer token (file, else
-// $PAIRWISE_BEARER_TOKEN) or basic auth (--basic-auth-user with a password
-// from --basic-auth-password-file, else $PAIRWISE_BASIC_AUTH_PASSWORD). No
-// error names a secret.
-func (f *judgeFlags) credentials() (prom.Credentials, error) {
-	var c prom.Credentials
-	var err error
-	tokenFrom := ""
-	if f.bearerTokenFile != "" {
-		if c.BearerToken, err = readSecretFile("--bearer-token-file", f.bearerTokenFile); err != nil {
-			return prom.Credentials{}, err
-		}
-		tokenFrom = "--bearer-token-file"
-	} else if v := strings.TrimSpace(os.Getenv(envBearerToken)); v != "" {
-		c.BearerToken, tokenFrom = v, "$"+envBearerToken
-	}
-	if f.basicAuthPasswordFile != "" && f.basicAuthUser == "" {
-		return prom.Credentials{}, errors.New("--basic-auth-password-file needs --basic-auth-user")
-	}
-	if f.basicAuthUser != "" {
-		if strings.ContainsRune(f.basicAuthUser, ':') || hasControl(f.basicAuthUser) {
-			return prom.Credentials{}, errors.New("--basic-auth-user must not hold a colon or a control character")
-		}
-		c.Username = f.basicAuthUser
-		if f.basicAuthPasswordFile != "" {
-			if c.Password, err = readSecretFile("--basic-auth-password-file", f.basicAuthPasswordFile); err != nil {
-				return prom.Credentials{}, err
-			}
-		} else if c.Password = os.Getenv(envBasicAuthPassword); c.Password == "" {
-			return prom.Credentials{}, fmt.Errorf("--basic-auth-user needs a password: set $%s or pass --basic-auth-password-file", envBasicAuthPassword)
-		} else if hasControl(c.Password) {
-			return prom.Credentials{}, fmt.Errorf("$%s holds a control character", envBasicAuthPassword)
-		}
-	}
-	if c.BearerToken != "" && hasControl(c.BearerToken) {
-		return prom.Credentials{}, fmt.Errorf("the bearer token of %s holds a control character", tokenFrom)
-	}
-	if c.BearerToken != "" && c.Username != "" {
-		return prom.Credentials{}, fmt.Errorf("both a bearer token (%s) and basic auth (--basic-auth-user) are given: choose one", tokenFrom)
-	}
-	if u, perr := url.Parse(f.prometheus); perr == nil && u.User != nil && !c.IsZero() {
-		what := "--basic-auth-user"
-		if c.BearerToken != "" {
-			what = "a bearer token (" + tokenFrom + ")"
-		}
-		return prom.Credentials{}, fmt.Errorf("--prometheus %s holds a user and %s is given too: pass the credentials once", prom.RedactURL(f.prometheus), what)
-	}
-	return c, nil
 }
 
 // maxSecretFile bounds a credentials file.
@@ -334,8 +268,8 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	if err := wholeMinutes("--window", f.window, maxWindowMinutes); err != nil {
 		return req, nil, err
 	}
-	if f.timeout < minTimeout || f.timeout > maxTimeout {
-		return req, nil, fmt.Errorf("--timeout %s is not between %s and %s", f.timeout, minTimeout, maxTimeout)
+	if err := f.checkTimeout(); err != nil {
+		return req, nil, err
 	}
 	if f.settle < 0 || f.settle > maxSettle {
 		return req, nil, fmt.Errorf("--settle %s is not between 0s and %s", f.settle, maxSettle)
@@ -399,9 +333,9 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		req.LB = lb
 	}
 	req.Metric, req.Config = f.metric, cfg
-	client, err := prom.New(f.prometheus, f.timeout)
+	client, err := f.newClient()
 	if err != nil {
-		return req, nil, fmt.Errorf("--prometheus: %w", err)
+		return req, nil, err
 	}
 	return req, client, nil
 }

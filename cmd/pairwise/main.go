@@ -15,6 +15,7 @@ Usage:
   pairwise judge    --prometheus URL --metric NAME --baseline SELECTOR --canary SELECTOR [flags]
   pairwise rules    --config rules/pairwise.yaml [--out FILE]
   pairwise simulate [--listen 127.0.0.1:9464] [--scenario NAME] [--backfill DIR --minutes N] [flags]
+  pairwise serve    --prometheus URL [--config rules/pairwise.yaml] [--listen :8080]   decisions over HTTP for Argo Rollouts and Flagger
   pairwise webhook  --listen ADDR [--bearer-token-file FILE]   print one JSON line per alert Alertmanager sends
 
 Run "pairwise COMMAND -h" for the flags of a command.

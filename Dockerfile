@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# The pairwise CLI (judge, serve, rules, simulate, webhook) as a static
+# binary on distroless, running as a non-root user. Multi-arch:
+#   docker buildx build --platform linux/amd64,linux/arm64 -t REGISTRY/pairwise:TAG --push .
+# (docs/integrations.md#container)
+
+# The build runs on the builder's own platform and cross-compiles: no
+# emulation, one Go toolchain.
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+ARG TARGETOS
+ARG TARGETARCH
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY cmd/ cmd/
+COPY pkg/ pkg/
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags="-s -w" -o /out/pairwise ./cmd/pairwise
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/pairwise /usr/local/bin/pairwise
+COPY rules/pairwise.yaml /etc/pairwise/pairwise.yaml
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/pairwise"]
+CMD ["serve", "--listen", ":8080", "--config", "/etc/pairwise/pairwise.yaml"]

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/rulegen"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// decisionParams are the parameters a decision request may carry, as URL
+// query parameters or as Flagger webhook metadata.
+var decisionParams = []string{"canary", "metric", "baseline", "histogram", "window", "rule", "since", "at"}
+
+// errNoCanary: the request names a canary the config does not hold.
+var errNoCanary = errors.New("no such canary")
+
+// parseDecision builds the analysis a request asks for. Either canary names
+// a canary of the config, or metric, baseline and canary (label matchers)
+// describe one; window and rule override its configuration; since and at
+// are RFC 3339 or Unix seconds, at defaulting to now less settle.
+func parseDecision(get func(string) string, canaries map[string]rulegen.Queries, settle time.Duration, now time.Time) (engine.Request, error) {
+	var req engine.Request
+	var cfg verdict.Config
+	var err error
+	if get("metric") == "" {
+		name := get("canary")
+		if name == "" {
+			return req, errors.New("name a canary (canary=NAME) or describe one (metric, baseline and canary selectors)")
+		}
+		if get("baseline") != "" || get("histogram") != "" {
+			return req, errors.New("baseline and histogram describe a canary by its selectors and need metric; a canary named by canary= brings its own")
+		}
+		c, ok := canaries[name]
+		if !ok {
+			return req, fmt.Errorf("%w %q: the server's --config lists %s", errNoCanary, name, canaryNames(canaries))
+		}
+		req.Metric, req.Baseline, req.Canary, req.Kind, cfg = c.Metric, c.Baseline, c.Canary, c.Kind, c.Config
+	} else {
+		if get("baseline") == "" || get("canary") == "" {
+			return req, errors.New("metric needs baseline and canary label matchers, e.g. canary={service=\"checkout\",track=\"canary\"}")
+		}
+		if err := selector.ValidMetricName(get("metric")); err != nil {
+			return req, fmt.Errorf("metric: %w", err)
+		}
+		req.Metric = get("metric")
+		if req.Baseline, err = selector.Parse(get("baseline")); err != nil {
+			return req, fmt.Errorf("baseline: %w", err)
+		}
+		if req.Canary, err = selector.Parse(get("canary")); err != nil {
+			return req, fmt.Errorf("canary: %w", err)
+		}
+		kind := get("histogram")
+		if kind == "" {
+			kind = string(prom.Auto)
+		}
+		if req.Kind, err = prom.ParseKind(kind); err != nil {
+			return req, fmt.Errorf("histogram: %w", err)
+		}
+		cfg = verdict.Default()
+	}
+	if w := get("window"); w != "" {
+		d, err := time.ParseDuration(w)
+		if err != nil {
+			return req, fmt.Errorf("window %q is not a duration such as 60m", w)
+		}
+		if err := wholeMinutes("window", d, maxServeWindow); err != nil {
+			return req, err
+		}
+		cfg.WindowMinutes = int(d / time.Minute)
+	}
+	if r := get("rule"); r != "" {
+		cfg.Rule = r
+	}
+	if err := cfg.Validate(); err != nil {
+		return req, errors.New(oneLine(err.Error()))
+	}
+	if cfg.WindowMinutes > maxServeWindow {
+		return req, fmt.Errorf("window %dm is longer than the server's %dm", cfg.WindowMinutes, maxServeWindow)
+	}
+	at := now
+	if s := get("at"); s != "" {
+		if at, err = parseTime(s, now); err != nil {
+			return req, fmt.Errorf("at: %w", err)
+		}
+		settle = 0
+	}
+	if req.Window, err = pairing.Ending(at, cfg.WindowMinutes, settle); err != nil {
+		return req, err
+	}
+	if s := get("since"); s != "" {
+		if req.Since, err = parseTime(s, now); err != nil {
+			return req, fmt.Errorf("since: %w", err)
+		}
+	}
+	req.Config = cfg
+	return req, nil
+}
+
+func canaryNames(canaries map[string]rulegen.Queries) string {
+	if len(canaries) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(canaries))
+	for n := range canaries {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// requestKey identifies an analysis: everything Analyze reads. The window
+// ends at a whole minute, so requests within the same analysed minute
+// share a key.
+func requestKey(req engine.Request) string {
+	b, _ := json.Marshal(struct {
+		Metric, Baseline, Canary string
+		Kind                     prom.Kind
+		Config                   verdict.Config
+		First, Last, Since       time.Time
+	}{req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, req.Config, req.Window.First, req.Window.Last, req.Since})
+	return string(b)
+}
+
+// analyses runs each distinct analysis once: concurrent identical requests
+// wait for the one in flight, and its result answers them for cacheFor.
+// Failures are not kept: the next request asks Prometheus again.
+type analyses struct {
+	src     engine.Source
+	timeout time.Duration
+	now     func() time.Time
+	// onRun is told of every analysis run and its error.
+	onRun func(err error)
+	slots chan struct{}
+
+	mu      sync.Mutex
+	entries map[string]*analysisEntry
+}
+
+type analysisEntry struct {
+	done    chan struct{}
+	res     *engine.Result
+	err     error
+	expires time.Time // zero while running
+}
+
+func newAnalyses(src engine.Source, timeout time.Duration, onRun func(error)) *analyses {
+	return &analyses{src: src, timeout: timeout, now: time.Now, onRun: onRun, slots: make(chan struct{}, maxAnalyses), entries: map[string]*analysisEntry{}}
+}
+
+// get returns the analysis of req, running it unless one is running or
+// recent; ctx bounds only the wait, not the analysis others share.
+func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result, error) {
+	key := requestKey(req)
+	a.mu.Lock()
+	now := a.now()
+	e, ok := a.entries[key]
+	if ok && !e.expires.IsZero() && !now.Before(e.expires) {
+		ok = false
+	}
+	if !ok {
+		a.evict(now)
+		e = &analysisEntry{done: make(chan struct{})}
+		a.entries[key] = e
+		go a.run(key, e, req)
+	}
+	a.mu.Unlock()
+	select {
+	case <-e.done:
+		return e.res, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (a *analyses) run(key string, e *analysisEntry, req engine.Request) {
+	a.slots <- struct{}{}
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	res, err := engine.Analyze(ctx, a.src, req)
+	cancel()
+	<-a.slots
+	if a.onRun != nil {
+		a.onRun(err)
+	}
+	a.mu.Lock()
+	e.res, e.err = res, err
+	if err != nil {
+		e.expires = a.now()
+		if a.entries[key] == e {
+			delete(a.entries, key)
+		}
+	} else {
+		e.expires = a.now().Add(cacheFor)
+	}
+	a.mu.Unlock()
+	close(e.done)
+}
+
+// evict drops expired analyses and, past maxCached, finished ones; a.mu is held.
+func (a *analyses) evict(now time.Time) {
+	for k, e := range a.entries {
+		if !e.expires.IsZero() && !now.Before(e.expires) {
+			delete(a.entries, k)
+		}
+	}
+	for k, e := range a.entries {
+		if len(a.entries) < maxCached {
+			break
+		}
+		if !e.expires.IsZero() {
+			delete(a.entries, k)
+		}
+	}
+}

@@ -1,0 +1,588 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+)
+
+// serveConfig names the test's canaries: the evidence rule (the default)
+// and the reference rule, which holds the window the evidence rule promotes.
+const serveConfig = `canaries:
+  - name: checkout
+    metric: http_request_duration_seconds
+    baseline: '{service="checkout",track="baseline"}'
+    canary: '{service="checkout",track="canary"}'
+    histogram: native
+  - name: checkout-reference
+    metric: http_request_duration_seconds
+    baseline: '{service="checkout",track="baseline"}'
+    canary: '{service="checkout",track="canary"}'
+    histogram: native
+    rule: reference
+`
+
+// countingProxy stands between the server and the real Prometheus and
+// counts the queries it forwards; down makes it answer 500, as a failing
+// Prometheus (or a proxy before it) does.
+type countingProxy struct {
+	queries atomic.Int64
+	down    atomic.Bool
+	url     string
+}
+
+func newCountingProxy(t *testing.T, promURL string) *countingProxy {
+	target, err := url.Parse(promURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // refused connections are the point of the outage test
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/query") {
+			p.queries.Add(1)
+		}
+		if p.down.Load() {
+			http.Error(w, `{"status":"error","errorType":"internal","error":"injected failure"}`, http.StatusInternalServerError)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.url = srv.URL
+	return p
+}
+
+type serveEnv struct {
+	prom    *testenv.PromServer
+	proxy   *countingProxy
+	srv     *decisionServer
+	http    *httptest.Server
+	baseURL string
+	config  string
+}
+
+func newServeEnv(t *testing.T) *serveEnv {
+	t.Helper()
+	dir, _ := testenv.Generate(t, "--end", judgeEnd.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
+		"--total-rps", "2000", "--canary-share", "0.5", "--seed", "11",
+		"--scenario", "regression", "--regression-factor", "1.5", "--regression-start-minute", "60")
+	e := &serveEnv{prom: testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})}
+	e.proxy = newCountingProxy(t, e.prom.URL)
+	e.config = filepath.Join(t.TempDir(), "pairwise.yaml")
+	if err := os.WriteFile(e.config, []byte(serveConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	canaries, err := loadCanaries(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := prom.New(e.proxy.url, 30*time.Second) // the judge's default: the machine is shared
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = newDecisionServer(serverOptions{Client: client, Canaries: canaries, Settle: 30 * time.Second, ReadyFor: time.Second, PromURL: e.proxy.url})
+	e.http = httptest.NewServer(e.srv.Handler())
+	t.Cleanup(e.http.Close)
+	e.baseURL = e.http.URL
+	return e
+}
+
+// TestServeLive replays the requests Argo Rollouts and Flagger send against
+// the server on a real Prometheus 3.13.5 serving generated fleets: a canary
+// 1.5x slower from minute 60 of 80 (11:40), so the window ending at 12:00
+// rolls back, and the window ending at 11:40 promotes under the evidence rule
+// and holds under the reference rule.
+func TestServeLive(t *testing.T) {
+	e := newServeEnv(t)
+	t.Run("argo rollouts web provider", func(t *testing.T) { serveArgo(t, e) })
+	t.Run("flagger webhooks", func(t *testing.T) { serveFlagger(t, e) })
+	t.Run("same decision as the judge", func(t *testing.T) { serveMatchesJudge(t, e) })
+	t.Run("50 parallel checks share one analysis", func(t *testing.T) { serveConcurrency(t, e) })
+	t.Run("bad requests", func(t *testing.T) { serveBadRequests(t, e) })
+	t.Run("metrics", func(t *testing.T) { serveMetrics(t, e) })
+	// Last: these stop Prometheus.
+	t.Run("prometheus failing or down: never promote", func(t *testing.T) { serveOutage(t, e) })
+}
+
+var (
+	promoteAt  = judgeEnd.Add(-20 * time.Minute)
+	rollbackAt = judgeEnd
+)
+
+// readYAML decodes the first document of a deploy file.
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// argoMetric is the part of deploy/argo/analysistemplate.yaml replayed.
+type argoMetric struct {
+	SuccessCondition string `yaml:"successCondition"`
+	FailureCondition string `yaml:"failureCondition"`
+	Provider         struct {
+		Web struct {
+			URL      string `yaml:"url"`
+			JSONPath string `yaml:"jsonPath"`
+		} `yaml:"web"`
+	} `yaml:"provider"`
+}
+
+// serveArgo sends what Argo Rollouts' web provider sends
+// (metricproviders/webmetric: a GET of the template's URL with only the
+// template's headers, none here) and judges the answer as Argo does: a
+// non-2xx is a measurement Error; else result is the jsonPath's value, and
+// evaluate.EvaluateResult makes it Failed when failureCondition holds,
+// Successful when successCondition holds, Inconclusive otherwise.
+func serveArgo(t *testing.T, e *serveEnv) {
+	var tmpl struct {
+		Spec struct {
+			Metrics []argoMetric `yaml:"metrics"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, "deploy/argo/analysistemplate.yaml", &tmpl)
+	m := tmpl.Spec.Metrics[0]
+	// The conditions this test evaluates are the template's, to the letter.
+	if m.SuccessCondition != `result == "promote"` || m.FailureCondition != `result == "rollback"` || m.Provider.Web.JSONPath != "{$.decision}" {
+		t.Fatalf("the template's conditions changed: %+v", m)
+	}
+	phase := func(status int, body []byte) string {
+		if status < 200 || status >= 300 {
+			return "Error"
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatalf("not JSON: %s", body)
+		}
+		switch doc["decision"] {
+		case "rollback":
+			return "Failed"
+		case "promote":
+			return "Successful"
+		}
+		return "Inconclusive"
+	}
+	tests := []struct {
+		canary string
+		at     time.Time
+		want   string
+	}{
+		{"checkout", rollbackAt, "Failed"},
+		{"checkout", promoteAt, "Successful"},
+		{"checkout-reference", promoteAt, "Inconclusive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.canary+" at "+tt.at.Format("15:04"), func(t *testing.T) {
+			u, err := url.Parse(strings.ReplaceAll(m.Provider.Web.URL, "{{args.canary}}", tt.canary))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The cluster address becomes the test server's; at= pins the
+			// generated (historical) data, which Argo would not send.
+			target := e.baseURL + u.Path + "?" + u.RawQuery + "&at=" + tt.at.Format(time.RFC3339)
+			req, err := http.NewRequest(http.MethodGet, target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header = make(http.Header)
+			resp, err := (&http.Client{Timeout: 50 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if got := phase(resp.StatusCode, body); got != tt.want {
+				t.Fatalf("measurement %s, want %s: %d %s", got, tt.want, resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// flaggerHook is a webhook of deploy/flagger/canary.yaml.
+type flaggerHook struct {
+	Name     string            `yaml:"name"`
+	Type     string            `yaml:"type"`
+	URL      string            `yaml:"url"`
+	Metadata map[string]string `yaml:"metadata"`
+}
+
+func flaggerHooks(t *testing.T) (name, namespace string, hooks map[string]flaggerHook) {
+	var c struct {
+		Metadata struct{ Name, Namespace string } `yaml:"metadata"`
+		Spec     struct {
+			Analysis struct {
+				Webhooks []flaggerHook `yaml:"webhooks"`
+			} `yaml:"analysis"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, "deploy/flagger/canary.yaml", &c)
+	hooks = map[string]flaggerHook{}
+	for _, h := range c.Spec.Analysis.Webhooks {
+		hooks[h.Type] = h
+	}
+	return c.Metadata.Name, c.Metadata.Namespace, hooks
+}
+
+// postFlagger sends what Flagger's callWebhook sends: a POST of the
+// CanaryWebhookPayload JSON with Content-Type application/json. Flagger
+// counts 200-202 as passed.
+func postFlagger(t *testing.T, base string, h flaggerHook, name, namespace string, extra map[string]string) (int, hookAnswer) {
+	t.Helper()
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{}
+	for k, v := range h.Metadata {
+		meta[k] = v
+	}
+	for k, v := range extra {
+		meta[k] = v
+	}
+	payload, _ := json.Marshal(map[string]any{"name": name, "namespace": namespace, "phase": "Progressing", "checksum": "85d557f47b", "metadata": meta})
+	req, err := http.NewRequest(http.MethodPost, base+u.Path, bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 50 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ans hookAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		t.Fatalf("%s answered %d, not JSON: %v", h.Type, resp.StatusCode, err)
+	}
+	return resp.StatusCode, ans
+}
+
+func passed(code int) bool { return code >= 200 && code <= 202 }
+
+func serveFlagger(t *testing.T, e *serveEnv) {
+	name, namespace, hooks := flaggerHooks(t)
+	if len(hooks) != 3 || hooks["rollout"].URL == "" || hooks["confirm-promotion"].URL == "" || hooks["rollback"].URL == "" {
+		t.Fatalf("deploy/flagger/canary.yaml hooks: %+v", hooks)
+	}
+	tests := []struct {
+		name     string
+		at       time.Time
+		canary   string
+		decision string
+		// whether each hook passes: rollout, confirm-promotion, rollback
+		rollout, promotion, rollback bool
+	}{
+		{"promote", promoteAt, "", "promote", true, true, false},
+		{"hold", promoteAt, "checkout-reference", "hold", true, false, false},
+		{"rollback", rollbackAt, "", "rollback", false, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := map[string]string{"at": tt.at.Format(time.RFC3339)}
+			if tt.canary != "" {
+				extra["canary"] = tt.canary
+			}
+			for hook, want := range map[string]bool{"rollout": tt.rollout, "confirm-promotion": tt.promotion, "rollback": tt.rollback} {
+				code, ans := postFlagger(t, e.baseURL, hooks[hook], name, namespace, extra)
+				if passed(code) != want || ans.Decision != tt.decision || ans.Hook != hook {
+					t.Errorf("%s hook: %d %+v; want passed=%v, decision %s", hook, code, ans, want, tt.decision)
+				}
+			}
+		})
+	}
+	t.Run("canary named by the Flagger canary's own name", func(t *testing.T) {
+		h := hooks["rollout"]
+		h.Metadata = nil
+		code, ans := postFlagger(t, e.baseURL, h, "checkout", "shop", map[string]string{"at": rollbackAt.Format(time.RFC3339)})
+		if passed(code) || ans.Canary != "checkout" || ans.Decision != "rollback" {
+			t.Fatalf("%d %+v", code, ans)
+		}
+	})
+}
+
+// serveMatchesJudge: the server's document is the judge's --output json
+// document on the same window, field for field.
+func serveMatchesJudge(t *testing.T, e *serveEnv) {
+	sel := url.Values{"metric": {"http_request_duration_seconds"}, "baseline": {`{service="checkout",track="baseline"}`}, "canary": {`{service="checkout",track="canary"}`}}
+	for _, at := range []time.Time{promoteAt, rollbackAt, judgeEnd.Add(-5 * time.Minute)} {
+		t.Run(at.Format("15:04"), func(t *testing.T) {
+			q := url.Values{}
+			for k, v := range sel {
+				q[k] = v
+			}
+			q.Set("at", at.Format(time.RFC3339))
+			q.Set("since", "2026-06-01T11:30:00Z")
+			code, body := get(t, e.baseURL+"/api/v1/decision?"+q.Encode())
+			if code != http.StatusOK {
+				t.Fatalf("%d %s", code, body)
+			}
+			jcode, out, errOut := runJudge(append(fleetArgs(e.prom.URL), "--at", at.Format(time.RFC3339), "--since", "2026-06-01T11:30:00Z", "--output", "json")...)
+			if jcode > 2 {
+				t.Fatalf("judge: exit %d: %s", jcode, errOut)
+			}
+			var fromServer, fromJudge map[string]any
+			if err := json.Unmarshal(body, &fromServer); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(out), &fromJudge); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fromServer, fromJudge) {
+				t.Fatalf("server and judge differ:\nserver %s\njudge  %s", body, out)
+			}
+			if fromServer["decision_code"].(float64) != float64(jcode) {
+				t.Fatalf("decision %v, judge exit %d", fromServer["decision"], jcode)
+			}
+			t.Logf("at %s: %s (judge exit %d)", at.Format("15:04"), fromServer["decision"], jcode)
+		})
+	}
+}
+
+func get(t *testing.T, u string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func serveConcurrency(t *testing.T, e *serveEnv) {
+	// One analysis on a window no earlier request asked for: its queries.
+	e.proxy.queries.Store(0)
+	if code, body := get(t, e.baseURL+"/api/v1/decision?canary=checkout&at="+judgeEnd.Add(-11*time.Minute).Format(time.RFC3339)); code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	one := e.proxy.queries.Load()
+	if one < 2 {
+		t.Fatalf("one analysis made %d queries", one)
+	}
+	// 50 parallel checks of another window: the same queries, once.
+	e.proxy.queries.Store(0)
+	u := e.baseURL + "/api/v1/decision?canary=checkout&at=" + judgeEnd.Add(-10*time.Minute).Format(time.RFC3339)
+	var wg sync.WaitGroup
+	bodies := make([][]byte, 50)
+	codes := make([]int, 50)
+	start := make(chan struct{})
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			codes[i] = resp.StatusCode
+			bodies[i], _ = io.ReadAll(resp.Body)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range 50 {
+		if codes[i] != http.StatusOK || !bytes.Equal(bodies[i], bodies[0]) {
+			t.Fatalf("check %d: %d, body differs from the first: %s", i, codes[i], bodies[i])
+		}
+	}
+	if got := e.proxy.queries.Load(); got != one {
+		t.Fatalf("50 parallel checks made %d Prometheus queries, one analysis makes %d", got, one)
+	}
+	// And 50 more within the minute come from the cache.
+	for range 50 {
+		if code, _ := get(t, u); code != http.StatusOK {
+			t.Fatal(code)
+		}
+	}
+	if got := e.proxy.queries.Load(); got != one {
+		t.Fatalf("100 checks made %d Prometheus queries, one analysis makes %d", got, one)
+	}
+	t.Logf("one analysis: %d queries; 100 checks of one window: %d", one, e.proxy.queries.Load())
+}
+
+func serveBadRequests(t *testing.T, e *serveEnv) {
+	tests := []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"", 400, "name a canary"},
+		{"canary=nope", 404, `no such canary "nope"`},
+		{"canary=checkout&bogus=1", 400, `unknown parameter "bogus"`},
+		{"canary=checkout&window=90s", 400, "not a whole number of minutes"},
+		{"canary=checkout&rule=vibes", 400, "rule"},
+		{"canary=checkout&at=yesterday", 400, "at: "},
+		{"metric=m&baseline=" + url.QueryEscape(`{a="b"} or vector(1)`) + "&canary=" + url.QueryEscape(`{a="c"}`), 400, "baseline: invalid selector"},
+		{"metric=" + url.QueryEscape("sum(up)") + "&baseline=" + url.QueryEscape(`{a="b"}`) + "&canary=" + url.QueryEscape(`{a="c"}`), 400, "invalid metric name"},
+		// Nothing to judge is not a decision either.
+		{"canary=checkout&at=2025-01-01T00:00:00Z", 503, "no data in the window"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			code, body := get(t, e.baseURL+"/api/v1/decision?"+tt.query)
+			var ans errorAnswer
+			if err := json.Unmarshal(body, &ans); err != nil || code != tt.code || ans.Decision != inconclusive || !strings.Contains(ans.Error, tt.want) {
+				t.Fatalf("%d %s; want %d inconclusive with %q", code, body, tt.code, tt.want)
+			}
+		})
+	}
+	if code, _ := get(t, e.baseURL+"/healthz"); code != 200 {
+		t.Fatalf("/healthz %d", code)
+	}
+	if code, body := get(t, e.baseURL+"/readyz"); code != 200 {
+		t.Fatalf("/readyz %d %s", code, body)
+	}
+	resp, err := http.Post(e.baseURL+"/api/v1/decision?canary=checkout", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST /api/v1/decision: %d", resp.StatusCode)
+	}
+}
+
+func serveMetrics(t *testing.T, e *serveEnv) {
+	code, body := get(t, e.baseURL+"/metrics")
+	if code != 200 {
+		t.Fatal(code)
+	}
+	text := string(body)
+	for _, want := range []string{
+		`pairwise_serve_requests_total{code="200",endpoint="decision"}`,
+		`pairwise_serve_requests_total{code="412",endpoint="flagger_rollback"}`,
+		`pairwise_serve_request_duration_seconds_bucket{endpoint="decision",le="+Inf"}`,
+		`pairwise_serve_decisions_total{decision="rollback"}`,
+		`pairwise_serve_decisions_total{decision="inconclusive"} 1`,
+		`pairwise_serve_prometheus_errors_total 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(text)
+	}
+}
+
+func serveOutage(t *testing.T, e *serveEnv) {
+	_, _, hooks := flaggerHooks(t)
+	check := func(t *testing.T, at time.Time, want string) {
+		t.Helper()
+		code, body := get(t, e.baseURL+"/api/v1/decision?canary=checkout&at="+at.Format(time.RFC3339))
+		var ans errorAnswer
+		if err := json.Unmarshal(body, &ans); err != nil || code != http.StatusServiceUnavailable || ans.Decision != inconclusive || !strings.Contains(ans.Error, want) {
+			t.Fatalf("%d %s; want 503 inconclusive with %q", code, body, want)
+		}
+		for hook, wantPass := range map[string]bool{"rollout": true, "confirm-promotion": false, "rollback": false} {
+			code, ans := postFlagger(t, e.baseURL, hooks[hook], "checkout", "shop", map[string]string{"at": at.Format(time.RFC3339)})
+			if passed(code) != wantPass || ans.Decision != inconclusive {
+				t.Errorf("%s hook: %d %+v; want passed=%v, inconclusive", hook, code, ans, wantPass)
+			}
+		}
+	}
+	// A window that promotes while Prometheus answers.
+	t.Run("prometheus failing", func(t *testing.T) {
+		e.proxy.down.Store(true)
+		defer e.proxy.down.Store(false)
+		check(t, promoteAt.Add(-time.Minute), "answered with a server error")
+	})
+	t.Run("prometheus down", func(t *testing.T) {
+		e.prom.Stop()
+		time.Sleep(1100 * time.Millisecond) // past the readiness cache
+		check(t, promoteAt.Add(-2*time.Minute), "cannot reach Prometheus")
+		if code, body := get(t, e.baseURL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(string(body), "cannot reach Prometheus") {
+			t.Fatalf("/readyz %d %s", code, body)
+		}
+		if code, _ := get(t, e.baseURL+"/healthz"); code != 200 {
+			t.Fatalf("/healthz %d: the process is alive", code)
+		}
+	})
+}
+
+// TestServeCommand runs `pairwise serve` itself: it answers, and SIGTERM
+// stops it with exit 0 after the requests in flight.
+func TestServeCommand(t *testing.T) {
+	port := testenv.FreePort(t)
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--prometheus", "http://127.0.0.1:9", "--timeout", "2s", "--config", "../../rules/pairwise.yaml"}, io.Discard, &lockedWriter{w: &stderr})
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not answer: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Nothing listens on port 9: not ready, and no decision.
+	if code, _ := get(t, base+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz %d with Prometheus unreachable", code)
+	}
+	if code, body := get(t, base+"/api/v1/decision?canary=checkout-classic&at="+judgeEnd.Format(time.RFC3339)); code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"decision":"inconclusive"`) {
+		t.Fatalf("%d %s", code, body)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/rulegen"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// TestHookStatus is the Flagger table of docs/integrations.md: 200-202
+// passes a hook.
+func TestHookStatus(t *testing.T) {
+	tests := []struct {
+		hook                                 hookKind
+		promote, hold, rollback, cannotJudge int
+	}{
+		{hookRollout, 200, 200, 412, 200},
+		{hookConfirmPromotion, 200, 412, 412, 503},
+		{hookRollback, 412, 412, 200, 503},
+	}
+	for _, tt := range tests {
+		got := []int{hookStatus(tt.hook, "promote"), hookStatus(tt.hook, "hold"), hookStatus(tt.hook, "rollback"), hookStatus(tt.hook, inconclusive)}
+		want := []int{tt.promote, tt.hold, tt.rollback, tt.cannotJudge}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: promote, hold, rollback, cannot judge answer %v, want %v", tt.hook, got, want)
+		}
+	}
+	// The safety properties, whatever the table says: only promote passes
+	// confirm-promotion, only rollback passes the rollback hook, and not
+	// judging never fails the rollout check.
+	for _, d := range []string{"promote", "hold", "rollback", inconclusive} {
+		if passed(hookStatus(hookConfirmPromotion, d)) != (d == "promote") || passed(hookStatus(hookRollback, d)) != (d == "rollback") || passed(hookStatus(hookRollout, d)) == (d == "rollback") {
+			t.Errorf("decision %s breaks a hook's promise", d)
+		}
+	}
+}
+
+func testCanaries(t *testing.T) map[string]rulegen.Queries {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pairwise.yaml")
+	if err := os.WriteFile(path, []byte(serveConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadCanaries(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestParseDecision(t *testing.T) {
+	canaries := testCanaries(t)
+	now := time.Date(2026, 6, 1, 12, 0, 40, 0, time.UTC)
+	params := func(q string) func(string) string {
+		v, err := url.ParseQuery(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Get
+	}
+	t.Run("a configured canary, now less settle", func(t *testing.T) {
+		req, err := parseDecision(params("canary=checkout-reference"), canaries, 30*time.Second, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Config.Rule != verdict.RuleReference || req.Window.Last != time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC) || req.Window.Minutes() != req.Config.WindowMinutes || req.Kind != "native" {
+			t.Fatalf("%+v", req)
+		}
+	})
+	t.Run("60 seconds of settle judge the minute before", func(t *testing.T) {
+		req, err := parseDecision(params("canary=checkout"), canaries, time.Minute, now)
+		if err != nil || req.Window.Last != time.Date(2026, 6, 1, 11, 59, 0, 0, time.UTC) {
+			t.Fatalf("%v %+v", err, req.Window)
+		}
+	})
+	t.Run("window, rule, since and at", func(t *testing.T) {
+		req, err := parseDecision(params("canary=checkout&window=50m&rule=reference&since=2026-06-01T11:00:00Z&at=1780315200"), canaries, 30*time.Second, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Config.WindowMinutes != 50 || req.Config.Rule != verdict.RuleReference || !req.Since.Equal(time.Date(2026, 6, 1, 11, 0, 0, 0, time.UTC)) || req.Window.Last != time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC) {
+			t.Fatalf("%+v", req)
+		}
+	})
+	t.Run("selectors", func(t *testing.T) {
+		req, err := parseDecision(params(`metric=m&baseline={a="b"}&canary={a="c"}`), canaries, 0, now)
+		if err != nil || req.Kind != "auto" || req.Baseline.String() != `{a="b"}` || req.Config.Rule != verdict.Default().Rule {
+			t.Fatalf("%v %+v", err, req)
+		}
+	})
+	bad := []struct{ q, want string }{
+		{"", "name a canary"},
+		{"canary=nope", "no such canary"},
+		{`canary=checkout&baseline={a="b"}`, "need metric"},
+		{"metric=m&canary=x", "needs baseline and canary"},
+		{`metric=m&baseline={a="b"}&canary={a="c"}&histogram=sparse`, "histogram"},
+		{"canary=checkout&window=1441m", "not a whole number of minutes between 1m and 24h0m0s"},
+		{"canary=checkout&window=soon", "not a duration"},
+		{"canary=checkout&since=1e20", "since: "},
+		{"canary=checkout&at=2026-07-01T00:00:00Z", "at: "},
+	}
+	for _, tt := range bad {
+		t.Run(tt.q, func(t *testing.T) {
+			_, err := parseDecision(params(tt.q), canaries, 0, now)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line with %q", err, tt.want)
+			}
+			if (tt.q == "canary=nope") != errors.Is(err, errNoCanary) {
+				t.Fatalf("errNoCanary: %v", err)
+			}
+		})
+	}
+}
+
+// TestServeFlags: bad flags are one line and exit 3 before anything listens.
+func TestServeFlags(t *testing.T) {
+	dir := t.TempDir()
+	badConfig := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badConfig, []byte("canaries:\n  - name: x\n    metric: m\n    baseline: '{a=\"b\"}'\n    canary: '{a=\"b\"}'\n    histogram: native\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--settle", "2h"}, "--settle"},
+		{[]string{"--ready-cache", "0s"}, "--ready-cache"},
+		{[]string{"--timeout", "31m"}, "--timeout"},
+		{[]string{"--prometheus", "ftp://x"}, "--prometheus"},
+		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, "read rule pack config"},
+		{[]string{"--config", badConfig}, "selects the same series as baseline"},
+		{[]string{"--basic-auth-password-file", "/nonexistent"}, "needs --basic-auth-user"},
+		{[]string{"extra"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(append([]string{"serve", "--listen", "127.0.0.1:0"}, tt.args...), io.Discard, &stderr)
+			if code != exitError || !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q; want exit 3 and one line with %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestDeployExamples parses every YAML under deploy/ (Docker and a cluster
+// are not at hand): each document has an apiVersion and a kind, and the
+// examples agree with each other and with the server.
+func TestDeployExamples(t *testing.T) {
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(root, "deploy", "*", "*.yaml"))
+	if len(paths) < 4 {
+		t.Fatalf("deploy/ holds %d YAML files", len(paths))
+	}
+	docs := map[string]map[string]any{} // kind/name -> document
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		for i := 0; ; i++ {
+			var doc map[string]any
+			if err := dec.Decode(&doc); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s document %d: %v", p, i+1, err)
+			}
+			meta, _ := doc["metadata"].(map[string]any)
+			if doc["apiVersion"] == nil || doc["kind"] == nil || meta["name"] == nil {
+				t.Fatalf("%s document %d lacks apiVersion, kind or metadata.name", p, i+1)
+			}
+			docs[doc["kind"].(string)+"/"+meta["name"].(string)] = doc
+		}
+	}
+	for _, want := range []string{"AnalysisTemplate/pairwise", "AnalysisTemplate/pairwise-judge", "Canary/checkout", "ConfigMap/pairwise-config", "Secret/pairwise-prometheus", "Deployment/pairwise-serve", "Service/pairwise-serve"} {
+		if docs[want] == nil {
+			t.Errorf("no %s in deploy/", want)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	// The ConfigMap's pairwise.yaml is a valid config; Flagger's and Argo's
+	// canaries are in it.
+	cfg := docs["ConfigMap/pairwise-config"]["data"].(map[string]any)["pairwise.yaml"].(string)
+	file, err := rulegen.Load([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rulegen.MinuteQueries(file); err != nil {
+		t.Fatalf("ConfigMap pairwise.yaml: %v", err)
+	}
+	_, _, hooks := flaggerHooks(t)
+	for _, h := range hooks {
+		if !slices.ContainsFunc(file.Canaries, func(c rulegen.Canary) bool { return c.Name == h.Metadata["canary"] }) {
+			t.Errorf("Flagger hook %s names canary %q, not in the ConfigMap", h.Name, h.Metadata["canary"])
+		}
+		u, _ := url.Parse(h.URL)
+		if u.Path != "/flagger/"+h.Type || u.Port() != "8080" || !strings.HasPrefix(u.Host, "pairwise-serve.pairwise.") {
+			t.Errorf("Flagger hook %s URL %s does not reach the server's /flagger/%s", h.Name, h.URL, h.Type)
+		}
+	}
+	// The Deployment runs serve with the mounted config and credentials,
+	// probes /healthz and /readyz, and the flags parse.
+	var dep struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Args          []string
+						LivenessProbe struct {
+							HTTPGet struct{ Path string } `yaml:"httpGet"`
+						} `yaml:"livenessProbe"`
+						ReadinessProbe struct {
+							HTTPGet struct{ Path string } `yaml:"httpGet"`
+						} `yaml:"readinessProbe"`
+						VolumeMounts []struct {
+							Name      string
+							MountPath string `yaml:"mountPath"`
+						} `yaml:"volumeMounts"`
+					}
+				}
+			}
+		}
+	}
+	b, _ := yaml.Marshal(docs["Deployment/pairwise-serve"])
+	if err := yaml.Unmarshal(b, &dep); err != nil {
+		t.Fatal(err)
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/readyz" || len(c.Args) == 0 || c.Args[0] != "serve" {
+		t.Fatalf("container: %+v", c)
+	}
+	fs := newServeFlagSet(io.Discard, &serveFlags{})
+	if err := fs.Parse(c.Args[1:]); err != nil {
+		t.Fatalf("Deployment args: %v", err)
+	}
+	mounted := func(path string) bool {
+		return slices.ContainsFunc(c.VolumeMounts, func(m struct {
+			Name      string
+			MountPath string `yaml:"mountPath"`
+		}) bool {
+			return strings.HasPrefix(path, m.MountPath+"/")
+		})
+	}
+	for _, flagName := range []string{"config", "bearer-token-file"} {
+		if v := fs.Lookup(flagName).Value.String(); !mounted(v) {
+			t.Errorf("--%s %s is not on a mounted volume", flagName, v)
+		}
+	}
+	// Argo's web provider asks the decision endpoint of the same Service.
+	var tmpl struct {
+		Spec struct{ Metrics []argoMetric }
+	}
+	b, _ = yaml.Marshal(docs["AnalysisTemplate/pairwise"])
+	yaml.Unmarshal(b, &tmpl)
+	u, err := url.Parse(strings.ReplaceAll(tmpl.Spec.Metrics[0].Provider.Web.URL, "{{args.canary}}", "checkout"))
+	if err != nil || u.Path != "/api/v1/decision" || u.Query().Get("canary") != "checkout" || !strings.HasPrefix(u.Host, "pairwise-serve.pairwise.") {
+		t.Errorf("Argo URL %v: %v", u, err)
+	}
+	// The Dockerfile builds cmd/pairwise statically and runs it non-root.
+	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "./cmd/pairwise", "distroless/static", "USER 65532", "ENTRYPOINT"} {
+		if !bytes.Contains(df, []byte(want)) {
+			t.Errorf("Dockerfile lacks %s", want)
+		}
+	}
+}
