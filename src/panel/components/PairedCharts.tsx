@@ -173,18 +173,16 @@ function LatencyChart({
         <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
         <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
         <g clipPath={`url(#${clipId})`}>
-          {bandPaths(
-            series((m) => m.baselineBounds.lower),
-            series((m) => m.baselineBounds.upper)
-          ).map((d, i) => (
-            <path key={`b${i}`} d={d} fill={colors.baseline} fillOpacity={0.18} stroke="none" />
-          ))}
-          {bandPaths(
-            series((m) => m.canaryBounds.lower),
-            series((m) => m.canaryBounds.upper)
-          ).map((d, i) => (
-            <path key={`c${i}`} d={d} fill={colors.canary} fillOpacity={0.18} stroke="none" />
-          ))}
+          <BoundsBand
+            lower={series((m) => m.baselineBounds.lower)}
+            upper={series((m) => m.baselineBounds.upper)}
+            color={colors.baseline}
+          />
+          <BoundsBand
+            lower={series((m) => m.canaryBounds.lower)}
+            upper={series((m) => m.canaryBounds.upper)}
+            color={colors.canary}
+          />
           <path
             d={linePath(series((m) => m.quantiles[vq]?.baseline ?? null))}
             fill="none"
@@ -201,6 +199,43 @@ function LatencyChart({
         </g>
       </svg>
     </figure>
+  );
+}
+
+/** A fleet's confidence band: one filled area per run of minutes where both bounds are known. */
+function BoundsBand({
+  lower,
+  upper,
+  color,
+}: {
+  lower: Array<Point | null>;
+  upper: Array<Point | null>;
+  color: string;
+}) {
+  return (
+    <>
+      {bandPaths(lower, upper).map((d, i) => (
+        <path key={i} d={d} fill={color} fillOpacity={0.18} stroke="none" />
+      ))}
+    </>
+  );
+}
+
+/** A threshold of the ratio chart: the band from its line to the chart's edge, and the dashed line. */
+function ThresholdBand(props: { left: number; width: number; at: number; edge: number; color: string }) {
+  const { left, width, at, edge, color } = props;
+  return (
+    <>
+      <rect
+        x={left}
+        width={width}
+        y={Math.min(at, edge)}
+        height={Math.abs(edge - at)}
+        fill={color}
+        fillOpacity={0.12}
+      />
+      <line x1={left} x2={left + width} y1={at} y2={at} stroke={color} strokeDasharray="4 3" />
+    </>
   );
 }
 
@@ -228,6 +263,11 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
   const points = minutes.map((m) => (finite(m.ratio) ? ([x(m.time), y(m.ratio)] as Point) : null));
   const ticks = niceTicks(yMin, yMax, 4);
   const lineColor = theme.colors.text.primary;
+  // The promote band lies below its threshold, the rollback band above its own.
+  const thresholds = [
+    { value: promote, edge: margin.top + innerHeight, color: vColors.good, label: 'good ≤' },
+    { value: rollback, edge: margin.top, color: vColors.bad, label: 'bad ≥' },
+  ].filter((t): t is { value: number; edge: number; color: string; label: string } => t.value !== null);
 
   return (
     <figure className={styles.figure} data-testid={panelTestIds.ratioChart}>
@@ -254,46 +294,16 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
           </g>
         ))}
         <g clipPath={`url(#${clipId})`}>
-          {promote !== null && (
-            <>
-              <rect
-                x={margin.left}
-                width={innerWidth}
-                y={y(promote)}
-                height={margin.top + innerHeight - y(promote)}
-                fill={vColors.good}
-                fillOpacity={0.12}
-              />
-              <line
-                x1={margin.left}
-                x2={margin.left + innerWidth}
-                y1={y(promote)}
-                y2={y(promote)}
-                stroke={vColors.good}
-                strokeDasharray="4 3"
-              />
-            </>
-          )}
-          {rollback !== null && (
-            <>
-              <rect
-                x={margin.left}
-                width={innerWidth}
-                y={margin.top}
-                height={y(rollback) - margin.top}
-                fill={vColors.bad}
-                fillOpacity={0.12}
-              />
-              <line
-                x1={margin.left}
-                x2={margin.left + innerWidth}
-                y1={y(rollback)}
-                y2={y(rollback)}
-                stroke={vColors.bad}
-                strokeDasharray="4 3"
-              />
-            </>
-          )}
+          {thresholds.map((t) => (
+            <ThresholdBand
+              key={t.label}
+              left={margin.left}
+              width={innerWidth}
+              at={y(t.value)}
+              edge={t.edge}
+              color={t.color}
+            />
+          ))}
           <path d={linePath(points)} fill="none" stroke={lineColor} strokeWidth={1.25} />
           {minutes.map((m) =>
             m.verdict === 'bad' && finite(m.ratio) ? (
@@ -311,16 +321,17 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
             ) : null
           )}
         </g>
-        {promote !== null && (
-          <text x={margin.left + innerWidth + 4} y={y(promote)} className={styles.axisLabel} dominantBaseline="middle">
-            good ≤ {formatRatio(promote)}
+        {thresholds.map((t) => (
+          <text
+            key={t.label}
+            x={margin.left + innerWidth + 4}
+            y={y(t.value)}
+            className={styles.axisLabel}
+            dominantBaseline="middle"
+          >
+            {t.label} {formatRatio(t.value)}
           </text>
-        )}
-        {rollback !== null && (
-          <text x={margin.left + innerWidth + 4} y={y(rollback)} className={styles.axisLabel} dominantBaseline="middle">
-            bad ≥ {formatRatio(rollback)}
-          </text>
-        )}
+        ))}
         <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
         <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
       </svg>

@@ -61,6 +61,8 @@ export interface PairwiseMeta {
   windowMinutes: number | null;
   warmupMinutes: number | null;
   minTailObservations: number | null;
+  /** Confidence of the per-minute quantile bounds (0.95), or null. */
+  confidence: number | null;
   /** Each fleet's PromQL of the verdict quantile, as the data source wrote it; null without one. */
   exploreQueries: ExploreQueries | null;
   /** The data source's sentence for each flag it raised (verdict.FlagText). */
@@ -286,6 +288,7 @@ function readMeta(minutes: DataFrame): PairwiseMeta {
     windowMinutes: num('windowMinutes'),
     warmupMinutes: num('warmupMinutes'),
     minTailObservations: num('minTailObservations'),
+    confidence: num('confidence'),
     exploreQueries: readExploreQueries(custom.exploreQueries),
     flagTexts:
       custom.flagTexts && typeof custom.flagTexts === 'object' ? (custom.flagTexts as Record<string, string>) : {},
@@ -338,7 +341,11 @@ function readMinuteDecision(frame: DataFrame, row: number): MinuteDecisionView |
   return { decision, reason: stringAt(fieldByName(frame, 'decision_reason'), row), evidence: readEvidence(frame, row) };
 }
 
-export const DECISION_TEXT: Record<Decision, string> = { promote: 'promote', hold: 'hold', rollback: 'rollback' };
+/** How the panel names each decision (src/contract.json). */
+export const DECISION_TEXT = Object.fromEntries(CONTRACT.decisions.map((d) => [d.name, d.text])) as Record<
+  Decision,
+  string
+>;
 
 /** "rollback fires 11:50" or, when the first minute shown already has it, "rollback at 11:01 (start of the range)". */
 export function firingText(firing: DecisionFiring, minute: MinuteView): string {
