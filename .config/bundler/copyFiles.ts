@@ -15,8 +15,8 @@ export const copyFilePatterns = [
   { from: '../CHANGELOG.md', to: '.', force: true, noErrorOnMissing: true },
   // Pairwise: nested plugins (datasource/, panel/) carry their own logos.
   { from: '**/img/*.svg', to: '.', noErrorOnMissing: true },
-  // plugin.json files; the editor's defaults.json is bundled into module.js instead.
-  { from: '**/*.json', to: '.', globOptions: { ignore: ['**/datasource/defaults.json'] } },
+  // plugin.json files; the front end's contract.json is bundled into module.js instead.
+  { from: '**/*.json', to: '.', globOptions: { ignore: ['**/contract.json'] } },
   { from: '**/query_help.md', to: '.', noErrorOnMissing: true },
   // Pairwise: the canary dashboard has one source, dashboards/canary.json at the root.
   { from: '../dashboards/canary.json', to: 'dashboards/canary.json' },

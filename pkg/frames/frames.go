@@ -1,7 +1,8 @@
 // Package frames lays an analysis out as wide tables: the minutes, the
-// decision and the per-pod spread. It is pure: pkg/plugin turns each Table
+// decision and the per-pod spread. The tables are pure; DataFrame turns each
 // into a Grafana data frame field by field, without knowing what they mean.
-// Field names here are the contract with the panel (src/panel/data).
+// Field names and meta here are the contract with the panel (src/panel/data),
+// which reads the golden frames in testdata in its tests.
 package frames
 
 import (
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
@@ -78,6 +81,26 @@ func Meta(res *engine.Result) map[string]any {
 		"falsePromote":         c.FalsePromote,
 		"since":                since(res),
 		"anchored":             res.Evidence.Anchored,
+		"flagTexts":            verdict.FlagTexts(res.Flags, c),
+		"exploreQueries":       ExploreQueries(res),
+	}
+}
+
+// ExploreQueries are the PromQL of each fleet's verdict quantile in the
+// minute ending at the evaluation time, from the fleet's merged histogram as
+// the engine reads it: what the panel opens in Explore for a minute.
+func ExploreQueries(res *engine.Result) map[string]string {
+	q := verdict.QuantileKey(res.Config.VerdictQuantile)
+	fleet := func(sel selector.Selector, kind prom.Kind) string {
+		hist := prom.NativeQuery(res.Request.Metric, sel)
+		if kind == prom.Classic {
+			hist = prom.ClassicQuery(res.Request.Metric, sel)
+		}
+		return "histogram_quantile(" + q + ", " + hist + ")"
+	}
+	return map[string]string{
+		"baseline": fleet(res.Request.Baseline, res.BaselineKind),
+		"canary":   fleet(res.Request.Canary, res.CanaryKind),
 	}
 }
 

@@ -1,9 +1,6 @@
 package plugin
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/pairwise-canary/pairwise/pkg/frames"
@@ -11,45 +8,7 @@ import (
 
 type dataFrame = data.Frame
 
-// toFrame copies a frames.Table into a Grafana data frame, column by column.
-// A numeric table (frames.Numeric) is marked for graphs, not tables.
+// toFrame copies a frames.Table into a Grafana data frame (frames.DataFrame).
 func toFrame(t frames.Table, refID string, numeric bool) (*data.Frame, error) {
-	frame := data.NewFrame(t.Name)
-	frame.RefID = refID
-	for _, c := range t.Columns {
-		var field *data.Field
-		switch v := c.Values.(type) {
-		case []time.Time:
-			field = data.NewField(c.Name, nil, v)
-		case []*time.Time:
-			field = data.NewField(c.Name, nil, v)
-		case []*float64:
-			field = data.NewField(c.Name, nil, v)
-		case []string:
-			field = data.NewField(c.Name, nil, v)
-		case []bool:
-			field = data.NewField(c.Name, nil, v)
-		default:
-			return nil, fmt.Errorf("column %s has unsupported type %T", c.Name, c.Values)
-		}
-		if len(c.Labels) > 0 {
-			field.Labels = data.Labels(c.Labels)
-		}
-		if c.Unit != "" {
-			field.Config = &data.FieldConfig{Unit: c.Unit}
-		}
-		frame.Fields = append(frame.Fields, field)
-	}
-	meta := &data.FrameMeta{Custom: t.Meta, PreferredVisualization: data.VisTypeTable}
-	if numeric {
-		meta.PreferredVisualization = data.VisTypeGraph
-	}
-	for _, w := range t.Warnings {
-		meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: w})
-	}
-	frame.Meta = meta
-	if _, err := frame.RowLen(); err != nil {
-		return nil, err
-	}
-	return frame, nil
+	return frames.DataFrame(t, refID, numeric)
 }

@@ -113,13 +113,7 @@ func (c Config) Validate() error {
 	}
 	// Every number must be finite: an infinite threshold would never be
 	// reached (and JSON has no way to write it), NaN compares false.
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"falseRollback", c.FalseRollback}, {"falsePromote", c.FalsePromote}, {"verdictQuantile", c.VerdictQuantile},
-		{"promoteThreshold", c.PromoteThreshold}, {"rollbackThreshold", c.RollbackThreshold}, {"minTailObservations", c.MinTailObservations},
-		{"confidence", c.Confidence}, {"significance", c.Significance}, {"suspiciousWin", c.SuspiciousWin}, {"maxShareDrift", c.MaxShareDrift},
-		{"expectedCanaryShare", c.ExpectedCanaryShare}, {"maxShareDeviation", c.MaxShareDeviation}, {"maxMeasurementDivergence", c.MaxMeasurementDivergence}} {
+	for _, f := range c.numbers() {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s: %v is not a finite number", f.name, f.v)
 		}
@@ -129,33 +123,32 @@ func (c Config) Validate() error {
 			return fmt.Errorf("quantiles: %v is not a finite number", q)
 		}
 	}
+	// The ranges are those of Limits, which the query editor reads too.
+	ok := func(field string, v float64) bool { return accepts(field, v, c) }
+	max := func(field string) float64 { return *Limits[field].Max }
 	check(c.Rule == RuleEvidence || c.Rule == RuleReference, "rule: %q is neither %q nor %q", c.Rule, RuleEvidence, RuleReference)
-	check(c.FalseRollback > 0 && c.FalseRollback <= 0.5, "falseRollback: %v is not a probability in (0, 0.5]", c.FalseRollback)
-	check(c.FalsePromote > 0 && c.FalsePromote <= 0.5, "falsePromote: %v is not a probability in (0, 0.5]", c.FalsePromote)
+	check(ok("falseRollback", c.FalseRollback), "falseRollback: %v is not a probability in (0, %v]", c.FalseRollback, max("falseRollback"))
+	check(ok("falsePromote", c.FalsePromote), "falsePromote: %v is not a probability in (0, %v]", c.FalsePromote, max("falsePromote"))
 	check(len(c.Quantiles) > 0, "quantiles: at least one quantile is needed")
 	for _, q := range c.Quantiles {
-		check(q > 0 && q < 1, "quantiles: %v is not between 0 and 1", q)
+		check(ok("quantiles", q), "quantiles: %v is not between 0 and 1", q)
 	}
-	check(c.VerdictQuantile > 0 && c.VerdictQuantile < 1, "verdictQuantile: %v is not between 0 and 1", c.VerdictQuantile)
-	check(c.PromoteThreshold > 0, "promoteThreshold: %v must be positive", c.PromoteThreshold)
-	check(c.RollbackThreshold > c.PromoteThreshold, "rollbackThreshold: %v must be above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
-	check(c.WindowMinutes >= 1 && c.WindowMinutes <= 7*24*60, "windowMinutes: %d is not between 1 and 10080", c.WindowMinutes)
+	check(ok("verdictQuantile", c.VerdictQuantile), "verdictQuantile: %v is not between 0 and 1", c.VerdictQuantile)
+	check(ok("promoteThreshold", c.PromoteThreshold), "promoteThreshold: %v must be positive", c.PromoteThreshold)
+	check(ok("rollbackThreshold", c.RollbackThreshold), "rollbackThreshold: %v must be above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
+	check(ok("windowMinutes", float64(c.WindowMinutes)), "windowMinutes: %d is not between %v and %v", c.WindowMinutes, *Limits["windowMinutes"].Min, max("windowMinutes"))
 	// The counting rule's numbers must fit the window only where they decide.
-	counting := c.WindowMinutes
-	if c.Rule != RuleReference {
-		counting = math.MaxInt
-	}
-	check(c.GoodNeeded >= 1 && c.GoodNeeded <= counting, "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
-	check(c.BadLimit >= 1 && c.BadLimit <= counting, "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
-	check(c.WarmupMinutes >= 0 && c.WarmupMinutes < c.WindowMinutes, "warmupMinutes: %d is not between 0 and the window", c.WarmupMinutes)
-	check(c.MinTailObservations >= 0, "minTailObservations: %v must not be negative", c.MinTailObservations)
-	check(c.Confidence > 0 && c.Confidence < 1, "confidence: %v is not between 0 and 1", c.Confidence)
-	check(c.Significance == 0 || c.Significance >= 0.5 && c.Significance < 1, "significance: %v is neither 0 (off) nor between 0.5 and 1", c.Significance)
-	check(c.SuspiciousWin >= 0 && c.SuspiciousWin < c.PromoteThreshold, "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
-	check(c.MaxShareDrift > 0, "maxShareDrift: %v must be positive", c.MaxShareDrift)
-	check(c.ExpectedCanaryShare >= 0 && c.ExpectedCanaryShare < 1, "expectedCanaryShare: %v is not 0 (unknown) or a share below 1", c.ExpectedCanaryShare)
-	check(c.MaxShareDeviation > 0, "maxShareDeviation: %v must be positive", c.MaxShareDeviation)
-	check(c.MaxMeasurementDivergence > 0, "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)
+	check(ok("goodNeeded", float64(c.GoodNeeded)), "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
+	check(ok("badLimit", float64(c.BadLimit)), "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
+	check(ok("warmupMinutes", float64(c.WarmupMinutes)), "warmupMinutes: %d is not between 0 and the window", c.WarmupMinutes)
+	check(ok("minTailObservations", c.MinTailObservations), "minTailObservations: %v must not be negative", c.MinTailObservations)
+	check(ok("confidence", c.Confidence), "confidence: %v is not between 0 and 1", c.Confidence)
+	check(ok("significance", c.Significance), "significance: %v is neither 0 (off) nor between 0.5 and 1", c.Significance)
+	check(ok("suspiciousWin", c.SuspiciousWin), "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
+	check(ok("maxShareDrift", c.MaxShareDrift), "maxShareDrift: %v must be positive", c.MaxShareDrift)
+	check(ok("expectedCanaryShare", c.ExpectedCanaryShare), "expectedCanaryShare: %v is not 0 (unknown) or a share below 1", c.ExpectedCanaryShare)
+	check(ok("maxShareDeviation", c.MaxShareDeviation), "maxShareDeviation: %v must be positive", c.MaxShareDeviation)
+	check(ok("maxMeasurementDivergence", c.MaxMeasurementDivergence), "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)
 	return errors.Join(errs...)
 }
 

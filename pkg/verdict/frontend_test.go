@@ -9,54 +9,111 @@ import (
 	"testing"
 )
 
-var updateFrontend = flag.Bool("update-frontend", false, "rewrite src/datasource/defaults.json from Default()")
+var updateContract = flag.Bool("update-contract", false, "rewrite src/contract.json from Contract()")
 
-// frontendDefaults is what the query editor starts from: the query fields of
-// Default(), so the editor's defaults are this package's, not a copy.
-func frontendDefaults() ([]byte, error) {
-	d := Default()
-	b, err := json.MarshalIndent(map[string]any{
-		"quantiles":           d.Quantiles,
-		"verdictQuantile":     d.VerdictQuantile,
-		"promoteThreshold":    d.PromoteThreshold,
-		"rollbackThreshold":   d.RollbackThreshold,
-		"windowMinutes":       d.WindowMinutes,
-		"goodNeeded":          d.GoodNeeded,
-		"badLimit":            d.BadLimit,
-		"warmupMinutes":       d.WarmupMinutes,
-		"minTailObservations": d.MinTailObservations,
-		"significance":        d.Significance,
-		"expectedCanaryShare": d.ExpectedCanaryShare,
-	}, "", "  ")
-	return append(b, '\n'), err
-}
+// contractPath is the front end's copy of Contract(), which the query
+// editor and the panel import.
+var contractPath = filepath.Join("..", "..", "src", "contract.json")
 
-// TestFrontendDefaultsAreGenerated keeps src/datasource/defaults.json, which
-// the query editor imports, equal to Default().
-func TestFrontendDefaultsAreGenerated(t *testing.T) {
-	want, err := frontendDefaults()
+func contractJSON(t *testing.T) []byte {
+	t.Helper()
+	doc, err := Contract()
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "..", "src", "datasource", "defaults.json")
-	if *updateFrontend {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// TestContractIsGenerated keeps src/contract.json equal to Contract(): the
+// front end's defaults, limits, names and texts are this package's.
+func TestContractIsGenerated(t *testing.T) {
+	want := contractJSON(t)
+	if *updateContract {
+		if err := os.WriteFile(contractPath, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := os.ReadFile(path)
+	got, err := os.ReadFile(contractPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Compared as JSON values: the front end's formatter may lay it out its own way.
 	var gotV, wantV any
 	if err := json.Unmarshal(got, &gotV); err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatalf("%s: %v", contractPath, err)
 	}
 	if err := json.Unmarshal(want, &wantV); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(gotV, wantV) {
-		t.Fatalf("%s differs from verdict.Default(); regenerate it: go test ./pkg/verdict -run TestFrontendDefaultsAreGenerated -update-frontend", path)
+		t.Fatalf("%s differs from verdict.Contract(); regenerate it: go test ./pkg/verdict -run TestContractIsGenerated -update-contract", contractPath)
+	}
+}
+
+// TestValidateKeepsTheLimits: every limit of the contract is what Validate
+// accepts, at and beside its bounds.
+func TestValidateKeepsTheLimits(t *testing.T) {
+	set := func(c *Config, field string, v float64) {
+		switch field {
+		case "windowMinutes":
+			c.WindowMinutes = int(v)
+		case "goodNeeded":
+			c.GoodNeeded = int(v)
+		case "badLimit":
+			c.BadLimit = int(v)
+		case "warmupMinutes":
+			c.WarmupMinutes = int(v)
+		case "quantiles":
+			c.Quantiles = []float64{v}
+		default:
+			b, _ := json.Marshal(map[string]float64{field: v})
+			if err := json.Unmarshal(b, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for field, l := range Limits {
+		for _, tt := range []struct {
+			bound *float64
+			open  bool
+			step  float64
+		}{{l.Min, l.MinOpen, -1}, {l.Max, l.MaxOpen, 1}} {
+			if tt.bound == nil {
+				continue
+			}
+			c := Default()
+			set(&c, field, *tt.bound)
+			if err := c.Validate(); (err == nil) == tt.open && (l.Off == nil || *l.Off != *tt.bound) {
+				t.Errorf("%s = %v (open %v): Validate() = %v", field, *tt.bound, tt.open, err)
+			}
+			c = Default()
+			set(&c, field, *tt.bound+tt.step*0.25)
+			if field == "windowMinutes" || field == "goodNeeded" || field == "badLimit" || field == "warmupMinutes" {
+				set(&c, field, *tt.bound+tt.step)
+			}
+			if err := c.Validate(); err == nil && (l.Off == nil || *l.Off != *tt.bound+tt.step*0.25) {
+				t.Errorf("%s beyond %v: Validate() accepts it", field, *tt.bound)
+			}
+		}
+	}
+}
+
+func TestFlagText(t *testing.T) {
+	c := Default()
+	c.MaxMeasurementDivergence = 0.3
+	if got := FlagText(FlagMeasurementDivergence, c); got != "Measurement divergence: application and load-balancer histograms disagree by more than 30%." {
+		t.Fatal(got)
+	}
+	for _, f := range Flags {
+		if FlagText(f, c) == f {
+			t.Errorf("flag %s has no text", f)
+		}
+	}
+	if FlagText("something-new", c) != "something-new" {
+		t.Fatal("an unknown flag is its own text")
 	}
 }

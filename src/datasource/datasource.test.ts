@@ -1,8 +1,7 @@
 import { DataSourceInstanceSettings } from '@grafana/data';
 import { DataSource } from './datasource';
 import { DEFAULT_QUERY, PairwiseOptions, PairwiseQuery } from './types';
-import verdictDefaults from './defaults.json';
-import ruleDefaults from './ruleDefaults.json';
+import { CONTRACT } from '../contract';
 
 jest.mock('@grafana/runtime', () => {
   const actual = jest.requireActual('@grafana/runtime');
@@ -57,11 +56,11 @@ describe('DataSource', () => {
     expect(ds.filterQuery({ ...query, metric: '' })).toBe(false);
   });
 
-  it('offers the defaults of pkg/verdict, through the generated defaults.json and ruleDefaults.json', () => {
-    expect(ruleDefaults.rule).toBe('evidence');
+  it('offers the defaults of pkg/verdict, through the generated contract.json', () => {
+    expect(CONTRACT.defaults.rule).toBe('evidence');
+    expect(Object.keys(CONTRACT.defaults).sort()).toEqual([...CONTRACT.fields].sort());
     expect(ds.getDefaultQuery('explore' as never)).toMatchObject({
-      ...verdictDefaults,
-      ...ruleDefaults,
+      ...CONTRACT.defaults,
       since: '',
       windowMode: 'range',
       histogramKind: 'auto',

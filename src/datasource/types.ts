@@ -1,7 +1,6 @@
 import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
-import verdictDefaults from './defaults.json';
-import ruleDefaults from './ruleDefaults.json';
+import { CONTRACT } from '../contract';
 
 export type PairwiseQueryType = 'minutes' | 'decision' | 'pods';
 export type HistogramKind = 'auto' | 'native' | 'classic';
@@ -70,9 +69,28 @@ export interface PairwiseQuery extends DataQuery {
   fields?: string[];
 }
 
+/** The verdict fields of a query, whose defaults and limits are pkg/verdict's (src/contract.json). */
+export type VerdictFields = Pick<
+  PairwiseQuery,
+  | 'rule'
+  | 'falseRollback'
+  | 'falsePromote'
+  | 'quantiles'
+  | 'verdictQuantile'
+  | 'promoteThreshold'
+  | 'rollbackThreshold'
+  | 'windowMinutes'
+  | 'goodNeeded'
+  | 'badLimit'
+  | 'warmupMinutes'
+  | 'minTailObservations'
+  | 'significance'
+  | 'expectedCanaryShare'
+>;
+
 /**
  * The editor's defaults. The verdict numbers come from the backend's one definition
- * (pkg/verdict.Default), generated into defaults.json by a Go test that fails when they drift.
+ * (pkg/verdict.Default), generated into src/contract.json by a Go test that fails when they drift.
  */
 export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   queryType: 'minutes',
@@ -80,8 +98,7 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   baselineSelector: '',
   canarySelector: '',
   histogramKind: 'auto',
-  ...verdictDefaults,
-  ...(ruleDefaults as { rule: WindowRule; falseRollback: number; falsePromote: number }),
+  ...(CONTRACT.defaults as unknown as VerdictFields),
   windowMode: 'range',
   since: '',
 };

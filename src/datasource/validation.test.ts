@@ -129,6 +129,13 @@ describe('validateQuery', () => {
     expect(validateQuery({ ...valid, since: '2026-06-01T11:00:00Z' })).toEqual({});
   });
 
+  it("takes pkg/verdict's limits from the contract: a week-long window, fractional tail counts", () => {
+    expect(validateQuery({ ...valid, windowMinutes: 10080 })).toEqual({});
+    expect(validateQuery({ ...valid, windowMinutes: 10081 }).windowMinutes).toMatch(/from 1 to 10080/);
+    expect(validateQuery({ ...valid, windowMinutes: 60.5 }).windowMinutes).toBeDefined();
+    expect(validateQuery({ ...valid, minTailObservations: 2.5 })).toEqual({});
+  });
+
   it('accepts the boundary values', () => {
     expect(
       validateQuery({ ...valid, goodNeeded: 60, badLimit: 60, warmupMinutes: 59, minTailObservations: 0 })

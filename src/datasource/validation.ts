@@ -1,4 +1,5 @@
-import { PairwiseQuery } from './types';
+import { CONTRACT, withinLimit } from '../contract';
+import { PairwiseQuery, VerdictFields } from './types';
 
 /**
  * Checks that a selector looks like a PromQL label selector: `{label="value", other=~"re.*"}`.
@@ -103,9 +104,32 @@ export function validateMetric(metric: string): string | undefined {
 
 export type QueryErrors = Partial<Record<keyof PairwiseQuery, string>>;
 
+/** The verdict fields that are numbers (quantiles: each listed one). */
+type NumberField = Exclude<keyof VerdictFields, 'rule'>;
+
+const limit = (field: string) => CONTRACT.limits[field];
+
+/** The editor's sentence for a number outside its limit; the numbers in it are the contract's. */
+const NUMBER_MESSAGES: Record<NumberField, string> = {
+  quantiles: 'Quantiles are fractions between 0 and 1 (0.99 is p99).',
+  verdictQuantile: 'The verdict quantile is a fraction between 0 and 1 (0.99 is p99).',
+  promoteThreshold: 'The promote threshold is a positive ratio, e.g. 0.95.',
+  rollbackThreshold: 'The rollback threshold must be above the promote threshold.',
+  windowMinutes: `The window is a whole number of minutes from ${limit('windowMinutes').min} to ${limit('windowMinutes').max}.`,
+  goodNeeded: 'Good minutes needed must be between 1 and the window length.',
+  badLimit: 'The bad-minute limit must be between 1 and the window length.',
+  warmupMinutes: 'Warm-up minutes must be 0 or more and shorter than the window.',
+  minTailObservations: 'Minimum tail observations is a number, 0 or more.',
+  significance: `Significance is ${limit('significance').off} (off) or a confidence from ${limit('significance').min} to below ${limit('significance').max}, e.g. 0.99.`,
+  expectedCanaryShare: 'The expected canary share is 0 (unknown) or a fraction below 1, e.g. 0.05.',
+  falseRollback: `A budget is a probability above 0 and at most ${limit('falseRollback').max}, e.g. 0.001.`,
+  falsePromote: `A budget is a probability above 0 and at most ${limit('falsePromote').max}, e.g. 0.01.`,
+};
+
 /** Every inline validation message of the query editor, keyed by field. */
 export function validateQuery(query: PairwiseQuery): QueryErrors {
   const errors: QueryErrors = {};
+  const values: Record<string, unknown> = { ...CONTRACT.defaults, ...definedFields(query) };
   const set = (key: keyof PairwiseQuery, message: string | undefined) => {
     if (message) {
       errors[key] = message;
@@ -123,48 +147,22 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   const quantiles = query.quantiles ?? [];
   if (quantiles.length === 0) {
     errors.quantiles = 'List at least one quantile, e.g. 0.5, 0.99, 0.999.';
-  } else if (quantiles.some((q) => !(q > 0 && q < 1))) {
-    errors.quantiles = 'Quantiles are fractions between 0 and 1 (0.99 is p99).';
+  } else if (quantiles.some((q) => !withinLimit('quantiles', q, values))) {
+    errors.quantiles = NUMBER_MESSAGES.quantiles;
   }
   if (!quantiles.includes(query.verdictQuantile)) {
     errors.verdictQuantile = 'The verdict quantile must be one of the listed quantiles.';
   }
-  if (!(query.promoteThreshold > 0)) {
-    errors.promoteThreshold = 'The promote threshold is a positive ratio, e.g. 0.95.';
+  if (!CONTRACT.rules.includes(values.rule as string)) {
+    errors.rule = `The rule is ${CONTRACT.rules.join(' or ')}.`;
   }
-  if (!(query.rollbackThreshold > query.promoteThreshold)) {
-    errors.rollbackThreshold = 'The rollback threshold must be above the promote threshold.';
-  }
-  if (!(Number.isInteger(query.windowMinutes) && query.windowMinutes >= 1 && query.windowMinutes <= 1440)) {
-    errors.windowMinutes = 'The window is a whole number of minutes from 1 to 1440.';
-  }
-  const rule = query.rule ?? 'evidence';
-  if (rule !== 'evidence' && rule !== 'reference') {
-    errors.rule = 'The rule is evidence or reference.';
-  }
-  // Under the evidence rule the minute counts do not decide; the backend caps them at the window.
-  const countsDecide = rule === 'reference';
-  const countLimit = countsDecide ? query.windowMinutes : Infinity;
-  if (!(Number.isInteger(query.goodNeeded) && query.goodNeeded >= 1 && query.goodNeeded <= countLimit)) {
-    errors.goodNeeded = 'Good minutes needed must be between 1 and the window length.';
-  }
-  if (!(Number.isInteger(query.badLimit) && query.badLimit >= 1 && query.badLimit <= countLimit)) {
-    errors.badLimit = 'The bad-minute limit must be between 1 and the window length.';
-  }
-  for (const key of ['falseRollback', 'falsePromote'] as const) {
-    const value = query[key];
-    if (value !== undefined && !(value > 0 && value <= 0.5)) {
-      errors[key] = 'A budget is a probability above 0 and at most 0.5, e.g. 0.001.';
+  // The limits are pkg/verdict's (src/contract.json); an unset field has its default.
+  for (const field of Object.keys(NUMBER_MESSAGES) as NumberField[]) {
+    if (field !== 'quantiles' && !errors[field] && !withinLimit(field, Number(values[field]), values)) {
+      errors[field] = NUMBER_MESSAGES[field];
     }
   }
   set('since', validateSince(query.since ?? ''));
-  if (!(
-    Number.isInteger(query.warmupMinutes) &&
-    query.warmupMinutes >= 0 &&
-    query.warmupMinutes < query.windowMinutes
-  )) {
-    errors.warmupMinutes = 'Warm-up minutes must be 0 or more and shorter than the window.';
-  }
   if (query.lbMetric) {
     set('lbMetric', validateMetric(query.lbMetric));
     if (query.lbBaselineSelector) {
@@ -174,18 +172,11 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
       set('lbCanarySelector', validateSelector(query.lbCanarySelector));
     }
   }
-  const significance = query.significance ?? 0;
-  if (!(significance === 0 || (significance >= 0.5 && significance < 1))) {
-    errors.significance = 'Significance is 0 (off) or a confidence from 0.5 to below 1, e.g. 0.99.';
-  }
-  const share = query.expectedCanaryShare ?? 0;
-  if (!(share >= 0 && share < 1)) {
-    errors.expectedCanaryShare = 'The expected canary share is 0 (unknown) or a fraction below 1, e.g. 0.05.';
-  }
-  if (!(Number.isInteger(query.minTailObservations) && query.minTailObservations >= 0)) {
-    errors.minTailObservations = 'Minimum tail observations is a whole number, 0 or more.';
-  }
   return errors;
+}
+
+function definedFields(query: PairwiseQuery): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Writes SAMPLE frames (DataFrameJSON, the format the Go backend returns) for the harness:
- * sample-frames.json (one hour) and sample-frames-day.json (1,440 minutes).
+ * Writes frames (DataFrameJSON, the format the Go backend returns) for the harness:
+ * sample-frames.json, the golden hour of pkg/frames (frames the backend wrote from a fixed analysis,
+ * Explore queries and flag texts included), and sample-frames-day.json (1,440 minutes of sample data).
  * Sample data only: the harness derives its expectations from whatever frames file it is given.
  */
 import fs from 'fs';
@@ -35,10 +36,13 @@ const outDir = process.argv[2] ?? path.join(process.cwd(), 'tests', 'harness', '
 fs.mkdirSync(outDir, { recursive: true });
 const start = Date.UTC(2026, 10, 21, 13, 0);
 
-for (const [file, minutes, seed] of [
-  ['sample-frames.json', 60, 7],
-  ['sample-frames-day.json', 1440, 11],
-] as const) {
+fs.copyFileSync(
+  path.join(process.cwd(), 'pkg', 'frames', 'testdata', 'hour.json'),
+  path.join(outDir, 'sample-frames.json')
+);
+console.log(`wrote ${path.join(outDir, 'sample-frames.json')} (pkg/frames/testdata/hour.json)`);
+
+for (const [file, minutes, seed] of [['sample-frames-day.json', 1440, 11]] as const) {
   const frames = sampleWindow(start, minutes, seed).map(toJSONWithEntities);
   fs.writeFileSync(path.join(outDir, file), JSON.stringify(frames, null, 1));
   console.log(`wrote ${path.join(outDir, file)}`);

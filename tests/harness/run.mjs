@@ -49,17 +49,10 @@ function expectationsFor(file) {
   };
   if (decision) {
     const one = (name) => column(decision, name)?.at(-1);
-    const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
     const d = one('decision');
     const reason = one('reason');
-    // The banner reads the backend's reason; counts against limits only when it has none.
-    expected.headline = reason
-      ? `${d.toUpperCase()}: ${reason}`
-      : d === 'rollback'
-        ? `ROLLBACK: ${plural(one('bad'), 'bad minute')} of ${one('window_minutes')}, limit ${one('bad_limit')}`
-        : d === 'promote'
-          ? `PROMOTE: ${plural(one('good'), 'good minute')} of ${one('window_minutes')}, needed ${one('good_needed')}`
-          : `HOLD: ${one('good')} good (needed ${one('good_needed')}), ${one('bad')} bad (limit ${one('bad_limit')})`;
+    // The banner reads the reason the backend wrote, and adds nothing of its own.
+    expected.headline = reason ? `${d.toUpperCase()}: ${reason}` : d.toUpperCase();
   }
   return expected;
 }

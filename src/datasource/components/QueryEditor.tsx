@@ -2,6 +2,7 @@ import React, { ChangeEvent, useEffect, useMemo, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, QueryEditorProps, SelectableValue } from '@grafana/data';
 import { Combobox, ComboboxOption, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
+import { CONTRACT, CONTRACT_FLAG_TEXT } from '../../contract';
 import { DataSource } from '../datasource';
 import { dsTestIds } from '../testIds';
 import {
@@ -63,6 +64,26 @@ const DEFAULT_FIELDS: Record<PairwiseQueryType, string> = {
   pods: 'max',
 };
 
+type TextKey = 'baselineSelector' | 'canarySelector' | 'since' | 'lbMetric' | 'lbBaselineSelector' | 'lbCanarySelector';
+
+/** The free-text settings, each checked by validateQuery and run on blur. */
+const TEXT_FIELDS: Record<TextKey, { label: string; description?: string; placeholder?: string }> = {
+  baselineSelector: { label: 'Baseline selector', placeholder: '{app="api",track="baseline"}' },
+  canarySelector: { label: 'Canary selector', placeholder: '{app="api",track="canary"}' },
+  since: {
+    label: 'Deployment start (optional)',
+    description: 'RFC 3339, Unix seconds or a variable such as $since: earlier minutes are left out',
+    placeholder: '2026-06-01T11:00:00Z',
+  },
+  lbMetric: {
+    label: 'Load-balancer metric (optional)',
+    description: `A histogram of the same requests seen by the load balancer, to catch queueing the application does not see. ${CONTRACT_FLAG_TEXT['measurement-divergence']}`,
+    placeholder: 'envoy_cluster_upstream_rq_time_seconds',
+  },
+  lbBaselineSelector: { label: 'Load-balancer baseline selector', description: 'Empty: the baseline selector' },
+  lbCanarySelector: { label: 'Load-balancer canary selector', description: 'Empty: the canary selector' },
+};
+
 type NumericKey =
   | 'verdictQuantile'
   | 'promoteThreshold'
@@ -77,7 +98,10 @@ type NumericKey =
   | 'significance'
   | 'expectedCanaryShare';
 
-/** Numeric settings; those with a rule are shown only under that rule, the one they decide. */
+/**
+ * Numeric settings; those with a rule are shown only under that rule, the one they decide. Their
+ * limits are pkg/verdict's (src/contract.json), checked by validateQuery.
+ */
 const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: string; step: number; rule?: WindowRule }> =
   [
     { key: 'verdictQuantile', label: 'Verdict quantile', description: 'Decides each minute, e.g. 0.99', step: 0.001 },
@@ -144,6 +168,27 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
     }
   };
 
+  const textField = (key: TextKey) => {
+    const { label, description, placeholder } = TEXT_FIELDS[key];
+    return (
+      <Field
+        label={label}
+        description={description}
+        invalid={Boolean(errors[key])}
+        error={errors[key]}
+        className={styles.grow}
+      >
+        <Input
+          data-testid={dsTestIds.queryEditor[key]}
+          value={query[key] ?? ''}
+          placeholder={placeholder}
+          onChange={(e: ChangeEvent<HTMLInputElement>) => update({ [key]: e.currentTarget.value })}
+          onBlur={runIfValid}
+        />
+      </Field>
+    );
+  };
+
   const metricOptions: Array<ComboboxOption<string>> = metrics.map((m) => ({
     value: m.name,
     label: m.name,
@@ -195,34 +240,8 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
         </Field>
       </div>
       <div className={styles.row}>
-        <Field
-          label="Baseline selector"
-          invalid={Boolean(errors.baselineSelector)}
-          error={errors.baselineSelector}
-          className={styles.grow}
-        >
-          <Input
-            data-testid={dsTestIds.queryEditor.baselineSelector}
-            value={query.baselineSelector}
-            placeholder='{app="api",track="baseline"}'
-            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ baselineSelector: e.currentTarget.value })}
-            onBlur={runIfValid}
-          />
-        </Field>
-        <Field
-          label="Canary selector"
-          invalid={Boolean(errors.canarySelector)}
-          error={errors.canarySelector}
-          className={styles.grow}
-        >
-          <Input
-            data-testid={dsTestIds.queryEditor.canarySelector}
-            value={query.canarySelector}
-            placeholder='{app="api",track="canary"}'
-            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ canarySelector: e.currentTarget.value })}
-            onBlur={runIfValid}
-          />
-        </Field>
+        {textField('baselineSelector')}
+        {textField('canarySelector')}
       </div>
       <div className={styles.row}>
         <Field
@@ -254,21 +273,7 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
             onChange={(windowMode) => update({ windowMode }, true)}
           />
         </Field>
-        <Field
-          label="Deployment start (optional)"
-          description="RFC 3339, Unix seconds or a variable such as $since: earlier minutes are left out"
-          invalid={Boolean(errors.since)}
-          error={errors.since}
-          className={styles.grow}
-        >
-          <Input
-            data-testid={dsTestIds.queryEditor.since}
-            value={query.since ?? ''}
-            placeholder="2026-06-01T11:00:00Z"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ since: e.currentTarget.value })}
-            onBlur={runIfValid}
-          />
-        </Field>
+        {textField('since')}
       </div>
       <div className={styles.row}>
         <Field label="Window rule" description={RULES.find((r) => r.value === query.rule)?.description}>
@@ -290,7 +295,7 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
         {query.format === 'alerting' ? (
           <Field
             label="Numeric fields"
-            description={`Comma-separated, one series each; empty: ${DEFAULT_FIELDS[query.queryType]}. Decision codes: 0 promote, 1 hold, 2 rollback`}
+            description={`Comma-separated, one series each; empty: ${DEFAULT_FIELDS[query.queryType]}. Decision codes: ${CONTRACT.decisions.map((d) => `${d.code} ${d.name}`).join(', ')}`}
             className={styles.grow}
           >
             <Input
@@ -316,7 +321,9 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
               aria-label={label}
               type="number"
               width={16}
-              step={step}
+              step={CONTRACT.limits[key]?.whole ? 1 : step}
+              min={CONTRACT.limits[key]?.min}
+              max={CONTRACT.limits[key]?.max}
               value={Number.isFinite(query[key]) ? query[key] : ''}
               onChange={(e: ChangeEvent<HTMLInputElement>) =>
                 update({ [key]: e.currentTarget.value === '' ? NaN : Number(e.currentTarget.value) })
@@ -327,51 +334,11 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
         ))}
       </div>
       <div className={styles.row}>
-        <Field
-          label="Load-balancer metric (optional)"
-          description="A histogram of the same requests seen by the load balancer: a divergence over 20% flags queueing the application does not see"
-          invalid={Boolean(errors.lbMetric)}
-          error={errors.lbMetric}
-          className={styles.grow}
-        >
-          <Input
-            data-testid={dsTestIds.queryEditor.lbMetric}
-            value={query.lbMetric ?? ''}
-            placeholder="envoy_cluster_upstream_rq_time_seconds"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => update({ lbMetric: e.currentTarget.value })}
-            onBlur={runIfValid}
-          />
-        </Field>
+        {textField('lbMetric')}
         {query.lbMetric ? (
           <>
-            <Field
-              label="Load-balancer baseline selector"
-              description="Empty: the baseline selector"
-              invalid={Boolean(errors.lbBaselineSelector)}
-              error={errors.lbBaselineSelector}
-              className={styles.grow}
-            >
-              <Input
-                data-testid={dsTestIds.queryEditor.lbBaselineSelector}
-                value={query.lbBaselineSelector ?? ''}
-                onChange={(e: ChangeEvent<HTMLInputElement>) => update({ lbBaselineSelector: e.currentTarget.value })}
-                onBlur={runIfValid}
-              />
-            </Field>
-            <Field
-              label="Load-balancer canary selector"
-              description="Empty: the canary selector"
-              invalid={Boolean(errors.lbCanarySelector)}
-              error={errors.lbCanarySelector}
-              className={styles.grow}
-            >
-              <Input
-                data-testid={dsTestIds.queryEditor.lbCanarySelector}
-                value={query.lbCanarySelector ?? ''}
-                onChange={(e: ChangeEvent<HTMLInputElement>) => update({ lbCanarySelector: e.currentTarget.value })}
-                onBlur={runIfValid}
-              />
-            </Field>
+            {textField('lbBaselineSelector')}
+            {textField('lbCanarySelector')}
           </>
         ) : null}
       </div>

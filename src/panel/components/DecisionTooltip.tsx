@@ -1,9 +1,10 @@
 import React from 'react';
-import { css } from '@emotion/css';
+import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2 } from '@grafana/ui';
 import { DECISION_SYMBOL, DecisionFiring, MinuteDecisionView, MinuteView, PairwiseMeta } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
+import { formatCount, getTooltipStyles } from './cellParts';
 import { decisionColor } from './verdictStyle';
 
 interface Props {
@@ -17,7 +18,6 @@ interface Props {
 }
 
 const fixed = (n: number | null, digits = 1) => (n === null ? '—' : n.toFixed(digits));
-const count = (n: number | null) => (n === null ? '—' : Math.round(n).toLocaleString('en-US'));
 
 /** "reached" when the statistic is at or past its boundary (above for rollback, below for promote). */
 function against(statistic: number | null, boundary: number | null, upward: boolean): string {
@@ -58,7 +58,7 @@ export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing,
   const evidenceRule = meta.rule === 'evidence';
 
   return (
-    <div className={styles.tooltip} data-testid={panelTestIds.trackTooltip}>
+    <div className={cx(styles.tooltip, styles.width)} data-testid={panelTestIds.trackTooltip}>
       <div className={styles.title}>
         <span style={{ color: decisionColor(theme, decision.decision) }}>{DECISION_SYMBOL[decision.decision]}</span>{' '}
         {minute.fullTimeLabel}: {decision.decision.toUpperCase()}
@@ -96,7 +96,7 @@ export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing,
             ))}
             <tr>
               <th scope="row">canary {label} exceedances</th>
-              <td>{count(e.canaryTail)}</td>
+              <td>{formatCount(e.canaryTail)}</td>
               <td>expected {fixed(e.expectedCanaryTail)}</td>
               <td />
             </tr>
@@ -109,38 +109,12 @@ export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing,
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
-  tooltip: css({
-    display: 'flex',
-    flexDirection: 'column',
-    gap: theme.spacing(0.75),
+  ...getTooltipStyles(theme),
+  width: css({
     maxWidth: theme.spacing(80),
-    fontSize: theme.typography.bodySmall.fontSize,
-  }),
-  title: css({
-    fontWeight: theme.typography.fontWeightMedium,
-  }),
-  secondary: css({
-    color: theme.colors.text.secondary,
   }),
   firing: css({
     fontWeight: theme.typography.fontWeightMedium,
-  }),
-  reason: css({
-    color: theme.colors.text.primary,
-  }),
-  table: css({
-    borderCollapse: 'collapse',
-    'th, td': {
-      padding: theme.spacing(0.125, 1, 0.125, 0),
-      textAlign: 'right',
-      fontVariantNumeric: 'tabular-nums',
-      whiteSpace: 'nowrap',
-    },
-    'th[scope=row]': {
-      textAlign: 'left',
-      color: theme.colors.text.secondary,
-      fontWeight: theme.typography.fontWeightRegular,
-    },
   }),
   state: css({
     color: theme.colors.text.secondary,

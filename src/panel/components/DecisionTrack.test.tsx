@@ -1,7 +1,8 @@
 import React from 'react';
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { buildViewModel, ReadyViewModel } from '../data/viewModel';
-import { minutesFrame, SAMPLE_META, SampleMinute, sampleWindow, sampleWindows } from '../testing/sampleFrames';
+import { goldenFrames } from '../testing/goldens';
+import { sampleWindow } from '../testing/sampleFrames';
 import { panelTestIds } from '../testIds';
 import { DEFAULT_OPTIONS } from '../types';
 import { DecisionTrack } from './DecisionTrack';
@@ -123,20 +124,9 @@ describe('DecisionTrack', () => {
   });
 
   it('gives the reference rule its reason without the evidence table', () => {
-    const rows: SampleMinute[] = Array.from({ length: 10 }, (_, i) => ({
-      ratio: i > 4 ? 1.3 : 1,
-      verdict: i > 4 ? 'bad' : 'neutral',
-    }));
-    const windows = sampleWindows(rows);
-    windows.forEach((w, i) => {
-      w.reason = `${Math.max(0, i - 4)} bad minutes of ${i + 1}, limit 5`;
-    });
-    const frame = minutesFrame(
-      START,
-      rows.map((r, i) => ({ ...r, window: windows[i] })),
-      { ...SAMPLE_META, rule: 'reference' }
-    );
-    const vm = viewModel([frame]);
+    const series = goldenFrames('hour-reference');
+    const reasons = series[0].fields.find((f) => f.name === 'decision_reason')!.values as string[];
+    const vm = viewModel(series);
     renderTrack(vm);
     act(() => {
       fireEvent.focus(screen.getByRole('listbox'));
@@ -144,7 +134,8 @@ describe('DecisionTrack', () => {
     fireEvent.keyDown(screen.getByRole('listbox'), { key: 'End' });
     const tooltip = screen.getByTestId(panelTestIds.trackTooltip);
     expect(tooltip).toHaveTextContent('reference rule');
-    expect(tooltip).toHaveTextContent('5 bad minutes of 10, limit 5');
+    expect(reasons[reasons.length - 1]).toMatch(/^\d+ bad minutes of 60, limit 5$/);
+    expect(tooltip).toHaveTextContent(reasons[reasons.length - 1]);
     expect(within(tooltip).queryByRole('table')).not.toBeInTheDocument();
   });
 

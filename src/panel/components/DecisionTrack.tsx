@@ -1,7 +1,7 @@
 import React from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
-import { useStyles2, useTheme2, VizTooltipContainer } from '@grafana/ui';
+import { useStyles2, useTheme2 } from '@grafana/ui';
 import {
   DECISION_SYMBOL,
   DECISION_TEXT,
@@ -14,6 +14,7 @@ import {
 } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { DecisionTooltip } from './DecisionTooltip';
+import { CellTooltip, getLegendStyles } from './cellParts';
 import { useCellNavigation } from './useCellNavigation';
 import { decisionColor } from './verdictStyle';
 
@@ -136,12 +137,7 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
         </div>
       )}
       {visible && activeMinute?.windowDecision && anchor && (
-        <VizTooltipContainer
-          position={anchor}
-          offset={{ x: 0, y: theme.spacing.gridSize }}
-          allowPointerEvents={pinned}
-          className={styles.tooltipBox}
-        >
+        <CellTooltip anchor={anchor} pinned={pinned}>
           <DecisionTooltip
             minute={activeMinute}
             decision={activeMinute.windowDecision}
@@ -150,7 +146,7 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
             firing={firingAt.get(activeMinute.index)}
             pinned={pinned}
           />
-        </VizTooltipContainer>
+        </CellTooltip>
       )}
     </div>
   );
@@ -166,6 +162,7 @@ function firingSummary(track: DecisionTrackView, minutes: MinuteView[]): string 
 const getStyles = (theme: GrafanaTheme2) => {
   const hatch = `repeating-linear-gradient(135deg, rgba(0, 0, 0, 0.35) 0, rgba(0, 0, 0, 0.35) 1px, transparent 1px, transparent 4px)`;
   return {
+    ...getLegendStyles(theme),
     wrapper: css({
       display: 'flex',
       flexDirection: 'column',
@@ -238,30 +235,14 @@ const getStyles = (theme: GrafanaTheme2) => {
     markerText: css({
       color: theme.colors.text.primary,
     }),
-    legend: css({
-      display: 'flex',
-      flexWrap: 'wrap',
-      columnGap: theme.spacing(1.5),
-      rowGap: theme.spacing(0.25),
-      color: theme.colors.text.secondary,
-      fontSize: theme.typography.bodySmall.fontSize,
-    }),
     legendTitle: css({
       color: theme.colors.text.primary,
-    }),
-    legendItem: css({
-      display: 'inline-flex',
-      alignItems: 'center',
-      gap: theme.spacing(0.5),
     }),
     swatch: css({
       display: 'inline-block',
       width: theme.spacing(2.5),
       height: theme.spacing(1.25),
       borderRadius: theme.shape.radius.default,
-    }),
-    tooltipBox: css({
-      padding: theme.spacing(1),
     }),
   };
 };

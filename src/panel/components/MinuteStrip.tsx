@@ -1,10 +1,12 @@
 import React from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
-import { useStyles2, useTheme2, VizTooltipContainer } from '@grafana/ui';
+import { useStyles2, useTheme2 } from '@grafana/ui';
 import { MinuteView, PairwiseMeta, Verdict, VERDICT_SYMBOL, VERDICT_TEXT, VerdictCounts } from '../data/viewModel';
+import { stripLayout } from '../data/layout';
 import { panelTestIds } from '../testIds';
 import { MinuteTooltip } from './MinuteTooltip';
+import { CellTooltip, getLegendStyles } from './cellParts';
 import { useCellNavigation } from './useCellNavigation';
 import { verdictColors } from './verdictStyle';
 
@@ -17,33 +19,6 @@ interface Props {
   maxHeight: number;
   formatLatency: (seconds: number | null) => string;
   showLegend: boolean;
-}
-
-/**
- * Cell geometry: the largest cells (up to a cap) whose wrapped rows fit in the width and height
- * available, so an hour gets big labelled cells and a day gets narrow ones.
- */
-export function stripLayout(count: number, width: number, maxHeight: number, gridSize: number) {
-  const minPitch = gridSize * 0.75;
-  const maxPitch = gridSize * 3.5;
-  const gap = 1;
-  const n = Math.max(count, 1);
-  const cellHeightFor = (pitch: number) => Math.max(gridSize * 1.25, Math.min(gridSize * 3, pitch));
-  const oneRow = Math.floor(width / n);
-  let pitch = minPitch;
-  if (oneRow >= gridSize * 2.5) {
-    pitch = Math.min(oneRow, maxPitch);
-  } else {
-    for (let p = Math.floor(maxPitch); p >= minPitch; p--) {
-      const rows = Math.ceil(n / Math.max(1, Math.floor(width / p)));
-      if (rows * (cellHeightFor(p) + gap) <= maxHeight) {
-        pitch = p;
-        break;
-      }
-    }
-  }
-  const perRow = Math.max(1, Math.floor(width / pitch));
-  return { perRow, cellHeight: cellHeightFor(pitch), showSymbols: pitch >= gridSize * 1.75 };
 }
 
 const LEGEND: Array<{ verdict: Verdict; key: keyof VerdictCounts }> = [
@@ -151,14 +126,9 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
         </div>
       )}
       {visible && activeMinute && anchor && (
-        <VizTooltipContainer
-          position={anchor}
-          offset={{ x: 0, y: theme.spacing.gridSize }}
-          allowPointerEvents={pinned}
-          className={styles.tooltipBox}
-        >
+        <CellTooltip anchor={anchor} pinned={pinned}>
           <MinuteTooltip minute={activeMinute} meta={meta} formatLatency={formatLatency} pinned={pinned} />
-        </VizTooltipContainer>
+        </CellTooltip>
       )}
     </div>
   );
@@ -167,6 +137,7 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
 const getStyles = (theme: GrafanaTheme2) => {
   const hatch = `repeating-linear-gradient(135deg, ${theme.colors.border.strong} 0, ${theme.colors.border.strong} 1px, transparent 1px, transparent ${theme.spacing(0.5)})`;
   return {
+    ...getLegendStyles(theme),
     wrapper: css({
       display: 'flex',
       flexDirection: 'column',
@@ -215,21 +186,8 @@ const getStyles = (theme: GrafanaTheme2) => {
       opacity: 1,
       zIndex: 1,
     }),
-    legend: css({
-      display: 'flex',
-      flexWrap: 'wrap',
-      columnGap: theme.spacing(1.5),
-      rowGap: theme.spacing(0.25),
-      color: theme.colors.text.secondary,
-      fontSize: theme.typography.bodySmall.fontSize,
-    }),
     range: css({
       color: theme.colors.text.primary,
-    }),
-    legendItem: css({
-      display: 'inline-flex',
-      alignItems: 'center',
-      gap: theme.spacing(0.5),
     }),
     swatch: css({
       display: 'inline-flex',
@@ -240,9 +198,6 @@ const getStyles = (theme: GrafanaTheme2) => {
       borderRadius: theme.shape.radius.default,
       fontSize: theme.typography.bodySmall.fontSize,
       lineHeight: 1,
-    }),
-    tooltipBox: css({
-      padding: theme.spacing(1),
     }),
   };
 };

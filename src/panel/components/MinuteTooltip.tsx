@@ -1,5 +1,5 @@
 import React from 'react';
-import { css } from '@emotion/css';
+import { css, cx } from '@emotion/css';
 import { GrafanaTheme2, locationUtil } from '@grafana/data';
 import { Icon, useStyles2 } from '@grafana/ui';
 import {
@@ -12,16 +12,13 @@ import {
   VERDICT_TEXT,
 } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
+import { formatCount, getTooltipStyles } from './cellParts';
 
 interface Props {
   minute: MinuteView;
   meta: PairwiseMeta;
   formatLatency: (seconds: number | null) => string;
   pinned: boolean;
-}
-
-function formatCount(n: number | null): string {
-  return n === null ? '—' : Math.round(n).toLocaleString('en-US');
 }
 
 function formatRps(n: number | null): string {
@@ -34,13 +31,13 @@ export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
     b.lower === null && b.upper === null ? '—' : `${formatLatency(b.lower)} – ${formatLatency(b.upper)}`;
 
   return (
-    <div className={styles.tooltip} data-testid={panelTestIds.tooltip}>
+    <div className={cx(styles.tooltip, styles.width)} data-testid={panelTestIds.tooltip}>
       <div className={styles.title}>
         {minute.fullTimeLabel}: {VERDICT_SYMBOL[minute.verdict]} {VERDICT_TEXT[minute.verdict]}
         {minute.warmup ? ' (warm-up, not counted)' : ''}, ratio {formatRatio(minute.ratio)}
       </div>
       {minute.windowDecision && (
-        <div className={styles.hint}>
+        <div className={styles.secondary}>
           Window ending here: {DECISION_SYMBOL[minute.windowDecision.decision]} {minute.windowDecision.decision}
         </div>
       )}
@@ -61,7 +58,9 @@ export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
             </tr>
           ))}
           <tr>
-            <th scope="row">{meta.verdictQuantile} 95% bounds</th>
+            <th scope="row">
+              {meta.verdictQuantile} {meta.confidence !== null ? `${Math.round(meta.confidence * 100)}% ` : ''}bounds
+            </th>
             <td>{bounds(minute.baselineBounds)}</td>
             <td>{bounds(minute.canaryBounds)}</td>
           </tr>
@@ -106,48 +105,22 @@ export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
           <Icon name="compass" size="sm" aria-hidden /> Open this minute in Explore
         </a>
       ) : (
-        <div className={styles.hint}>Click or press Enter to pin; Esc closes.</div>
+        <div className={styles.secondary}>Click or press Enter to pin; Esc closes.</div>
       )}
     </div>
   );
 }
 
 const getStyles = (theme: GrafanaTheme2) => ({
-  tooltip: css({
-    display: 'flex',
-    flexDirection: 'column',
-    gap: theme.spacing(0.75),
+  ...getTooltipStyles(theme),
+  width: css({
     maxWidth: theme.spacing(90),
-    fontSize: theme.typography.bodySmall.fontSize,
-  }),
-  title: css({
-    fontWeight: theme.typography.fontWeightMedium,
-  }),
-  table: css({
-    borderCollapse: 'collapse',
-    'th, td': {
-      padding: theme.spacing(0.125, 1, 0.125, 0),
-      textAlign: 'right',
-      fontVariantNumeric: 'tabular-nums',
-      whiteSpace: 'nowrap',
-    },
-    'th[scope=row]': {
-      textAlign: 'left',
-      color: theme.colors.text.secondary,
-      fontWeight: theme.typography.fontWeightRegular,
-    },
   }),
   verdictRow: css({
     fontWeight: theme.typography.fontWeightBold,
   }),
-  reason: css({
-    color: theme.colors.text.primary,
-  }),
   link: css({
     color: theme.colors.text.link,
     '&:hover': { textDecoration: 'underline' },
-  }),
-  hint: css({
-    color: theme.colors.text.secondary,
   }),
 });

@@ -121,7 +121,6 @@ function LatencyChart({
   formatLatency,
 }: ChartProps & { formatLatency: Props['formatLatency'] }) {
   const theme = useTheme2();
-  const styles = useStyles2(getStyles);
   const clipId = `${useId().replace(/:/g, '')}-latency`;
   const colors = fleetColors(theme);
   const { margin, innerHeight, innerWidth, x, xTicks } = useFrame(minutes, width, height, theme.spacing.gridSize);
@@ -139,68 +138,161 @@ function LatencyChart({
   const ticks = niceTicks(0, yMax, 4);
 
   return (
-    <figure className={styles.figure} data-testid={panelTestIds.chart}>
-      <svg
-        width={width}
-        height={height}
-        role="img"
-        aria-label={`${vq} of baseline and canary per minute, with 95% confidence bands`}
-      >
+    <ChartSvg
+      testId={panelTestIds.chart}
+      label={`${vq} of baseline and canary per minute, with ${meta.confidence !== null ? `${Math.round(meta.confidence * 100)}% ` : ''}confidence bands`}
+      title={`${vq} per minute`}
+      width={width}
+      height={height}
+      margin={margin}
+      innerWidth={innerWidth}
+      innerHeight={innerHeight}
+      clipId={clipId}
+    >
+      <Legend
+        x={margin.left + innerWidth}
+        y={theme.spacing.gridSize * 1.75}
+        items={[
+          { label: 'baseline', color: colors.baseline, dashed: false },
+          { label: 'canary', color: colors.canary, dashed: true },
+        ]}
+      />
+      <YGrid ticks={ticks} y={y} left={margin.left} width={innerWidth} format={formatLatency} />
+      <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
+      <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
+      <g clipPath={`url(#${clipId})`}>
+        <BoundsBand
+          lower={series((m) => m.baselineBounds.lower)}
+          upper={series((m) => m.baselineBounds.upper)}
+          color={colors.baseline}
+        />
+        <BoundsBand
+          lower={series((m) => m.canaryBounds.lower)}
+          upper={series((m) => m.canaryBounds.upper)}
+          color={colors.canary}
+        />
+        <path
+          d={linePath(series((m) => m.quantiles[vq]?.baseline ?? null))}
+          fill="none"
+          stroke={colors.baseline}
+          strokeWidth={1.5}
+        />
+        <path
+          d={linePath(series((m) => m.quantiles[vq]?.canary ?? null))}
+          fill="none"
+          stroke={colors.canary}
+          strokeWidth={1.5}
+          strokeDasharray="5 3"
+        />
+      </g>
+    </ChartSvg>
+  );
+}
+
+interface ChartSvgProps {
+  testId: string;
+  label: string;
+  title: string;
+  width: number;
+  height: number;
+  margin: { left: number; top: number };
+  innerWidth: number;
+  innerHeight: number;
+  /** Id of the clip path of the plot area, for what must not spill over the axes. */
+  clipId: string;
+  children: React.ReactNode;
+}
+
+/** A chart's figure: the SVG with its accessible name, the plot area's clip path and the title. */
+function ChartSvg({
+  testId,
+  label,
+  title,
+  width,
+  height,
+  margin,
+  innerWidth,
+  innerHeight,
+  clipId,
+  children,
+}: ChartSvgProps) {
+  const theme = useTheme2();
+  const styles = useStyles2(getStyles);
+  return (
+    <figure className={styles.figure} data-testid={testId}>
+      <svg width={width} height={height} role="img" aria-label={label}>
         <defs>
           <clipPath id={clipId}>
             <rect x={margin.left} y={margin.top} width={innerWidth} height={innerHeight} />
           </clipPath>
         </defs>
         <text x={margin.left} y={theme.spacing.gridSize * 1.75} className={styles.title}>
-          {vq} per minute
+          {title}
         </text>
-        <Legend
-          x={margin.left + innerWidth}
-          y={theme.spacing.gridSize * 1.75}
-          items={[
-            { label: 'baseline', color: colors.baseline, dashed: false },
-            { label: 'canary', color: colors.canary, dashed: true },
-          ]}
-        />
-        {ticks.map((t) => (
-          <g key={t}>
-            <line x1={margin.left} x2={margin.left + innerWidth} y1={y(t)} y2={y(t)} className={styles.grid} />
-            <text x={margin.left - 4} y={y(t)} className={styles.axisLabel} textAnchor="end" dominantBaseline="middle">
-              {formatLatency(t)}
-            </text>
-          </g>
-        ))}
-        <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
-        <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
-        <g clipPath={`url(#${clipId})`}>
-          {bandPaths(
-            series((m) => m.baselineBounds.lower),
-            series((m) => m.baselineBounds.upper)
-          ).map((d, i) => (
-            <path key={`b${i}`} d={d} fill={colors.baseline} fillOpacity={0.18} stroke="none" />
-          ))}
-          {bandPaths(
-            series((m) => m.canaryBounds.lower),
-            series((m) => m.canaryBounds.upper)
-          ).map((d, i) => (
-            <path key={`c${i}`} d={d} fill={colors.canary} fillOpacity={0.18} stroke="none" />
-          ))}
-          <path
-            d={linePath(series((m) => m.quantiles[vq]?.baseline ?? null))}
-            fill="none"
-            stroke={colors.baseline}
-            strokeWidth={1.5}
-          />
-          <path
-            d={linePath(series((m) => m.quantiles[vq]?.canary ?? null))}
-            fill="none"
-            stroke={colors.canary}
-            strokeWidth={1.5}
-            strokeDasharray="5 3"
-          />
-        </g>
+        {children}
       </svg>
     </figure>
+  );
+}
+
+/** Horizontal grid lines at the y ticks, labelled left of the plot. */
+function YGrid(props: {
+  ticks: number[];
+  y: (v: number) => number;
+  left: number;
+  width: number;
+  format: (v: number) => string;
+}) {
+  const { ticks, y, left, width, format } = props;
+  const styles = useStyles2(getStyles);
+  return (
+    <>
+      {ticks.map((t) => (
+        <g key={t}>
+          <line x1={left} x2={left + width} y1={y(t)} y2={y(t)} className={styles.grid} />
+          <text x={left - 4} y={y(t)} className={styles.axisLabel} textAnchor="end" dominantBaseline="middle">
+            {format(t)}
+          </text>
+        </g>
+      ))}
+    </>
+  );
+}
+
+/** A fleet's confidence band: one filled area per run of minutes where both bounds are known. */
+function BoundsBand({
+  lower,
+  upper,
+  color,
+}: {
+  lower: Array<Point | null>;
+  upper: Array<Point | null>;
+  color: string;
+}) {
+  return (
+    <>
+      {bandPaths(lower, upper).map((d, i) => (
+        <path key={i} d={d} fill={color} fillOpacity={0.18} stroke="none" />
+      ))}
+    </>
+  );
+}
+
+/** A threshold of the ratio chart: the band from its line to the chart's edge, and the dashed line. */
+function ThresholdBand(props: { left: number; width: number; at: number; edge: number; color: string }) {
+  const { left, width, at, edge, color } = props;
+  return (
+    <>
+      <rect
+        x={left}
+        width={width}
+        y={Math.min(at, edge)}
+        height={Math.abs(edge - at)}
+        fill={color}
+        fillOpacity={0.12}
+      />
+      <line x1={left} x2={left + width} y1={at} y2={at} stroke={color} strokeDasharray="4 3" />
+    </>
   );
 }
 
@@ -228,103 +320,67 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
   const points = minutes.map((m) => (finite(m.ratio) ? ([x(m.time), y(m.ratio)] as Point) : null));
   const ticks = niceTicks(yMin, yMax, 4);
   const lineColor = theme.colors.text.primary;
+  // The promote band lies below its threshold, the rollback band above its own.
+  const thresholds = [
+    { value: promote, edge: margin.top + innerHeight, color: vColors.good, label: 'good ≤' },
+    { value: rollback, edge: margin.top, color: vColors.bad, label: 'bad ≥' },
+  ].filter((t): t is { value: number; edge: number; color: string; label: string } => t.value !== null);
 
   return (
-    <figure className={styles.figure} data-testid={panelTestIds.ratioChart}>
-      <svg
-        width={width}
-        height={height}
-        role="img"
-        aria-label={`Canary / baseline ${meta.verdictQuantile} ratio per minute with promote and rollback bands`}
-      >
-        <defs>
-          <clipPath id={clipId}>
-            <rect x={margin.left} y={margin.top} width={innerWidth} height={innerHeight} />
-          </clipPath>
-        </defs>
-        <text x={margin.left} y={theme.spacing.gridSize * 1.75} className={styles.title}>
-          canary / baseline {meta.verdictQuantile}
-        </text>
-        {ticks.map((t) => (
-          <g key={t}>
-            <line x1={margin.left} x2={margin.left + innerWidth} y1={y(t)} y2={y(t)} className={styles.grid} />
-            <text x={margin.left - 4} y={y(t)} className={styles.axisLabel} textAnchor="end" dominantBaseline="middle">
-              {t.toFixed(2)}×
-            </text>
-          </g>
+    <ChartSvg
+      testId={panelTestIds.ratioChart}
+      label={`Canary / baseline ${meta.verdictQuantile} ratio per minute with promote and rollback bands`}
+      title={`canary / baseline ${meta.verdictQuantile}`}
+      width={width}
+      height={height}
+      margin={margin}
+      innerWidth={innerWidth}
+      innerHeight={innerHeight}
+      clipId={clipId}
+    >
+      <YGrid ticks={ticks} y={y} left={margin.left} width={innerWidth} format={(t) => `${t.toFixed(2)}×`} />
+      <g clipPath={`url(#${clipId})`}>
+        {thresholds.map((t) => (
+          <ThresholdBand
+            key={t.label}
+            left={margin.left}
+            width={innerWidth}
+            at={y(t.value)}
+            edge={t.edge}
+            color={t.color}
+          />
         ))}
-        <g clipPath={`url(#${clipId})`}>
-          {promote !== null && (
-            <>
-              <rect
-                x={margin.left}
-                width={innerWidth}
-                y={y(promote)}
-                height={margin.top + innerHeight - y(promote)}
-                fill={vColors.good}
-                fillOpacity={0.12}
-              />
-              <line
-                x1={margin.left}
-                x2={margin.left + innerWidth}
-                y1={y(promote)}
-                y2={y(promote)}
-                stroke={vColors.good}
-                strokeDasharray="4 3"
-              />
-            </>
-          )}
-          {rollback !== null && (
-            <>
-              <rect
-                x={margin.left}
-                width={innerWidth}
-                y={margin.top}
-                height={y(rollback) - margin.top}
-                fill={vColors.bad}
-                fillOpacity={0.12}
-              />
-              <line
-                x1={margin.left}
-                x2={margin.left + innerWidth}
-                y1={y(rollback)}
-                y2={y(rollback)}
-                stroke={vColors.bad}
-                strokeDasharray="4 3"
-              />
-            </>
-          )}
-          <path d={linePath(points)} fill="none" stroke={lineColor} strokeWidth={1.25} />
-          {minutes.map((m) =>
-            m.verdict === 'bad' && finite(m.ratio) ? (
-              <text
-                key={m.time}
-                x={x(m.time)}
-                y={y(m.ratio)}
-                className={styles.badMark}
-                fill={vColors.bad}
-                textAnchor="middle"
-                dominantBaseline="central"
-              >
-                ✕
-              </text>
-            ) : null
-          )}
-        </g>
-        {promote !== null && (
-          <text x={margin.left + innerWidth + 4} y={y(promote)} className={styles.axisLabel} dominantBaseline="middle">
-            good ≤ {formatRatio(promote)}
-          </text>
+        <path d={linePath(points)} fill="none" stroke={lineColor} strokeWidth={1.25} />
+        {minutes.map((m) =>
+          m.verdict === 'bad' && finite(m.ratio) ? (
+            <text
+              key={m.time}
+              x={x(m.time)}
+              y={y(m.ratio)}
+              className={styles.badMark}
+              fill={vColors.bad}
+              textAnchor="middle"
+              dominantBaseline="central"
+            >
+              ✕
+            </text>
+          ) : null
         )}
-        {rollback !== null && (
-          <text x={margin.left + innerWidth + 4} y={y(rollback)} className={styles.axisLabel} dominantBaseline="middle">
-            bad ≥ {formatRatio(rollback)}
-          </text>
-        )}
-        <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
-        <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
-      </svg>
-    </figure>
+      </g>
+      {thresholds.map((t) => (
+        <text
+          key={t.label}
+          x={margin.left + innerWidth + 4}
+          y={y(t.value)}
+          className={styles.axisLabel}
+          dominantBaseline="middle"
+        >
+          {t.label} {formatRatio(t.value)}
+        </text>
+      ))}
+      <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
+      <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
+    </ChartSvg>
   );
 }
 

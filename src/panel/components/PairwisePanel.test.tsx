@@ -1,6 +1,7 @@
 import React from 'react';
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { DataFrame, FieldType, getDefaultTimeRange, LoadingState, PanelProps, toDataFrame } from '@grafana/data';
+import { goldenFrames } from '../testing/goldens';
 import { sampleWindow } from '../testing/sampleFrames';
 import { panelTestIds } from '../testIds';
 import { DEFAULT_OPTIONS, PairwisePanelOptions } from '../types';
@@ -10,7 +11,7 @@ const START = Date.UTC(2026, 10, 21, 14, 0);
 
 function createProps(
   overrides: Partial<PanelProps<PairwisePanelOptions>> = {},
-  series: DataFrame[] = sampleWindow(START)
+  series: DataFrame[] = goldenFrames('hour')
 ) {
   const props: PanelProps<PairwisePanelOptions> = {
     id: 1,
@@ -59,7 +60,7 @@ describe('PairwisePanel', () => {
   });
 
   it("shows the decision in the backend's words, with rule, thresholds, worst minute and warnings", () => {
-    const series = sampleWindow(START);
+    const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, series)} />);
     const banner = screen.getByTestId(panelTestIds.banner);
     const decision = series.find((f) => f.name === 'decision')!;
@@ -70,18 +71,22 @@ describe('PairwisePanel', () => {
     expect(banner).toHaveTextContent('good ≤ 0.95×, bad ≥ 1.10×');
     expect(banner).toHaveTextContent(/Worst minute \d\d:\d\d UTC, ratio \d\.\d\d×/);
     expect(screen.getByTestId(panelTestIds.bannerFlags)).toHaveTextContent(/Traffic parity/);
+    expect(screen.getByTestId(panelTestIds.bannerFlags)).toHaveTextContent(/Partial fleet/);
   });
 
   it('draws one strip cell per minute with a symbol and an accessible name', () => {
-    const series = sampleWindow(START);
+    const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, series)} />);
     const cells = screen.getAllByTestId(panelTestIds.stripCell);
     const verdicts = verdictsOf(series);
     expect(cells).toHaveLength(verdicts.length);
     const badCount = verdicts.filter((v) => v === 'bad').length;
     expect(cells.filter((c) => c.getAttribute('data-verdict') === 'bad')).toHaveLength(badCount);
-    expect(cells[0]).toHaveAccessibleName(/^14:00 UTC, bad, ratio 1\.40, warm-up$/);
-    expect(cells[0]).toHaveTextContent('✕');
+    expect(cells[0]).toHaveAccessibleName(/^13:01 UTC, neutral, ratio 1\.00$/);
+    expect(cells[0]).toHaveTextContent('–');
+    expect(cells[3]).toHaveAccessibleName(/^13:04 UTC, good, ratio 0\.\d\d, warm-up$/);
+    expect(cells[59]).toHaveAccessibleName(/^14:00 UTC, bad, ratio 1\.\d\d$/);
+    expect(cells[59]).toHaveTextContent('✕');
   });
 
   it('moves through the strip with the keyboard and shows the minute details', () => {
@@ -92,7 +97,7 @@ describe('PairwisePanel', () => {
     fireEvent.keyDown(strip, { key: 'ArrowRight' });
     fireEvent.keyDown(strip, { key: 'ArrowRight' });
     const active = document.getElementById(strip.getAttribute('aria-activedescendant')!)!;
-    expect(active).toHaveAccessibleName(/^14:02 UTC/);
+    expect(active).toHaveAccessibleName(/^13:03 UTC/);
     const tooltip = screen.getByTestId(panelTestIds.tooltip);
     expect(tooltip).toHaveTextContent('p99.99');
     expect(tooltip).toHaveTextContent('observations');
@@ -104,11 +109,11 @@ describe('PairwisePanel', () => {
     fireEvent.keyDown(strip, { key: 'Escape' });
     expect(screen.queryByTestId(panelTestIds.tooltip)).not.toBeInTheDocument();
     fireEvent.keyDown(strip, { key: 'End' });
-    expect(document.getElementById(strip.getAttribute('aria-activedescendant')!)).toHaveAccessibleName(/^14:59 UTC/);
+    expect(document.getElementById(strip.getAttribute('aria-activedescendant')!)).toHaveAccessibleName(/^14:00 UTC/);
   });
 
   it('sorts the reference table by header click and marks bad rows in words', () => {
-    const series = sampleWindow(START);
+    const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, series)} />);
     const table = screen.getByTestId(panelTestIds.table);
     const ratioHeader = within(table).getByRole('columnheader', { name: /ratio/ });
@@ -155,7 +160,7 @@ describe('PairwisePanel', () => {
   });
 
   it('takes the decision from the last minute when there is no decision frame', () => {
-    const series = sampleWindow(START);
+    const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, [minutesOf(series)])} />);
     const reasons = minutesOf(series).fields.find((f) => f.name === 'decision_reason')!.values as string[];
     const decisions = minutesOf(series).fields.find((f) => f.name === 'decision')!.values as string[];
@@ -166,7 +171,7 @@ describe('PairwisePanel', () => {
   });
 
   it('asks for a decision query when neither frame carries a decision', () => {
-    const minutes = minutesOf(sampleWindow(START));
+    const minutes = minutesOf(goldenFrames('hour'));
     const bare = { ...minutes, fields: minutes.fields.filter((f) => !/^(decision|decision_code)$/.test(f.name)) };
     render(<PairwisePanel {...createProps({}, [bare])} />);
     expect(screen.getByTestId(panelTestIds.bannerHeadline)).toHaveTextContent(/No decision/);
@@ -174,7 +179,7 @@ describe('PairwisePanel', () => {
   });
 
   it('puts the decision track under a one-row strip, aligned, and marks where rollback fires on the charts', () => {
-    const series = sampleWindow(START);
+    const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, series)} />);
     const strip = screen.getByTestId(panelTestIds.strip);
     const trackGrid = screen.getByTestId(panelTestIds.trackCells).parentElement!;

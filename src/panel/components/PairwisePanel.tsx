@@ -3,13 +3,13 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2, PanelProps } from '@grafana/data';
 import { PanelDataErrorView } from '@grafana/runtime';
 import { useStyles2, useTheme2 } from '@grafana/ui';
-import { panelLayout } from '../data/layout';
+import { panelLayout, stripLayout } from '../data/layout';
 import { buildViewModel } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { PairwisePanelOptions } from '../types';
 import { DecisionBanner } from './DecisionBanner';
 import { DecisionTrack } from './DecisionTrack';
-import { MinuteStrip, stripLayout } from './MinuteStrip';
+import { MinuteStrip } from './MinuteStrip';
 import { PairedCharts } from './PairedCharts';
 import { ReferenceTable } from './ReferenceTable';
 

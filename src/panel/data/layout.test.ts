@@ -1,6 +1,5 @@
 import { DEFAULT_OPTIONS } from '../types';
-import { stripLayout } from '../components/MinuteStrip';
-import { panelLayout } from './layout';
+import { panelLayout, stripLayout } from './layout';
 
 describe('panelLayout', () => {
   it('shows banner and strip only in a 4x3 grid panel', () => {

@@ -64,3 +64,30 @@ export function panelLayout(
     tableHeight: Math.max(0, remaining),
   };
 }
+
+/**
+ * Cell geometry: the largest cells (up to a cap) whose wrapped rows fit in the width and height
+ * available, so an hour gets big labelled cells and a day gets narrow ones.
+ */
+export function stripLayout(count: number, width: number, maxHeight: number, gridSize: number) {
+  const minPitch = gridSize * 0.75;
+  const maxPitch = gridSize * 3.5;
+  const gap = 1;
+  const n = Math.max(count, 1);
+  const cellHeightFor = (pitch: number) => Math.max(gridSize * 1.25, Math.min(gridSize * 3, pitch));
+  const oneRow = Math.floor(width / n);
+  let pitch = minPitch;
+  if (oneRow >= gridSize * 2.5) {
+    pitch = Math.min(oneRow, maxPitch);
+  } else {
+    for (let p = Math.floor(maxPitch); p >= minPitch; p--) {
+      const rows = Math.ceil(n / Math.max(1, Math.floor(width / p)));
+      if (rows * (cellHeightFor(p) + gap) <= maxHeight) {
+        pitch = p;
+        break;
+      }
+    }
+  }
+  const perRow = Math.max(1, Math.floor(width / pitch));
+  return { perRow, cellHeight: cellHeightFor(pitch), showSymbols: pitch >= gridSize * 1.75 };
+}

@@ -1,5 +1,6 @@
 import { FieldType, toDataFrame } from '@grafana/data';
-import { decisionFrame, minutesFrame, podsFrame, SAMPLE_META, sampleWindow } from '../testing/sampleFrames';
+import { goldenFrames, goldenMeta } from '../testing/goldens';
+import { decisionFrame, minutesFrame, SAMPLE_META, sampleWindow } from '../testing/sampleFrames';
 import { DEFAULT_OPTIONS } from '../types';
 import { buildViewModel, latencyFormatter, NO_DATA_MESSAGE, ReadyViewModel } from './viewModel';
 
@@ -81,40 +82,73 @@ describe('buildViewModel', () => {
     expect(vm.minutes[0].verdict).toBe('bad');
   });
 
-  it('writes the decision headline from the backend reason, with counts only as a fallback', () => {
-    const frames = (decision: 'promote' | 'hold' | 'rollback', good: number, bad: number, reason = 'because') => [
+  it('writes the decision headline from the reason the backend wrote, and its flags in its words', () => {
+    const series = goldenFrames('hour');
+    const decisionRow = (name: string) => series[1].fields.find((f) => f.name === name)!.values[0];
+    const decision = ready(buildViewModel(series, options)).decision!;
+    expect(decision.headline).toBe(`ROLLBACK: ${decisionRow('reason')}`);
+    expect(decision.headline).toMatch(/^ROLLBACK: canary p99 exceedances .* reached the rollback boundary/);
+    expect(decision.rule).toBe('evidence rule, 60-minute window');
+    expect(decision.thresholds).toBe('good ≤ 0.95×, bad ≥ 1.10×');
+    expect(decision.worst).toMatch(/^Worst minute \d\d:\d\d UTC, ratio 1\.\d\d×$/);
+    const flagTexts = goldenMeta('hour').flagTexts as Record<string, string>;
+    expect(decision.flags).toEqual(
+      String(decisionRow('flags'))
+        .split(',')
+        .map((code) => ({ code, text: flagTexts[code] }))
+    );
+    expect(decision.flags.map((f) => f.code)).toEqual(['traffic-parity', 'partial-fleet']);
+    expect(decision.fromDecisionFrame).toBe(true);
+    expect(ready(buildViewModel(goldenFrames('hour-reference'), options)).decision!.headline).toMatch(
+      /^ROLLBACK: \d+ bad minutes of 60, limit 5$/
+    );
+  });
+
+  it("names flags the frame's meta does not by the contract's texts, and unknown ones by their code", () => {
+    const frames = (reason: string) => [
       minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }]),
       decisionFrame(START, {
-        decision,
-        good,
-        bad,
-        neutral: 60 - good - bad,
+        decision: 'hold',
+        good: 30,
+        bad: 2,
+        neutral: 28,
         insufficient: 0,
         noData: 0,
         warmup: 0,
         worstMinute: START + 7 * 60_000,
         worstRatio: 1.234,
         reason,
-        flags: 'traffic-parity,suspicious-win,new-flag',
+        flags: 'fleet-missing,new-flag',
       }),
     ];
-    const headline = (d: 'promote' | 'hold' | 'rollback', good: number, bad: number, reason?: string) =>
-      ready(buildViewModel(frames(d, good, bad, reason), options)).decision?.headline;
-    expect(headline('rollback', 40, 8)).toBe('ROLLBACK: because');
-    expect(headline('promote', 47, 0, 'evidence -20.1 reached the promote boundary -11.9')).toBe(
-      'PROMOTE: evidence -20.1 reached the promote boundary -11.9'
-    );
-    expect(headline('rollback', 40, 8, '')).toBe('ROLLBACK: 8 bad minutes of 60, limit 5');
-    expect(headline('promote', 47, 0, '')).toBe('PROMOTE: 47 good minutes of 60, needed 45');
-    expect(headline('hold', 30, 2, '')).toBe('HOLD: 30 good (needed 45), 2 bad (limit 5)');
-
-    const decision = ready(buildViewModel(frames('hold', 30, 2), options)).decision!;
-    expect(decision.rule).toBe('evidence rule, 60-minute window');
-    expect(decision.thresholds).toBe('good ≤ 0.95×, bad ≥ 1.10×');
+    const decision = ready(buildViewModel(frames('because'), options)).decision!;
+    expect(decision.headline).toBe('HOLD: because');
+    expect(decision.flags[0].text).toMatch(/^Fleet missing: /);
+    expect(decision.flags[1].text).toBe('new-flag');
     expect(decision.worst).toBe('Worst minute 14:07 UTC, ratio 1.23×');
-    expect(decision.flags.map((f) => f.code)).toEqual(['traffic-parity', 'suspicious-win', 'new-flag']);
-    expect(decision.flags[2].text).toBe('new-flag');
-    expect(decision.fromDecisionFrame).toBe(true);
+    // The panel adds no words of its own to a decision without a reason.
+    expect(ready(buildViewModel(frames(''), options)).decision!.headline).toBe('HOLD');
+  });
+
+  it("reads each minute's window decision of the golden hour, where rollback fires and promote was there first", () => {
+    const series = goldenFrames('hour');
+    const vm = ready(buildViewModel(series, options));
+    const decisions = series[0].fields.find((f) => f.name === 'decision')!.values as string[];
+    expect(vm.minutes.map((m) => m.windowDecision?.decision)).toEqual(decisions);
+    const first = decisions.indexOf('rollback');
+    expect(vm.track!.firings).toEqual([
+      { decision: 'promote', index: 0, fired: false, line: 0 },
+      { decision: 'rollback', index: first, fired: true, line: 0 },
+    ]);
+    const e = vm.minutes[first].windowDecision!;
+    expect(e.reason).toMatch(/reached the rollback boundary/);
+    // The regression is first seen by the recent run of minutes, not yet by the whole window.
+    expect(e.reason).toMatch(/over the last \d+ minutes/);
+    expect(e.evidence.recentStatistic).toBeGreaterThanOrEqual(e.evidence.recentBoundary!);
+    expect(e.evidence.statistic).toBeLessThan(e.evidence.rollbackBoundary!);
+    expect(e.evidence.promoteBoundary).toBeLessThan(0);
+    expect(vm.minuteCounts).toMatchObject({ noData: 1, insufficient: 1, partial: 1, warmup: 1 });
+    expect(vm.decision!.decision).toBe(decisions[decisions.length - 1]);
   });
 
   it("reads each minute's window decision and where rollback first fires", () => {
@@ -205,19 +239,22 @@ describe('buildViewModel', () => {
     expect(ready(buildViewModel([p50Verdict], options)).tableQuantiles).toEqual(['p50', 'p99', 'p99.9']);
   });
 
-  it('links each minute to Explore with the PromQL of the meta', () => {
-    const vm = ready(buildViewModel([minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }])], options));
+  it('links each minute to Explore with the PromQL the data source wrote in the meta', () => {
+    const vm = ready(buildViewModel(goldenFrames('hour'), options));
     const url = decodeURIComponent(vm.minutes[0].exploreUrl ?? '');
-    expect(url).toContain(
-      'histogram_quantile(0.99, sum(increase(http_request_duration_seconds{app=\\"checkout\\",track=\\"canary\\"}[1m])))'
-    );
+    const queries = goldenMeta('hour').exploreQueries as { baseline: string; canary: string };
+    expect(url).toContain(JSON.stringify(queries.canary));
+    expect(url).toContain(JSON.stringify(queries.baseline));
     expect(url).toContain('"uid":"pairwise-prometheus"');
+    // Without queries in the meta there is no link: the panel writes no PromQL.
+    const sample = ready(buildViewModel([minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }])], options));
+    expect(sample.minutes[0].exploreUrl).toBeNull();
   });
 
   it('attaches the per-pod spread to its minute', () => {
-    const vm = ready(buildViewModel(sampleWindow(START, 5), options));
+    const vm = ready(buildViewModel(goldenFrames('hour'), options));
     expect(vm.minutes[2].pods.map((p) => p.fleet)).toEqual(['baseline', 'canary']);
-    expect(podsFrame(START, 1).length).toBe(2);
+    expect(vm.minutes[2].pods[1]).toMatchObject({ pods: 2, max: 0.34 });
   });
 });
 

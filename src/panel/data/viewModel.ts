@@ -12,16 +12,19 @@ import {
   stringAt,
   timeAt,
 } from './frames';
-import { buildExploreUrl, PromHistogramKind } from './promql';
+import { CONTRACT, CONTRACT_FLAG_TEXT } from '../../contract';
+import { buildExploreUrl, ExploreQueries, readExploreQueries } from './explore';
 
 export type Verdict = 'good' | 'neutral' | 'bad' | 'insufficient' | 'no-data' | 'partial';
 export type Decision = 'promote' | 'hold' | 'rollback';
 export type WindowRule = 'evidence' | 'reference';
 
-/** Order of the backend's verdict_code. */
-export const VERDICTS: Verdict[] = ['good', 'neutral', 'bad', 'insufficient', 'no-data', 'partial'];
+const inCodeOrder = <T extends string>(list: Array<{ name: string; code: number }>): T[] =>
+  [...list].sort((a, b) => a.code - b.code).map((n) => n.name as T);
+/** Order of the backend's verdict_code (pkg/verdict, through src/contract.json). */
+export const VERDICTS: Verdict[] = inCodeOrder<Verdict>(CONTRACT.verdicts);
 /** Order of the backend's decision_code. */
-export const DECISIONS: Decision[] = ['promote', 'hold', 'rollback'];
+export const DECISIONS: Decision[] = inCodeOrder<Decision>(CONTRACT.decisions);
 
 /** The non-colour cue of each window decision. */
 export const DECISION_SYMBOL: Record<Decision, string> = {
@@ -40,29 +43,11 @@ export const VERDICT_SYMBOL: Record<Verdict, string> = {
   partial: '◐',
 };
 
-export const VERDICT_TEXT: Record<Verdict, string> = {
-  good: 'good',
-  neutral: 'neutral',
-  bad: 'bad',
-  insufficient: 'insufficient data',
-  'no-data': 'no data',
-  partial: 'partial fleet',
-};
-
-/** Plain sentences for the backend's known warning flags; unknown flags are shown as they come. */
-export const FLAG_TEXT: Record<string, string> = {
-  'traffic-parity':
-    'Traffic parity: the fleets do not see the same share of requests or the same error ratio, so the comparison may not be fair.',
-  'suspicious-win':
-    'Suspicious win: the canary is far faster than the baseline; check for a change in traffic mix before promoting.',
-  'measurement-divergence':
-    'Measurement divergence: application and load-balancer histograms disagree by more than 20%.',
-  'fleet-missing': 'Fleet missing: in some minutes one fleet served traffic and the other had none.',
-  'partial-fleet':
-    'Partial fleet: in some minutes a serving fleet member did not report, so those minutes are neither good nor bad.',
-  'partial-response':
-    'Partial response: Prometheus (or Thanos, Mimir) warned that its answer may be incomplete; the window holds.',
-};
+/** How the panel names each verdict, as pkg/verdict's Verdict.Text writes it. */
+export const VERDICT_TEXT = Object.fromEntries(CONTRACT.verdicts.map((v) => [v.name, v.text])) as Record<
+  Verdict,
+  string
+>;
 
 export interface PairwiseMeta {
   quantiles: string[];
@@ -76,10 +61,12 @@ export interface PairwiseMeta {
   windowMinutes: number | null;
   warmupMinutes: number | null;
   minTailObservations: number | null;
-  metric: string;
-  histogramKind: PromHistogramKind;
-  baselineSelector: string;
-  canarySelector: string;
+  /** Confidence of the per-minute quantile bounds (0.95), or null. */
+  confidence: number | null;
+  /** Each fleet's PromQL of the verdict quantile, as the data source wrote it; null without one. */
+  exploreQueries: ExploreQueries | null;
+  /** The data source's sentence for each flag it raised (verdict.FlagText). */
+  flagTexts: Record<string, string>;
   /** The window rule that decided ("evidence" unless the backend says otherwise). */
   rule: WindowRule;
   /** Deployment start (epoch ms) the analysis was anchored at, or null. */
@@ -252,10 +239,6 @@ export function formatRatio(ratio: number | null): string {
   return `${ratio.toFixed(2)}×`;
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
 export function latencyFormatter(unit: string | undefined, decimals?: number): (seconds: number | null) => string {
   const displayUnit = unit && SECONDS_TO_UNIT[unit] !== undefined ? unit : DEFAULT_UNIT;
   const scale = SECONDS_TO_UNIT[displayUnit];
@@ -305,10 +288,10 @@ function readMeta(minutes: DataFrame): PairwiseMeta {
     windowMinutes: num('windowMinutes'),
     warmupMinutes: num('warmupMinutes'),
     minTailObservations: num('minTailObservations'),
-    metric: str('metric'),
-    histogramKind: str('histogramKind') === 'classic' ? 'classic' : 'native',
-    baselineSelector: str('baselineSelector'),
-    canarySelector: str('canarySelector'),
+    confidence: num('confidence'),
+    exploreQueries: readExploreQueries(custom.exploreQueries),
+    flagTexts:
+      custom.flagTexts && typeof custom.flagTexts === 'object' ? (custom.flagTexts as Record<string, string>) : {},
     rule: str('rule') === 'reference' ? 'reference' : 'evidence',
     since: str('since') && !Number.isNaN(Date.parse(str('since'))) ? Date.parse(str('since')) : null,
   };
@@ -358,7 +341,11 @@ function readMinuteDecision(frame: DataFrame, row: number): MinuteDecisionView |
   return { decision, reason: stringAt(fieldByName(frame, 'decision_reason'), row), evidence: readEvidence(frame, row) };
 }
 
-export const DECISION_TEXT: Record<Decision, string> = { promote: 'promote', hold: 'hold', rollback: 'rollback' };
+/** How the panel names each decision (src/contract.json). */
+export const DECISION_TEXT = Object.fromEntries(CONTRACT.decisions.map((d) => [d.name, d.text])) as Record<
+  Decision,
+  string
+>;
 
 /** "rollback fires 11:50" or, when the first minute shown already has it, "rollback at 11:01 (start of the range)". */
 export function firingText(firing: DecisionFiring, minute: MinuteView): string {
@@ -501,14 +488,10 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
     const verdict = verdictOf(stringAt(f('verdict'), row), finiteAt(f('verdict_code'), row));
     const warmup = boolAt(f('warmup'), row);
     const explore =
-      meta.metric && options.prometheusDatasourceUid
+      meta.exploreQueries && options.prometheusDatasourceUid
         ? buildExploreUrl({
             prometheusUid: options.prometheusDatasourceUid,
-            metric: meta.metric,
-            baselineSelector: meta.baselineSelector,
-            canarySelector: meta.canarySelector,
-            histogramKind: meta.histogramKind,
-            quantile: meta.verdictQuantileValue,
+            queries: meta.exploreQueries,
             minuteEndMs: time,
           })
         : null;
@@ -619,18 +602,9 @@ function buildDecision(
 
   const good = count('good');
   const bad = count('bad');
+  // The backend writes why (the decision frame's reason); the panel adds nothing to it.
   const reason = stringAt(f('reason'), row);
-  // The backend writes why; counts against limits are the fallback of a frame without a reason.
-  let headline = headlineOf(decision, reason);
-  if (!reason) {
-    const windowMinutes = count('window_minutes');
-    headline =
-      decision === 'rollback'
-        ? `ROLLBACK: ${plural(bad, 'bad minute')} of ${windowMinutes}, limit ${count('bad_limit')}`
-        : decision === 'promote'
-          ? `PROMOTE: ${plural(good, 'good minute')} of ${windowMinutes}, needed ${count('good_needed')}`
-          : `HOLD: ${good} good (needed ${count('good_needed')}), ${bad} bad (limit ${count('bad_limit')})`;
-  }
+  const headline = headlineOf(decision, reason);
   const ruleField = stringAt(f('rule'), row);
   const rule: WindowRule = ruleField === 'reference' || ruleField === 'evidence' ? ruleField : meta.rule;
 
@@ -648,7 +622,7 @@ function buildDecision(
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-    .map((code) => ({ code, text: FLAG_TEXT[code] ?? code }));
+    .map((code) => ({ code, text: meta.flagTexts[code] ?? CONTRACT_FLAG_TEXT[code] ?? code }));
 
   return {
     decision,

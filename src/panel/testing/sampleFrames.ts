@@ -1,9 +1,12 @@
 import { DataFrame, FieldType, toDataFrame } from '@grafana/data';
+import { CONTRACT } from '../../contract';
 
 /**
- * Builds frames shaped like the Pairwise data source's output, for tests and the harness sample.
- * The verdicts follow the documented rule from the ratios it makes up; it is sample data, not a
- * second implementation of the backend.
+ * Builds frames shaped like the Pairwise data source's output, for the harness sample, the 1,440-minute
+ * tests and frames of odd shapes. The verdicts follow the documented rule from the ratios it makes up,
+ * with pkg/verdict's default thresholds (src/contract.json); it is sample data, not a second
+ * implementation of the backend. Tests of what the backend writes read the golden frames of
+ * pkg/frames instead (./goldens).
  */
 export interface SampleMinute {
   ratio: number | null;
@@ -31,20 +34,30 @@ export interface SampleWindowDecision {
 
 export const SAMPLE_QUANTILES = ['p50', 'p99', 'p99.9', 'p99.99'];
 export const SAMPLE_QUANTILE_VALUES = [0.5, 0.99, 0.999, 0.9999];
-const VERDICT_CODES = { good: 0, neutral: 1, bad: 2, insufficient: 3, 'no-data': 4, partial: 5 } as const;
-const DECISION_CODES = { promote: 0, hold: 1, rollback: 2 } as const;
+const codes = (list: Array<{ name: string; code: number }>) => Object.fromEntries(list.map((n) => [n.name, n.code]));
+const VERDICT_CODES = codes(CONTRACT.verdicts);
+const DECISION_CODES = codes(CONTRACT.decisions);
+const DEFAULTS = CONTRACT.defaults as {
+  promoteThreshold: number;
+  rollbackThreshold: number;
+  goodNeeded: number;
+  badLimit: number;
+  windowMinutes: number;
+  warmupMinutes: number;
+  minTailObservations: number;
+};
 
 export const SAMPLE_META = {
   quantiles: SAMPLE_QUANTILES,
   quantileValues: SAMPLE_QUANTILE_VALUES,
   verdictQuantile: 'p99',
-  promoteThreshold: 0.95,
-  rollbackThreshold: 1.1,
-  goodNeeded: 45,
-  badLimit: 5,
-  windowMinutes: 60,
-  warmupMinutes: 0,
-  minTailObservations: 10,
+  promoteThreshold: DEFAULTS.promoteThreshold,
+  rollbackThreshold: DEFAULTS.rollbackThreshold,
+  goodNeeded: DEFAULTS.goodNeeded,
+  badLimit: DEFAULTS.badLimit,
+  windowMinutes: DEFAULTS.windowMinutes,
+  warmupMinutes: DEFAULTS.warmupMinutes,
+  minTailObservations: DEFAULTS.minTailObservations,
   rule: 'evidence',
   since: '',
   metric: 'http_request_duration_seconds',
@@ -55,7 +68,7 @@ export const SAMPLE_META = {
 
 /** A verdict for a ratio by the default thresholds (sample data only). */
 export function sampleVerdict(ratio: number): SampleMinute['verdict'] {
-  return ratio <= 0.95 ? 'good' : ratio >= 1.1 ? 'bad' : 'neutral';
+  return ratio <= DEFAULTS.promoteThreshold ? 'good' : ratio >= DEFAULTS.rollbackThreshold ? 'bad' : 'neutral';
 }
 
 export function minutesFrame(startMs: number, rows: SampleMinute[], meta: object = SAMPLE_META): DataFrame {
@@ -91,7 +104,7 @@ export function minutesFrame(startMs: number, rows: SampleMinute[], meta: object
     reasons.push(
       noData
         ? 'No canary observations in this minute.'
-        : `p99 ratio ${row.ratio?.toFixed(2)} is ${row.verdict === 'good' ? 'at or below 0.95' : row.verdict === 'bad' ? 'at or above 1.10' : 'between the thresholds'}.`
+        : `p99 ratio ${row.ratio?.toFixed(2)} is ${row.verdict === 'good' ? `at or below ${DEFAULTS.promoteThreshold}` : row.verdict === 'bad' ? `at or above ${DEFAULTS.rollbackThreshold}` : 'between the thresholds'}.`
     );
   });
   const numberField = (name: string) => ({ name, type: FieldType.number, values: cols[name] });
@@ -147,7 +160,7 @@ export function minutesFrame(startMs: number, rows: SampleMinute[], meta: object
  * or neutral one against) summed over the window and over the last 4 minutes, against fixed
  * boundaries. Sample data only, shaped like the backend's; it is not the evidence rule.
  */
-export function sampleWindows(rows: SampleMinute[], windowMinutes = 60): SampleWindowDecision[] {
+export function sampleWindows(rows: SampleMinute[], windowMinutes = DEFAULTS.windowMinutes): SampleWindowDecision[] {
   const score = (r: SampleMinute) =>
     r.warmup || r.verdict === 'no-data' || r.verdict === 'insufficient'
       ? 0
@@ -238,11 +251,11 @@ export function decisionFrame(endMs: number, d: SampleDecision): DataFrame {
       n('insufficient', d.insufficient),
       n('no_data', d.noData),
       n('warmup', d.warmup),
-      n('window_minutes', d.windowMinutes ?? 60),
-      n('good_needed', 45),
-      n('bad_limit', 5),
-      n('promote_threshold', 0.95),
-      n('rollback_threshold', 1.1),
+      n('window_minutes', d.windowMinutes ?? DEFAULTS.windowMinutes),
+      n('good_needed', DEFAULTS.goodNeeded),
+      n('bad_limit', DEFAULTS.badLimit),
+      n('promote_threshold', DEFAULTS.promoteThreshold),
+      n('rollback_threshold', DEFAULTS.rollbackThreshold),
       { name: 'worst_minute', type: FieldType.time, values: [d.worstMinute] },
       n('worst_ratio', d.worstRatio),
       { name: 'reason', type: FieldType.string, values: [d.reason] },
@@ -321,7 +334,7 @@ export function sampleWindow(startMs: number, minutes = 60, seed = 7): DataFrame
     rows.push({ ratio, verdict: sampleVerdict(ratio) });
   }
   // Counts are those of the last window, as the backend's decision frame has them.
-  const counted = rows.slice(-60).filter((r) => !r.warmup);
+  const counted = rows.slice(-DEFAULTS.windowMinutes).filter((r) => !r.warmup);
   const count = (v: SampleMinute['verdict']) => counted.filter((r) => r.verdict === v).length;
   let worstIndex = -1;
   counted.forEach((r) => {
@@ -344,7 +357,7 @@ export function sampleWindow(startMs: number, minutes = 60, seed = 7): DataFrame
       good: count('good'),
       insufficient: count('insufficient'),
       noData: count('no-data'),
-      warmup: rows.slice(-60).length - counted.length,
+      warmup: rows.slice(-DEFAULTS.windowMinutes).length - counted.length,
       worstMinute: worstIndex >= 0 ? startMs + worstIndex * 60_000 : null,
       worstRatio: worstIndex >= 0 ? rows[worstIndex].ratio : null,
       flags: 'traffic-parity',
