@@ -172,6 +172,37 @@ func TestParseQueryShortRange(t *testing.T) {
 	}
 }
 
+// TestParseQueryNotices: what the data source shows differently from what
+// the query asked is said in a notice (Request.Notices, passed on by the
+// engine as the result's warnings), never done quietly.
+func TestParseQueryNotices(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		from       time.Time
+		notice     string
+	}{
+		{name: "mode last over a shorter dashboard range", json: validQuery + `,"windowMode":"last"}`, from: rangeTo.Add(-30 * time.Minute),
+			notice: "the last 60 minutes are shown, from 2026-11-21T13:01:00Z: 30 of them are before the time range, which begins 2026-11-21T13:31:00Z"},
+		{name: "mode last within the dashboard range", json: validQuery + `,"windowMode":"last"}`, from: rangeFrom},
+		{name: "mode range", json: validQuery + `}`, from: rangeTo.Add(-30 * time.Minute)},
+		{name: "load-balancer selectors without a metric", json: validQuery + `,"lbCanarySelector":"{lb=\"new\"}"}`, from: rangeFrom,
+			notice: "the load-balancer selectors are ignored: no load-balancer metric is set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := parseQuery(json.RawMessage(tc.json), "", tc.from, rangeTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(q.Request.Notices, "; "); got != tc.notice {
+				t.Fatalf("notices %q, want %q", got, tc.notice)
+			}
+			if q.Request.LB != nil {
+				t.Fatalf("load balancer %+v without a metric", q.Request.LB)
+			}
+		})
+	}
+}
+
 func FuzzParseQuery(f *testing.F) {
 	f.Add(validQuery + `}`)
 	f.Add(validQuery + `,"queryType":"pods","windowMode":"last","windowMinutes":5}`)
