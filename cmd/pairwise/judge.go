@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
-	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -358,7 +357,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		}
 		shown = int(f.rangeDur / time.Minute)
 	}
-	plan, err := engine.PlanLast(at, shown, settle, cfg, pairing.Window{})
+	plan, err := engine.PlanLast(at, shown, settle, cfg)
 	if tooMuch := (*engine.FetchLimitError)(nil); errors.As(err, &tooMuch) {
 		shownFlag := "--range " + f.rangeDur.String()
 		if f.rangeDur == 0 {

@@ -38,8 +38,9 @@ type Request struct {
 	// LB, when set, is a load-balancer-side histogram of the same requests,
 	// compared with the application's to catch coordinated omission.
 	LB *LoadBalancer
-	// Notices say how the window policy changed what was asked (Plan);
-	// Analyze passes them on as the result's first warnings.
+	// Notices say what of the request as written was not used (a
+	// load-balancer selector without its metric); Analyze passes them on as
+	// the result's first warnings.
 	Notices []string
 }
 

@@ -12,8 +12,9 @@ import (
 
 // The window policy: which minutes an analysis shows and how many minutes of
 // data it fetches for them. The command-line judge and the Grafana data
-// source both ask it, so a range the one accepts the other accepts too, and
-// neither changes what was asked without saying so.
+// source both ask it, so a range the one accepts the other accepts too.
+// It never stretches or shrinks what was asked: a window, range or warm-up
+// it cannot serve is an error that says why.
 
 // Limits of one analysis.
 const (
@@ -55,9 +56,6 @@ type Plan struct {
 	Shown pairing.Window
 	// Fetched is the minutes of data fetched per series.
 	Fetched int
-	// Notices say how the plan differs from what was asked, for the user to
-	// see beside the result (Request.Notices); none when it does not.
-	Notices []string
 }
 
 // check applies the limits to the shown minutes.
@@ -84,25 +82,15 @@ func PlanRange(from, to time.Time, c verdict.Config) (Plan, error) {
 	return p, p.check(c)
 }
 
-// PlanLast shows the last shown whole minutes ending settle before at, as
-// the judge asks (--range, else the window). asked, when it holds minutes,
-// is the time range the request came with (a dashboard's): when the minutes
-// shown begin before it, a notice says so, since the panel's time axis
-// does not reach them.
-func PlanLast(at time.Time, shown int, settle time.Duration, c verdict.Config, asked pairing.Window) (Plan, error) {
+// PlanLast shows the last shown whole minutes ending settle before at: the
+// judge's --range (else the window), the data source's window mode "last".
+func PlanLast(at time.Time, shown int, settle time.Duration, c verdict.Config) (Plan, error) {
 	w, err := pairing.Ending(at, shown, settle)
 	if err != nil {
 		return Plan{}, err
 	}
 	p := Plan{Shown: w}
-	if err := p.check(c); err != nil {
-		return p, err
-	}
-	if asked.Minutes() > 0 && w.First.Before(asked.First) {
-		p.Notices = append(p.Notices, fmt.Sprintf("the last %d minutes are shown, from %s: %d of them are before the time range, which begins %s",
-			shown, w.First.Format(time.RFC3339), int(asked.First.Sub(w.First)/time.Minute), asked.First.Format(time.RFC3339)))
-	}
-	return p, nil
+	return p, p.check(c)
 }
 
 // LoadBalancerError names the part of a load-balancer histogram's

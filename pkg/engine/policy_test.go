@@ -1,12 +1,13 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -65,9 +66,9 @@ func TestPlanRange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Shown.Minutes() != tc.minutes || !p.Shown.First.Equal(tc.first) || p.Fetched != tc.fetched || len(p.Notices) != 0 {
-				t.Fatalf("plan %v..%v (%d minutes), %d fetched, notices %q; want from %v, %d minutes, %d fetched, no notice",
-					p.Shown.First, p.Shown.Last, p.Shown.Minutes(), p.Fetched, p.Notices, tc.first, tc.minutes, tc.fetched)
+			if p.Shown.Minutes() != tc.minutes || !p.Shown.First.Equal(tc.first) || p.Fetched != tc.fetched {
+				t.Fatalf("plan %v..%v (%d minutes), %d fetched; want from %v, %d minutes, %d fetched",
+					p.Shown.First, p.Shown.Last, p.Shown.Minutes(), p.Fetched, tc.first, tc.minutes, tc.fetched)
 			}
 		})
 	}
@@ -75,51 +76,43 @@ func TestPlanRange(t *testing.T) {
 
 func TestPlanLast(t *testing.T) {
 	at := time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
-	range30 := pairing.Window{First: at.Add(-29 * time.Minute).Truncate(time.Minute), Last: at.Truncate(time.Minute)}
-	range3h := pairing.Window{First: at.Add(-179 * time.Minute).Truncate(time.Minute), Last: at.Truncate(time.Minute)}
-	c := verdict.Default()
 	for _, tc := range []struct {
 		name    string
 		shown   int
 		window  int
 		settle  time.Duration
-		asked   pairing.Window
 		last    time.Time
-		notice  string
-		wantErr bool
+		fetched int
+		wantErr any // a pointer to the error type wanted; nil: any error
+		fails   bool
 	}{
-		{name: "the judge's window, no range asked", shown: 60, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)},
-		{name: "settle moves the window back", shown: 60, settle: 2 * time.Minute, last: time.Date(2026, 6, 1, 11, 58, 0, 0, time.UTC)},
-		{name: "a dashboard range longer than the window: nothing to say", shown: 60, asked: range3h, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)},
-		{name: "a dashboard range shorter than the window: a notice", shown: 60, asked: range30, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC),
-			notice: "the last 60 minutes are shown, from 2026-06-01T11:01:00Z: 30 of them are before the time range, which begins 2026-06-01T11:31:00Z"},
-		{name: "more than a week", shown: 10081, wantErr: true},
-		{name: "too much data", shown: 10000, window: 1440, wantErr: true},
-		{name: "no minute", shown: 0, wantErr: true},
+		{name: "the judge's default: the window", shown: 60, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), fetched: 119},
+		{name: "settle moves the minutes back", shown: 60, settle: 2 * time.Minute, last: time.Date(2026, 6, 1, 11, 58, 0, 0, time.UTC), fetched: 119},
+		{name: "a day shown with a day-long window", shown: 1440, window: 1440, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), fetched: 2879},
+		{name: "more than a week", shown: 10081, fails: true, wantErr: new(*ShownLimitError)},
+		{name: "too much data", shown: 10000, window: 1440, fails: true, wantErr: new(*FetchLimitError)},
+		{name: "no minute", shown: 0, fails: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := c
+			c := verdict.Default()
 			if tc.window != 0 {
 				c.WindowMinutes = tc.window
 			}
-			p, err := PlanLast(at, tc.shown, tc.settle, c, tc.asked)
-			if tc.wantErr {
-				if tc.window != 0 && !errors.As(err, new(*FetchLimitError)) {
-					t.Fatalf("error %v, want too much data", err)
-				}
+			p, err := PlanLast(at, tc.shown, tc.settle, c)
+			if tc.fails {
 				if err == nil {
 					t.Fatalf("plan %+v, want an error", p)
+				}
+				if tc.wantErr != nil && !errors.As(err, tc.wantErr) {
+					t.Fatalf("error %T (%v), want %T", err, err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Shown.Minutes() != tc.shown || !p.Shown.Last.Equal(tc.last) {
-				t.Fatalf("shown %v..%v, want %d minutes ending %v", p.Shown.First, p.Shown.Last, tc.shown, tc.last)
-			}
-			if got := strings.Join(p.Notices, "; "); got != tc.notice {
-				t.Fatalf("notices %q, want %q", got, tc.notice)
+			if p.Shown.Minutes() != tc.shown || !p.Shown.Last.Equal(tc.last) || p.Fetched != tc.fetched {
+				t.Fatalf("shown %v..%v, %d fetched; want %d minutes ending %v, %d fetched", p.Shown.First, p.Shown.Last, p.Fetched, tc.shown, tc.last, tc.fetched)
 			}
 		})
 	}
@@ -168,5 +161,21 @@ func TestParseLoadBalancer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnalyzePassesNoticesOn: what the front end did not use of a request
+// reaches the user as the result's first warnings.
+func TestAnalyzePassesNoticesOn(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	src := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 10), canary: minutes(t, 10, 10)}, kinds: map[string]prom.Kind{canary: prom.Classic}}
+	req := request(t, 0)
+	req.Notices = []string{"the load-balancer selectors are ignored: no load-balancer metric is set"}
+	res, err := Analyze(context.Background(), src, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 2 || res.Warnings[0] != req.Notices[0] || !strings.Contains(res.Warnings[1], "bucket resolutions differ") {
+		t.Fatalf("warnings %q", res.Warnings)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
-	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -160,8 +159,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	case "", "range":
 		plan, err = engine.PlanRange(from, to, c)
 	case "last":
-		asked, _ := pairing.Between(from, to) // a range without a whole minute asks for none
-		plan, err = engine.PlanLast(to, c.WindowMinutes, 0, c, asked)
+		plan, err = engine.PlanLast(to, c.WindowMinutes, 0, c)
 	default:
 		return nil, bad("windowMode", "%q is not range or last", m.WindowMode)
 	}
@@ -174,7 +172,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 		}
 		return nil, bad(field, "%v", err)
 	}
-	r.Window, r.Notices = plan.Shown, append(r.Notices, plan.Notices...)
+	r.Window = plan.Shown
 	if r.Since, err = m.Since.parse(); err != nil {
 		return nil, &fieldError{Field: "since", Err: err}
 	}
