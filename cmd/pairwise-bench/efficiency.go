@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
-	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/internal/procs"
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/sim"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
@@ -68,7 +67,7 @@ func benchEfficiency(ctx context.Context, e *env, p plan, r *report, doEff, doAc
 			return err
 		}
 		err = func() error {
-			defer srv.stop()
+			defer srv.Stop()
 			client, err := newClient(srv.URL)
 			if err != nil {
 				return err
@@ -119,18 +118,6 @@ func benchEfficiency(ctx context.Context, e *env, p plan, r *report, doEff, doAc
 	return nil
 }
 
-func loadTruth(path string) (*testenv.Truth, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var tr testenv.Truth
-	if err := json.Unmarshal(b, &tr); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &tr, nil
-}
-
 // nativeBound is the relative width of a native bucket of the schema:
 // 2^(2^-schema) - 1. The true quantile and Prometheus's interpolation lie
 // in the same bucket, so this bounds the relative error.
@@ -150,11 +137,11 @@ func classicBound(buckets []float64, v float64) float64 {
 }
 
 func accuracy(ds *dataset, res *engine.Result, pods int, kind prom.Kind) ([]accRow, avgRow, error) {
-	tr, err := loadTruth(ds.Truth)
+	tr, err := procs.LoadTruth(ds.Truth)
 	if err != nil {
 		return nil, avgRow{}, err
 	}
-	byKey := map[string]testenv.TruthMinute{}
+	byKey := map[string]sim.TruthMinute{}
 	for _, m := range tr.Minutes {
 		byKey[m.Fleet+"@"+m.Time] = m
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/procs"
 )
 
 // panelRow is the render time of one frames file.
@@ -43,7 +45,7 @@ func benchPanel(e *env, p plan, r *report) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	t0 := time.Now()
 	if err := cmd.Run(); err != nil {
-		r.PanelNote = fmt.Sprintf("not measured: the panel benchmark failed after %.0fs: %v: %s", time.Since(t0).Seconds(), err, tailLines(errb.String(), 5))
+		r.PanelNote = fmt.Sprintf("not measured: the panel benchmark failed after %.0fs: %v: %s", time.Since(t0).Seconds(), err, procs.TailLines(errb.String(), 5))
 		return
 	}
 	var res struct {

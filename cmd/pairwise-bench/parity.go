@@ -127,7 +127,7 @@ func compareKind(ctx context.Context, e *env, ds *dataset, kind prom.Kind, mine 
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	client, err := newClient(srv.URL)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/internal/procs"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -73,7 +73,7 @@ func machine() machineInfo {
 
 // tree names the commit and the uncommitted Go files of pkg/ and cmd/.
 func tree() string {
-	root, err := testenv.Root()
+	root, err := procs.Root()
 	if err != nil {
 		return "?"
 	}
@@ -347,7 +347,7 @@ func boundText(a accRow) string {
 }
 
 func toolsBinary(name string) (string, error) {
-	dir, err := testenv.ToolsBin()
+	dir, err := procs.ToolsBin()
 	if err != nil {
 		return "", err
 	}

@@ -49,7 +49,7 @@ func benchScale(ctx context.Context, e *env, p plan, r *report, self string) err
 			return err
 		}
 		err = func() error {
-			defer srv.stop()
+			defer srv.Stop()
 			for _, minutes := range p.ScaleWindows {
 				req, err := analysisRequest(benchEnd, minutes, prom.Native)
 				if err != nil {

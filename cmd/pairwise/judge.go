@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
-	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -43,14 +42,10 @@ const (
 
 // Bounds of the judge's flags.
 const (
-	maxWindowMinutes = 7 * 24 * 60
-	// maxPoints is Prometheus's limit of points per series in a range query
-	// (11,000); the judge asks for one a minute over --range, the window
-	// before it and the warm-up.
-	maxPoints  = 11000
-	minTimeout = time.Second
-	maxTimeout = 30 * time.Minute
-	maxSettle  = time.Hour
+	maxWindowMinutes = engine.MaxShownMinutes
+	minTimeout       = time.Second
+	maxTimeout       = 30 * time.Minute
+	maxSettle        = time.Hour
 	// futureSlack: --at may lie this far ahead of the clock (the demo judges
 	// up to the next whole minute).
 	futureSlack = 5 * time.Minute
@@ -296,41 +291,32 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		}
 		shown = int(f.rangeDur / time.Minute)
 	}
-	if points := shown + cfg.WindowMinutes - 1 + cfg.WarmupMinutes; points > maxPoints {
+	plan, err := engine.PlanLast(at, shown, settle, cfg)
+	if tooMuch := (*engine.FetchLimitError)(nil); errors.As(err, &tooMuch) {
 		shownFlag := "--range " + f.rangeDur.String()
 		if f.rangeDur == 0 {
 			shownFlag = "--range (default: the window)"
 		}
 		return req, nil, fmt.Errorf("%s with --window %s and --warmup %d needs %d minutes of data (every minute shown is decided on the window ending at it), more than the %d points Prometheus returns in one query: shorten --range or --window",
-			shownFlag, f.window, cfg.WarmupMinutes, points, maxPoints)
-	}
-	if req.Window, err = pairing.Ending(at, shown, settle); err != nil {
+			shownFlag, f.window, cfg.WarmupMinutes, tooMuch.Fetched, engine.MaxFetchedMinutes)
+	} else if err != nil {
 		return req, nil, err
 	}
+	req.Window = plan.Shown
 	if f.since != "" {
 		if req.Since, err = parseTime(f.since, now); err != nil {
 			return req, nil, fmt.Errorf("--since: %w", err)
 		}
 	}
-	if f.lbMetric == "" && (f.lbBaseline != "" || f.lbCanary != "") {
+	var lbErr *engine.LoadBalancerError
+	req.LB, err = engine.ParseLoadBalancer(f.lbMetric, f.lbBaseline, f.lbCanary, req.Baseline, req.Canary)
+	switch {
+	case errors.Is(err, engine.ErrLoadBalancerSelectorsWithoutMetric):
 		return req, nil, errors.New("--lb-baseline and --lb-canary need --lb-metric")
-	}
-	if f.lbMetric != "" {
-		lb := &engine.LoadBalancer{Metric: f.lbMetric, Baseline: req.Baseline, Canary: req.Canary}
-		if err := selector.ValidMetricName(f.lbMetric); err != nil {
-			return req, nil, fmt.Errorf("--lb-metric: %w", err)
-		}
-		if f.lbBaseline != "" {
-			if lb.Baseline, err = selector.Parse(f.lbBaseline); err != nil {
-				return req, nil, fmt.Errorf("--lb-baseline: %w", err)
-			}
-		}
-		if f.lbCanary != "" {
-			if lb.Canary, err = selector.Parse(f.lbCanary); err != nil {
-				return req, nil, fmt.Errorf("--lb-canary: %w", err)
-			}
-		}
-		req.LB = lb
+	case errors.As(err, &lbErr):
+		return req, nil, fmt.Errorf("--lb-%s: %w", lbErr.Part, lbErr.Err)
+	case err != nil:
+		return req, nil, err
 	}
 	req.Metric, req.Config = f.metric, cfg
 	client, err := f.newClient()

@@ -8,24 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 )
 
 // repoRoot is where the rule pack lives relative to this package.
 const repoRoot = "../.."
 
-// pinnedTool returns a binary built by tools/install.sh. A missing binary
-// fails the test: the rule pack checks must not pass by being skipped.
+// pinnedTool returns a binary built by tools/install.sh (or found in
+// $PAIRWISE_TOOLS_BIN). A missing binary fails the test: the rule pack
+// checks must not pass by being skipped.
 func pinnedTool(t *testing.T, name string) string {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join(repoRoot, ".tools", "bin", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s is missing (%v): run `bash tools/install.sh` to build the pinned Prometheus and Alertmanager tools", name, err)
-	}
-	return path
+	return testenv.Binary(t, name)
 }
 
 func runTool(t *testing.T, dir, tool string, args ...string) string {

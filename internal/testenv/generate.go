@@ -1,15 +1,13 @@
 package testenv
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/pairwise-canary/pairwise/internal/procs"
 	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
 
@@ -37,11 +35,8 @@ func GeneratorBinary(t testing.TB) string {
 			return
 		}
 		tmp := filepath.Join(dir, fmt.Sprintf(".pairwise-gen.%d", os.Getpid()))
-		cmd := exec.Command("go", "build", "-o", tmp, "./cmd/pairwise-gen")
-		cmd.Dir = filepath.Join(root, "tools")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if genErr = procs.BuildGenerator(tmp); genErr != nil {
 			os.Remove(tmp)
-			genErr = fmt.Errorf("go build ./cmd/pairwise-gen in %s: %v\n%s\n(if go.mod updates are needed after a change of the root go.mod: cd tools && go mod tidy)", cmd.Dir, err, out)
 			return
 		}
 		genPath = filepath.Join(dir, "pairwise-gen")
@@ -58,18 +53,12 @@ func GeneratorBinary(t testing.TB) string {
 // --out, --truth and --quiet are set by Generate.
 func Generate(t testing.TB, args ...string) (dataDir, truthFile string) {
 	t.Helper()
-	bin := GeneratorBinary(t)
-	dir := t.TempDir()
-	dataDir = filepath.Join(dir, "data")
-	truthFile = filepath.Join(dir, "truth.json")
-	cmd := exec.Command(bin, append([]string{"--out", dataDir, "--truth", truthFile, "--quiet"}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("testenv: pairwise-gen %q: %v\n%s", args, err, out.String())
+	g, err := procs.Generate(GeneratorBinary(t), t.TempDir(), args...)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
 	}
-	t.Logf("%s", bytes.TrimSpace(out.Bytes()))
-	return dataDir, truthFile
+	t.Logf("%s", g.Summary)
+	return g.DataDir, g.TruthFile
 }
 
 // Truth and TruthMinute are the ground-truth file pairwise-gen --truth
@@ -82,13 +71,9 @@ type (
 // LoadTruth reads a ground-truth file.
 func LoadTruth(t testing.TB, path string) *Truth {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	tr, err := procs.LoadTruth(path)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	var tr Truth
-	if err := json.Unmarshal(b, &tr); err != nil {
-		t.Fatalf("testenv: %s: %v", path, err)
-	}
-	return &tr
+	return tr
 }

@@ -2,12 +2,9 @@ package testenv
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,31 +16,13 @@ var end = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 // instant runs an instant query and returns the single sample's value.
 func instant(t *testing.T, base, query string, at time.Time) float64 {
 	t.Helper()
-	resp, err := http.PostForm(base+"/api/v1/query", url.Values{"query": {query}, "time": {strconv.FormatInt(at.Unix(), 10)}})
+	res := Query(t, base, query, at)
+	if len(res) != 1 {
+		t.Fatalf("%s at %v: %d series, want 1", query, at, len(res))
+	}
+	v, err := res[0].Float()
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	if body.Status != "success" || len(body.Data.Result) != 1 {
-		t.Fatalf("%s at %v: status %s %s, %d results", query, at, body.Status, body.Error, len(body.Data.Result))
-	}
-	s, _ := body.Data.Result[0].Value[1].(string)
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		t.Fatalf("%s: value %q", query, s)
+		t.Fatalf("%s: %v", query, err)
 	}
 	return v
 }

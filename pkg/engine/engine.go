@@ -38,6 +38,10 @@ type Request struct {
 	// LB, when set, is a load-balancer-side histogram of the same requests,
 	// compared with the application's to catch coordinated omission.
 	LB *LoadBalancer
+	// Notices say what of the request as written was not used (a
+	// load-balancer selector without its metric); Analyze passes them on as
+	// the result's first warnings.
+	Notices []string
 }
 
 // LoadBalancer names the load-balancer-side histogram of both fleets.
@@ -163,7 +167,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return nil, err
 	}
 
-	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind}
+	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}

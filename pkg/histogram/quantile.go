@@ -398,3 +398,25 @@ func ZFromConfidence(c float64) float64 {
 	}
 	return math.Sqrt2 * math.Erfcinv(1-c)
 }
+
+// isZeroBucket reports whether bucket i of a NativeExponential histogram is
+// its zero bucket.
+func (h *Histogram) isZeroBucket(b Bucket) bool {
+	return h.Kind == NativeExponential && isZeroBucketShape(b) && b.Upper == h.ZeroThreshold
+}
+
+// negPos reports whether h has negative and positive (non-zero) buckets.
+func (h *Histogram) negPos() (hasNeg, hasPos bool) {
+	for _, b := range h.Buckets {
+		if h.isZeroBucket(b) {
+			continue
+		}
+		if b.Upper <= 0 {
+			hasNeg = true
+		}
+		if b.Lower >= 0 {
+			hasPos = true
+		}
+	}
+	return hasNeg, hasPos
+}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
-	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -139,10 +139,8 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	if r.Kind, err = prom.ParseKind(m.HistogramKind); err != nil {
 		return nil, &fieldError{Field: "histogramKind", Err: err}
 	}
-	if m.LBMetric != "" {
-		if r.LB, err = parseLB(m, r.Baseline, r.Canary); err != nil {
-			return nil, err
-		}
+	if err := parseLB(m, r); err != nil {
+		return nil, err
 	}
 	if m.Rule != nil && strings.TrimSpace(*m.Rule) == "" {
 		m.Rule = nil // an editor's empty choice is the default rule
@@ -156,38 +154,31 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	// The minutes shown come from the dashboard range (or the last window);
 	// the window length, which every shown minute's decision looks back
 	// over, is the query's windowMinutes.
+	var plan engine.Plan
 	switch m.WindowMode {
 	case "", "range":
-		if r.Window, err = pairing.Between(from, to); err != nil {
-			return nil, bad("timeRange", "%v", err)
-		}
+		plan, err = engine.PlanRange(from, to, c)
 	case "last":
-		if r.Window, err = pairing.Ending(to, c.WindowMinutes, 0); err != nil {
-			return nil, bad("windowMinutes", "%v", err)
-		}
+		plan, err = engine.PlanLast(to, c.WindowMinutes, 0, c)
 	default:
 		return nil, bad("windowMode", "%q is not range or last", m.WindowMode)
 	}
-	if r.Window.Minutes() > 7*24*60 {
-		return nil, bad("timeRange", "%d minutes is more than a week; choose a shorter range", r.Window.Minutes())
+	if err != nil {
+		// Too much data is the window's doing; otherwise the range's, except
+		// in mode last, whose minutes the window alone sets.
+		field := "timeRange"
+		if m.WindowMode == "last" || errors.As(err, new(*engine.FetchLimitError)) {
+			field = "windowMinutes"
+		}
+		return nil, bad(field, "%v", err)
 	}
-	// The first shown minute's window, and the warm-up before it, are
-	// fetched too, one point a minute: Prometheus answers at most 11,000
-	// points per series.
-	if fetched := r.Window.Minutes() + c.WindowMinutes - 1 + c.WarmupMinutes; fetched > maxFetchedMinutes {
-		return nil, bad("windowMinutes", "%d minutes shown with a %d-minute window (and %d warm-up minutes) need %d minutes of data, more than the %d points Prometheus returns per series; shorten the range or the window",
-			r.Window.Minutes(), c.WindowMinutes, c.WarmupMinutes, fetched, maxFetchedMinutes)
-	}
+	r.Window = plan.Shown
 	if r.Since, err = m.Since.parse(); err != nil {
 		return nil, &fieldError{Field: "since", Err: err}
 	}
 	r.Config = c
 	return q, nil
 }
-
-// maxFetchedMinutes is Prometheus's limit of points per series in a range
-// query, at one point a minute.
-const maxFetchedMinutes = 11000
 
 // sinceValue is the query's deployment start as written: a string (RFC 3339,
 // Unix seconds or milliseconds, or a dashboard variable's value) or a JSON
@@ -251,21 +242,22 @@ func (s sinceValue) parse() (time.Time, error) {
 	return t.UTC(), nil
 }
 
-func parseLB(m queryModel, baseline, canary selector.Selector) (*engine.LoadBalancer, error) {
-	lb := &engine.LoadBalancer{Metric: m.LBMetric, Baseline: baseline, Canary: canary}
-	if err := selector.ValidMetricName(m.LBMetric); err != nil {
-		return nil, bad("lbMetric", "%v", err)
+// lbFields are the query fields of the load balancer's parts.
+var lbFields = map[string]string{"metric": "lbMetric", "baseline": "lbBaselineSelector", "canary": "lbCanarySelector"}
+
+// parseLB reads the load-balancer histogram; selectors without its metric
+// are ignored, with a notice.
+func parseLB(m queryModel, r *engine.Request) error {
+	lb, err := engine.ParseLoadBalancer(m.LBMetric, m.LBBaselineSelector, m.LBCanarySelector, r.Baseline, r.Canary)
+	var lbErr *engine.LoadBalancerError
+	switch {
+	case errors.Is(err, engine.ErrLoadBalancerSelectorsWithoutMetric):
+		r.Notices = append(r.Notices, "the load-balancer selectors are ignored: no load-balancer metric is set")
+	case errors.As(err, &lbErr):
+		return &fieldError{Field: lbFields[lbErr.Part], Err: lbErr.Err}
+	case err != nil:
+		return err
 	}
-	var err error
-	if m.LBBaselineSelector != "" {
-		if lb.Baseline, err = selector.Parse(m.LBBaselineSelector); err != nil {
-			return nil, &fieldError{Field: "lbBaselineSelector", Err: err}
-		}
-	}
-	if m.LBCanarySelector != "" {
-		if lb.Canary, err = selector.Parse(m.LBCanarySelector); err != nil {
-			return nil, &fieldError{Field: "lbCanarySelector", Err: err}
-		}
-	}
-	return lb, nil
+	r.LB = lb
+	return nil
 }

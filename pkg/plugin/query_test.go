@@ -172,6 +172,37 @@ func TestParseQueryShortRange(t *testing.T) {
 	}
 }
 
+// TestParseQueryNotices: what of the query the data source does not use is
+// said in a notice (Request.Notices, passed on by the engine as the
+// result's warnings), never dropped quietly.
+func TestParseQueryNotices(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		from       time.Time
+		notice     string
+	}{
+		// Mode last shows the window ending at the range's end, whatever the
+		// range's start: that is what it asks for, so nothing to say.
+		{name: "mode last over a shorter range", json: validQuery + `,"windowMode":"last"}`, from: rangeTo.Add(-10 * time.Minute)},
+		{name: "mode range", json: validQuery + `}`, from: rangeTo.Add(-30 * time.Minute)},
+		{name: "load-balancer selectors without a metric", json: validQuery + `,"lbCanarySelector":"{lb=\"new\"}"}`, from: rangeFrom,
+			notice: "the load-balancer selectors are ignored: no load-balancer metric is set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := parseQuery(json.RawMessage(tc.json), "", tc.from, rangeTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(q.Request.Notices, "; "); got != tc.notice {
+				t.Fatalf("notices %q, want %q", got, tc.notice)
+			}
+			if q.Request.LB != nil {
+				t.Fatalf("load balancer %+v without a metric", q.Request.LB)
+			}
+		})
+	}
+}
+
 func FuzzParseQuery(f *testing.F) {
 	f.Add(validQuery + `}`)
 	f.Add(validQuery + `,"queryType":"pods","windowMode":"last","windowMinutes":5}`)

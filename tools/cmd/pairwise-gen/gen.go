@@ -455,6 +455,36 @@ func (g *generator) progress(format string, args ...any) {
 
 const blockMs = int64(2 * time.Hour / time.Millisecond)
 
+// slabLen is the number of scrape intervals the workers write in lockstep.
+const slabLen = 40
+
+// block is one 2-hour TSDB block to write: the scrapes [first, end).
+type block struct{ first, end int }
+
+// planBlocks cuts the scrapes into the 2-hour blocks Prometheus would cut.
+func (g *generator) planBlocks() []block {
+	var out []block
+	for k := 0; k < len(g.scrape); {
+		start := (g.scrape[k] * 1000) / blockMs * blockMs
+		end := k
+		for end < len(g.scrape) && g.scrape[end]*1000 < start+blockMs {
+			end++
+		}
+		out = append(out, block{first: k, end: end})
+		k = end
+	}
+	return out
+}
+
+// shards deals the pods out to the workers.
+func (g *generator) shards() [][]*pod {
+	shards := make([][]*pod, g.o.Workers)
+	for i, p := range g.pods {
+		shards[i%g.o.Workers] = append(shards[i%g.o.Workers], p)
+	}
+	return shards
+}
+
 // run writes the blocks and the truth file.
 func (g *generator) run(ctx context.Context) (Summary, error) {
 	began := time.Now()
@@ -464,127 +494,33 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// Shard pods over workers.
-	shards := make([][]*pod, g.o.Workers)
-	for i, p := range g.pods {
-		shards[i%g.o.Workers] = append(shards[i%g.o.Workers], p)
-	}
-	const slabLen = 40 // scrape intervals per lockstep slab
-	k := 0             // next scrape index to write
-	nBlocks := int((g.scrape[len(g.scrape)-1]*1000)/blockMs - (g.scrape[0]*1000)/blockMs + 1)
-	var flushDone chan error
-	waitFlush := func() error {
-		if flushDone == nil {
-			return nil
-		}
-		err := <-flushDone
-		flushDone = nil
-		if err != nil {
-			return fmt.Errorf("flush block: %w", err)
-		}
-		return nil
-	}
-	defer waitFlush() // on error paths: never leave a flush writing behind
-	for k < len(g.scrape) {
-		blockStart := (g.scrape[k] * 1000) / blockMs * blockMs
-		kEnd := k
-		for kEnd < len(g.scrape) && g.scrape[kEnd]*1000 < blockStart+blockMs {
-			kEnd++
-		}
-		kFirst := k
+	shards := g.shards()
+	blocks := g.planBlocks()
+	var fl flusher
+	defer fl.wait() // on error paths: never leave a flush writing behind
+	for _, b := range blocks {
 		w, err := tsdb.NewBlockWriter(logger, g.o.OutDir, blockMs)
 		if err != nil {
 			return Summary{}, err
 		}
-		for _, p := range g.pods {
-			p.refs = make([]storage.SeriesRef, g.seriesPerP)
-		}
-		if k == 0 {
-			app := w.Appender(ctx)
-			for _, p := range g.pods {
-				f, h, err := g.appendPod(app, p, g.scrape[0])
-				if err != nil {
-					w.Close()
-					return Summary{}, err
-				}
-				g.sum.FloatSamples += f
-				g.sum.HistogramSamples += h
-			}
-			if err := app.Commit(); err != nil {
-				w.Close()
-				return Summary{}, err
-			}
-			k = 1
-		}
-		for s0 := k; s0 < kEnd; s0 += slabLen {
-			s1 := min(s0+slabLen, kEnd)
-			truths := make([]*slabTruth, len(shards))
-			errs := make([]error, len(shards))
-			counts := make([][2]int64, len(shards))
-			var wg sync.WaitGroup
-			for si, shard := range shards {
-				tr := &slabTruth{}
-				for fi := range 2 {
-					tr.vals[fi] = map[int][]float64{}
-					tr.errs[fi] = map[int]int{}
-				}
-				truths[si] = tr
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					app := w.Appender(ctx)
-					f, h, err := g.runSlab(app, shard, s0, s1, tr)
-					if err != nil {
-						_ = app.Rollback()
-						errs[si] = err
-						return
-					}
-					counts[si] = [2]int64{f, h}
-					errs[si] = app.Commit()
-				}()
-			}
-			wg.Wait()
-			for si, tr := range truths {
-				if errs[si] != nil {
-					w.Close()
-					return Summary{}, errs[si]
-				}
-				g.sum.FloatSamples += counts[si][0]
-				g.sum.HistogramSamples += counts[si][1]
-				g.sum.Observations += tr.obs
-				for fi := range 2 {
-					for m, v := range tr.vals[fi] {
-						g.fleetVals[fi][m] = append(g.fleetVals[fi][m], v...)
-					}
-					for m, e := range tr.errs[fi] {
-						g.fleetErrs[fi][m] += e
-					}
-				}
-			}
+		if err := g.writeBlock(ctx, w, b, shards); err != nil {
+			w.Close()
+			return Summary{}, err
 		}
 		// Compact this block in the background while the next one is
 		// generated: at most one flush in flight.
-		if err := waitFlush(); err != nil {
+		if err := fl.wait(); err != nil {
 			return Summary{}, err
 		}
-		flushDone = make(chan error, 1)
-		go func(w *tsdb.BlockWriter, kFirst, kLast int) {
-			_, err := w.Flush(ctx)
-			if cerr := w.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				g.progress("pairwise-gen: block [%s, %s] written, %.1fs",
-					time.Unix(g.scrape[kFirst], 0).UTC().Format(time.RFC3339),
-					time.Unix(g.scrape[kLast], 0).UTC().Format(time.RFC3339), time.Since(began).Seconds())
-			}
-			flushDone <- err
-		}(w, kFirst, kEnd-1)
+		fl.start(ctx, w, func() {
+			g.progress("pairwise-gen: block [%s, %s] written, %.1fs",
+				time.Unix(g.scrape[b.first], 0).UTC().Format(time.RFC3339),
+				time.Unix(g.scrape[b.end-1], 0).UTC().Format(time.RFC3339), time.Since(began).Seconds())
+		})
 		g.sum.Blocks++
-		g.progress("pairwise-gen: block %d/%d generated, %d samples so far, %.1fs", g.sum.Blocks, nBlocks, g.sum.Samples(), time.Since(began).Seconds())
-		k = kEnd
+		g.progress("pairwise-gen: block %d/%d generated, %d samples so far, %.1fs", g.sum.Blocks, len(blocks), g.sum.Samples(), time.Since(began).Seconds())
 	}
-	if err := waitFlush(); err != nil {
+	if err := fl.wait(); err != nil {
 		return Summary{}, err
 	}
 	for _, p := range g.pods {
@@ -598,6 +534,122 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 	}
 	g.sum.Elapsed = time.Since(began)
 	return g.sum, nil
+}
+
+// writeBlock appends the block's scrapes of every pod to w: the first
+// scrape of all (zeros) alone, then slabs of slabLen scrapes, one worker a
+// shard of pods.
+func (g *generator) writeBlock(ctx context.Context, w *tsdb.BlockWriter, b block, shards [][]*pod) error {
+	for _, p := range g.pods {
+		p.refs = make([]storage.SeriesRef, g.seriesPerP)
+	}
+	k := b.first
+	if k == 0 {
+		if err := g.writeFirstScrape(ctx, w); err != nil {
+			return err
+		}
+		k = 1
+	}
+	for s0 := k; s0 < b.end; s0 += slabLen {
+		if err := g.writeSlab(ctx, w, shards, s0, min(s0+slabLen, b.end)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFirstScrape appends every pod's first scrape.
+func (g *generator) writeFirstScrape(ctx context.Context, w *tsdb.BlockWriter) error {
+	app := w.Appender(ctx)
+	for _, p := range g.pods {
+		f, h, err := g.appendPod(app, p, g.scrape[0])
+		if err != nil {
+			_ = app.Rollback()
+			return err
+		}
+		g.sum.FloatSamples += f
+		g.sum.HistogramSamples += h
+	}
+	return app.Commit()
+}
+
+// writeSlab appends the scrapes [s0, s1) of every shard concurrently, then
+// adds the shards' samples and truth to the summary and the fleets' truth.
+func (g *generator) writeSlab(ctx context.Context, w *tsdb.BlockWriter, shards [][]*pod, s0, s1 int) error {
+	truths := make([]*slabTruth, len(shards))
+	errs := make([]error, len(shards))
+	counts := make([][2]int64, len(shards))
+	var wg sync.WaitGroup
+	for si, shard := range shards {
+		tr := &slabTruth{}
+		for fi := range 2 {
+			tr.vals[fi] = map[int][]float64{}
+			tr.errs[fi] = map[int]int{}
+		}
+		truths[si] = tr
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			app := w.Appender(ctx)
+			f, h, err := g.runSlab(app, shard, s0, s1, tr)
+			if err != nil {
+				_ = app.Rollback()
+				errs[si] = err
+				return
+			}
+			counts[si] = [2]int64{f, h}
+			errs[si] = app.Commit()
+		}()
+	}
+	wg.Wait()
+	for si, tr := range truths {
+		if errs[si] != nil {
+			return errs[si]
+		}
+		g.sum.FloatSamples += counts[si][0]
+		g.sum.HistogramSamples += counts[si][1]
+		g.sum.Observations += tr.obs
+		for fi := range 2 {
+			for m, v := range tr.vals[fi] {
+				g.fleetVals[fi][m] = append(g.fleetVals[fi][m], v...)
+			}
+			for m, e := range tr.errs[fi] {
+				g.fleetErrs[fi][m] += e
+			}
+		}
+	}
+	return nil
+}
+
+// flusher compacts written blocks to disk in the background, one at a time.
+type flusher struct{ done chan error }
+
+// start flushes and closes w in the background; written runs on success.
+func (f *flusher) start(ctx context.Context, w *tsdb.BlockWriter, written func()) {
+	f.done = make(chan error, 1)
+	go func() {
+		_, err := w.Flush(ctx)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			written()
+		}
+		f.done <- err
+	}()
+}
+
+// wait waits for the flush in flight, if any.
+func (f *flusher) wait() error {
+	if f.done == nil {
+		return nil
+	}
+	err := <-f.done
+	f.done = nil
+	if err != nil {
+		return fmt.Errorf("flush block: %w", err)
+	}
+	return nil
 }
 
 // formatQ is the JSON key of a quantile: "0.5", "0.99", "0.999", "0.9999".

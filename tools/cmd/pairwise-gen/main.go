@@ -66,6 +66,38 @@ func main() {
 }
 
 func run(args []string) error {
+	o, cpuProfile, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	g, err := newGenerator(o)
+	if err != nil {
+		return err
+	}
+	sum, err := g.run(context.Background())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("pairwise-gen: %s %s..%s: %d series, %d samples (%d float, %d native histogram), %d observations, %d blocks in %s, %.1fs\n",
+		o.Sim.Scenario, o.Sim.Start.Format(time.RFC3339), g.end.Format(time.RFC3339), sum.Series, sum.Samples(), sum.FloatSamples,
+		sum.HistogramSamples, sum.Observations, sum.Blocks, o.OutDir, sum.Elapsed.Seconds())
+	return nil
+}
+
+// parseFlags reads the command line into the generator's options (and the
+// CPU profile to write, if any).
+func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	fs := flag.NewFlagSet("pairwise-gen", flag.ContinueOnError)
 	d := sim.DefaultConfig(time.Time{})
 	c := d
@@ -115,42 +147,25 @@ func run(args []string) error {
 	podP99 := fs.Bool("truth-pod-p99", true, "include per-pod p99 in the truth file")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel workers")
 	quiet := fs.Bool("quiet", false, "no progress lines")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	profile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return o, "", err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, "", fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *out == "" {
-		return fmt.Errorf("--out is required")
+		return o, "", fmt.Errorf("--out is required")
 	}
 	if *minutes < 1 {
-		return fmt.Errorf("--minutes must be >= 1")
+		return o, "", fmt.Errorf("--minutes must be >= 1")
 	}
-	dur := time.Duration(*minutes) * time.Minute
-	var start time.Time
-	switch {
-	case *startS != "":
-		t, err := time.Parse(time.RFC3339, *startS)
-		if err != nil {
-			return fmt.Errorf("--start: %w", err)
-		}
-		start = t.UTC()
-		if !start.Equal(start.Truncate(time.Minute)) {
-			return fmt.Errorf("--start must be a whole UTC minute, got %s", *startS)
-		}
-	case *endS != "":
-		t, err := time.Parse(time.RFC3339, *endS)
-		if err != nil {
-			return fmt.Errorf("--end: %w", err)
-		}
-		start = t.UTC().Add(-dur).Truncate(time.Minute)
-	default:
-		start = time.Now().UTC().Add(-dur).Truncate(time.Minute)
+	start, err := startTime(*startS, *endS, *minutes, time.Now())
+	if err != nil {
+		return o, "", err
 	}
 	c.Start = start
-	o := Options{
+	o = Options{
 		Sim: c, Minutes: *minutes, OutDir: *out, TruthFile: *truth,
 		ScrapeInterval: *interval, ScrapeOffset: *offset,
 		Metric: *metric, Service: *service, Job: *job, Schema: int32(*schema),
@@ -162,40 +177,44 @@ func run(args []string) error {
 	for _, r := range restarts {
 		rs, err := parseRestart(r, o)
 		if err != nil {
-			return err
+			return o, "", err
 		}
 		o.Restarts = append(o.Restarts, rs)
 	}
 	for _, gs := range gaps {
 		gap, err := parseScrapeGap(gs, o)
 		if err != nil {
-			return err
+			return o, "", err
 		}
 		o.ScrapeGaps = append(o.ScrapeGaps, gap)
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	return o, *profile, nil
+}
+
+// startTime is the first minute's start: --start, else --end (else now)
+// less the minutes.
+func startTime(startS, endS string, minutes int, now time.Time) (time.Time, error) {
+	dur := time.Duration(minutes) * time.Minute
+	switch {
+	case startS != "":
+		t, err := time.Parse(time.RFC3339, startS)
 		if err != nil {
-			return err
+			return time.Time{}, fmt.Errorf("--start: %w", err)
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+		start := t.UTC()
+		if !start.Equal(start.Truncate(time.Minute)) {
+			return time.Time{}, fmt.Errorf("--start must be a whole UTC minute, got %s", startS)
 		}
-		defer pprof.StopCPUProfile()
+		return start, nil
+	case endS != "":
+		t, err := time.Parse(time.RFC3339, endS)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("--end: %w", err)
+		}
+		return t.UTC().Add(-dur).Truncate(time.Minute), nil
+	default:
+		return now.UTC().Add(-dur).Truncate(time.Minute), nil
 	}
-	g, err := newGenerator(o)
-	if err != nil {
-		return err
-	}
-	sum, err := g.run(context.Background())
-	if err != nil {
-		return err
-	}
-	fmt.Printf("pairwise-gen: %s %s..%s: %d series, %d samples (%d float, %d native histogram), %d observations, %d blocks in %s, %.1fs\n",
-		c.Scenario, start.Format(time.RFC3339), g.end.Format(time.RFC3339), sum.Series, sum.Samples(), sum.FloatSamples,
-		sum.HistogramSamples, sum.Observations, sum.Blocks, *out, sum.Elapsed.Seconds())
-	return nil
 }
 
 // parseScrapeGap parses POD@FROM-TO.

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+func TestFetchedMinutes(t *testing.T) {
+	c := verdict.Default()
+	for _, tc := range []struct{ shown, window, warmup, want int }{
+		{shown: 60, window: 60, warmup: 0, want: 119},
+		{shown: 1, window: 1, warmup: 0, want: 1},
+		{shown: 10, window: 60, warmup: 5, want: 74},
+	} {
+		c.WindowMinutes, c.WarmupMinutes = tc.window, tc.warmup
+		if got := FetchedMinutes(tc.shown, c); got != tc.want {
+			t.Errorf("shown %d, window %d, warm-up %d: %d minutes fetched, want %d", tc.shown, tc.window, tc.warmup, got, tc.want)
+		}
+	}
+}
+
+func TestPlanRange(t *testing.T) {
+	to := time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
+	day := verdict.Default()
+	day.WindowMinutes = 1440
+	for _, tc := range []struct {
+		name      string
+		from      time.Time
+		c         verdict.Config
+		first     time.Time
+		minutes   int
+		fetched   int
+		wantErr   any // a pointer to the error type wanted, or nil
+		errSubstr string
+	}{
+		{name: "three hours: the unfinished minute is not shown", from: to.Add(-3 * time.Hour), c: verdict.Default(),
+			first: time.Date(2026, 6, 1, 9, 1, 0, 0, time.UTC), minutes: 180, fetched: 239},
+		{name: "ten minutes keep the 60-minute window", from: to.Add(-10 * time.Minute), c: verdict.Default(), minutes: 10, fetched: 69,
+			first: time.Date(2026, 6, 1, 11, 51, 0, 0, time.UTC)},
+		{name: "a week with the default window", from: to.Add(-7 * 24 * time.Hour), c: verdict.Default(), minutes: 10080, fetched: 10139,
+			first: time.Date(2026, 5, 25, 12, 1, 0, 0, time.UTC)},
+		{name: "more than a week", from: to.Add(-7*24*time.Hour - 2*time.Minute), c: verdict.Default(),
+			wantErr: new(*ShownLimitError), errSubstr: "10082 minutes is more than a week"},
+		{name: "a week with a day-long window needs too much data", from: to.Add(-7 * 24 * time.Hour), c: day,
+			wantErr: new(*FetchLimitError), errSubstr: "need 11519 minutes of data, more than the 11000 points"},
+		{name: "no whole minute", from: to.Add(-20 * time.Second), c: verdict.Default(), errSubstr: "holds no whole minute"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PlanRange(tc.from, to, tc.c)
+			if tc.errSubstr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errSubstr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.errSubstr)
+				}
+				if tc.wantErr != nil && !errors.As(err, tc.wantErr) {
+					t.Fatalf("error %T, want %T", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Shown.Minutes() != tc.minutes || !p.Shown.First.Equal(tc.first) || p.Fetched != tc.fetched {
+				t.Fatalf("plan %v..%v (%d minutes), %d fetched; want from %v, %d minutes, %d fetched",
+					p.Shown.First, p.Shown.Last, p.Shown.Minutes(), p.Fetched, tc.first, tc.minutes, tc.fetched)
+			}
+		})
+	}
+}
+
+func TestPlanLast(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		shown   int
+		window  int
+		settle  time.Duration
+		last    time.Time
+		fetched int
+		wantErr any // a pointer to the error type wanted; nil: any error
+		fails   bool
+	}{
+		{name: "the judge's default: the window", shown: 60, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), fetched: 119},
+		{name: "settle moves the minutes back", shown: 60, settle: 2 * time.Minute, last: time.Date(2026, 6, 1, 11, 58, 0, 0, time.UTC), fetched: 119},
+		{name: "a day shown with a day-long window", shown: 1440, window: 1440, last: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), fetched: 2879},
+		{name: "more than a week", shown: 10081, fails: true, wantErr: new(*ShownLimitError)},
+		{name: "too much data", shown: 10000, window: 1440, fails: true, wantErr: new(*FetchLimitError)},
+		{name: "no minute", shown: 0, fails: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := verdict.Default()
+			if tc.window != 0 {
+				c.WindowMinutes = tc.window
+			}
+			p, err := PlanLast(at, tc.shown, tc.settle, c)
+			if tc.fails {
+				if err == nil {
+					t.Fatalf("plan %+v, want an error", p)
+				}
+				if tc.wantErr != nil && !errors.As(err, tc.wantErr) {
+					t.Fatalf("error %T (%v), want %T", err, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Shown.Minutes() != tc.shown || !p.Shown.Last.Equal(tc.last) || p.Fetched != tc.fetched {
+				t.Fatalf("shown %v..%v, %d fetched; want %d minutes ending %v, %d fetched", p.Shown.First, p.Shown.Last, p.Fetched, tc.shown, tc.last, tc.fetched)
+			}
+		})
+	}
+}
+
+func TestParseLoadBalancer(t *testing.T) {
+	base, _ := selector.Parse(`{track="baseline"}`)
+	canary, _ := selector.Parse(`{track="canary"}`)
+	for _, tc := range []struct {
+		name                       string
+		metric, baseline, canary   string
+		wantNil                    bool
+		wantBaseline, wantCanary   string
+		wantPart                   string
+		wantSelectorsWithoutMetric bool
+	}{
+		{name: "none", wantNil: true},
+		{name: "selectors default to the fleets'", metric: "lb_seconds", wantBaseline: base.String(), wantCanary: canary.String()},
+		{name: "own selectors", metric: "lb_seconds", baseline: `{lb="old"}`, canary: `{lb="new"}`, wantBaseline: `{lb="old"}`, wantCanary: `{lb="new"}`},
+		{name: "metric with PromQL", metric: "sum(up)", wantPart: "metric"},
+		{name: "baseline with an expression", metric: "lb_seconds", baseline: `{a="b"} or up`, wantPart: "baseline"},
+		{name: "canary malformed", metric: "lb_seconds", canary: `{a=~}`, wantPart: "canary"},
+		{name: "selectors without a metric", canary: `{a="c"}`, wantSelectorsWithoutMetric: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lb, err := ParseLoadBalancer(tc.metric, tc.baseline, tc.canary, base, canary)
+			var lbErr *LoadBalancerError
+			switch {
+			case tc.wantSelectorsWithoutMetric:
+				if !errors.Is(err, ErrLoadBalancerSelectorsWithoutMetric) {
+					t.Fatalf("error %v, want %v", err, ErrLoadBalancerSelectorsWithoutMetric)
+				}
+			case tc.wantPart != "":
+				if !errors.As(err, &lbErr) || lbErr.Part != tc.wantPart {
+					t.Fatalf("error %v, want one about the load balancer's %s", err, tc.wantPart)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.wantNil:
+				if lb != nil {
+					t.Fatalf("load balancer %+v, want none", lb)
+				}
+			default:
+				if lb == nil || lb.Metric != tc.metric || lb.Baseline.String() != tc.wantBaseline || lb.Canary.String() != tc.wantCanary {
+					t.Fatalf("load balancer %+v, want %s %s %s", lb, tc.metric, tc.wantBaseline, tc.wantCanary)
+				}
+			}
+		})
+	}
+}
+
+// TestAnalyzePassesNoticesOn: what the front end did not use of a request
+// reaches the user as the result's first warnings.
+func TestAnalyzePassesNoticesOn(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	src := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 10), canary: minutes(t, 10, 10)}, kinds: map[string]prom.Kind{canary: prom.Classic}}
+	req := request(t, 0)
+	req.Notices = []string{"the load-balancer selectors are ignored: no load-balancer metric is set"}
+	res, err := Analyze(context.Background(), src, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 2 || res.Warnings[0] != req.Notices[0] || !strings.Contains(res.Warnings[1], "bucket resolutions differ") {
+		t.Fatalf("warnings %q", res.Warnings)
+	}
+}
