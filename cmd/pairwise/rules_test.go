@@ -178,7 +178,7 @@ func TestRulePackVariantsPassPromtoolLint(t *testing.T) {
 		{"significance gate", "significance: 0.99", "2.32634787404084"}, // verdict.OneSidedZ(0.99)
 		{"warm-up", "warmupMinutes: 5", "[1m] offset 5m"},
 		{"budgets and quantile", "falseRollback: 0.01\n  falsePromote: 0.05\n  verdictQuantile: 0.999", "histogram_quantile(0.999,"},
-		{"reference rule, short window", "rule: reference\n  windowMinutes: 20\n  goodNeeded: 10\n  badLimit: 3", "[20m:1m]"},
+		{"reference rule, short window", "rule: reference\n  windowMinutes: 20\n  goodNeeded: 10\n  badLimit: 3", "[20m])"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

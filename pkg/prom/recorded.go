@@ -49,3 +49,13 @@ func MinuteHealthRecord(metric string, kind Kind) string {
 func RecordedSelector(sel selector.Selector) selector.Selector {
 	return selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: sel.String()}}
 }
+
+// HealthLabel and the Health* values name the figures of HealthQuery's
+// series (and so of MinuteHealthRecord's), as HealthQuery writes them.
+const (
+	HealthLabel     = "pairwise_health"
+	HealthSamples   = "samples"
+	HealthSeries    = "series"
+	HealthReporting = "reporting"
+	HealthDown      = "down"
+)
