@@ -71,6 +71,10 @@ func rules(args []string, stdout, stderr io.Writer) int {
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return fail(stderr, fmt.Errorf("write rule pack: %w", err))
 	}
-	fmt.Fprintf(stderr, "pairwise: wrote %s (%d canaries)\n", *out, len(file.Canaries))
+	generic := ""
+	if len(file.Generic) > 0 {
+		generic = fmt.Sprintf(", %d generic groups", len(file.Generic))
+	}
+	fmt.Fprintf(stderr, "pairwise: wrote %s (%d canaries%s)\n", *out, len(file.Canaries), generic)
 	return 0
 }

@@ -1,6 +1,11 @@
 package prom
 
-import "github.com/pairwise-canary/pairwise/pkg/selector"
+import (
+	"slices"
+	"strings"
+
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
 
 // Recorded minute series: the rule pack reads each fleet's raw series once a
 // minute and records the fleet's merged histogram of the last whole minute
@@ -59,3 +64,29 @@ const (
 	HealthReporting = "reporting"
 	HealthDown      = "down"
 )
+
+// GroupedHistogramQuery is NativeQuery or ClassicQuery kept apart by the
+// labels by: a label-driven group's read of every fleet of every canary at
+// once (by holds the identifying labels and the fleet label). The merged
+// histograms are the same as NativeQuery's and ClassicQuery's for the
+// selector of one fleet.
+func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
+	if kind == Classic {
+		return "sum by (" + strings.Join(append(slices.Clone(by), "le"), ", ") + ") (increase(" + sel.With(metric+"_bucket") + "[1m]))"
+	}
+	return "sum by (" + strings.Join(by, ", ") + ") (increase(" + sel.With(metric) + "[1m]))"
+}
+
+// GroupedHealthQuery is HealthQuery's figures kept apart by the labels by.
+func GroupedHealthQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
+	series := countedSeries(metric, sel, kind)
+	counted := "count_over_time(" + series + "[1m])"
+	grouping := " by (" + strings.Join(by, ", ") + ") "
+	figure := func(name, expr string) string {
+		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
+	}
+	return figure(HealthSamples, "sum"+grouping+"("+counted+")") +
+		" or " + figure(HealthSeries, "count"+grouping+"("+counted+")") +
+		" or " + figure(HealthReporting, "count"+grouping+"("+counted+" >= 2)") +
+		" or " + figure(HealthDown, "count"+grouping+"(min_over_time("+sel.With("up")+"[1m]) == 0)")
+}

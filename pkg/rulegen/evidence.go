@@ -344,7 +344,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		strconv.Quote(op(r.recordedSeries(n.statistic), ">=", num(rb)).flat()), windowTail, rb, recentTail, recentB)
 	alerts = []rule{
 		{alert: "PairwiseCanaryRollback", expr: r.evidenceRollback(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic)), keepFiring: "10m",
-			labels: [][2]string{labels[0], {"severity", "critical"}, {"action", "rollback"}},
+			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, its %s tail is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, rb)},
 				{"description", fmt.Sprintf("%s. %s A canary identical to its baseline, watched every minute, reaches a boundary at most once in %s days (falseRollback %s). %s",
@@ -352,7 +352,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 				runbook("PairwiseCanaryRollback"),
 			}},
 		{alert: "PairwiseCanaryPromotable", expr: op(r.recordedSeries(n.promote), "and on()", op(r.recordedSeries(n.decision), "==", leaf(strconv.Itoa(verdict.Promote.Code())))),
-			labels: [][2]string{labels[0], {"severity", "info"}, {"action", "promote"}},
+			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, its %s tail is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, -pb)},
 				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",

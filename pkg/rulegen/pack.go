@@ -2,6 +2,7 @@ package rulegen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,9 +58,18 @@ func recordedMinute(sel string, minutesAgo int) expr {
 	return leaf("last_over_time(" + sel + "[1m])")
 }
 
-// fleetRecord selects the fleet's series of a recorded minute series.
+// fleetRecord selects the fleet's series of a recorded minute series: by
+// the canary and fleet labels its group gives them, or, when a generic group
+// records them, by the canary's identifying labels and the fleet label.
 func (r resolved) fleetRecord(fleet, name string, extra ...selector.Matcher) string {
 	sel := selector.Selector{{Name: "canary", Op: selector.Equal, Value: r.Name}, {Name: "fleet", Op: selector.Equal, Value: fleet}}
+	if g := r.generic; g != nil {
+		value := g.Baseline
+		if fleet == "canary" {
+			value = g.Canary
+		}
+		sel = append(slices.Clone(r.identity), selector.Matcher{Name: g.FleetLabel, Op: selector.Equal, Value: value})
+	}
 	return append(sel, extra...).With(name)
 }
 
@@ -335,7 +345,7 @@ func (r resolved) rules(runbookBase string) []rule {
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	out = append(out,
 		rule{alert: "PairwiseCanaryRollback", expr: r.referenceRollback(bad), keepFiring: "10m",
-			labels: [][2]string{canaryLabel, {"severity", "critical"}, {"action", "rollback"}},
+			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, {{ $value }} bad minutes in the last %s", name, window)},
 				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes had a canary %s of %s at or above %sx the baseline's (limit %d bad minutes; %s). Canary %s, baseline %s.",
@@ -343,7 +353,7 @@ func (r resolved) rules(runbookBase string) []rule {
 				runbook("PairwiseCanaryRollback"),
 			}},
 		rule{alert: "PairwiseCanaryBadMinute", expr: m.bad,
-			labels: [][2]string{canaryLabel, {"severity", "warning"}},
+			labels: r.alertLabels([2]string{"severity", "warning"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: the last minute was bad ({{ $value | printf \"%%.3f\" }}x the baseline %s)", name, vq)},
 				{"description", fmt.Sprintf("In the last complete wall-clock minute the canary's %s of %s was {{ $value | printf \"%%.3f\" }}x the baseline's, at or above %sx. %d such minutes in %d roll back. Canary %s, baseline %s.",
@@ -351,7 +361,7 @@ func (r resolved) rules(runbookBase string) []rule {
 				runbook("PairwiseCanaryBadMinute"),
 			}},
 		rule{alert: "PairwiseCanaryInsufficientTraffic", expr: op(op(m.insufficient, "and", m.data), "unless", m.partial), forDur: "10m",
-			labels: [][2]string{canaryLabel, {"severity", "warning"}},
+			labels: r.alertLabels([2]string{"severity", "warning"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: too little traffic to judge its %s", name, vq)},
 				{"description", fmt.Sprintf("For 10 minutes a fleet has had only {{ $value | printf \"%%.1f\" }} observations beyond its %s of %s in a minute, fewer than the %s needed: those minutes are insufficient and count neither good nor bad, so the canary can neither promote nor roll back. Send the canary more traffic or judge a lower quantile. Canary %s, baseline %s.",
@@ -360,7 +370,7 @@ func (r resolved) rules(runbookBase string) []rule {
 			}},
 		r.fleetMissingAlert(m, runbook),
 		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless on()", r.referenceRollback(bad)), "unless on()", flags),
-			labels: [][2]string{canaryLabel, {"severity", "info"}, {"action", "promote"}},
+			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, {{ $value }} good minutes in the last %s", name, window)},
 				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes were good (%s; %d needed), fewer than %d were bad and no flag is raised. Canary %s, baseline %s.",
@@ -375,6 +385,9 @@ func (r resolved) rules(runbookBase string) []rule {
 // histogram of the minute and its health, as the engine queries them, once
 // a minute.
 func (r resolved) rawRules() []rule {
+	if r.generic != nil {
+		return nil // the generic group records them
+	}
 	var out []rule
 	for _, f := range []struct {
 		name string
@@ -393,6 +406,29 @@ func (r resolved) rawRules() []rule {
 		)
 	}
 	return out
+}
+
+// rules are a generic group's rules: each fleet's merged histogram of the
+// minute and its health for every canary at once, kept apart by the
+// identifying labels and the fleet label.
+func (g *resolvedGeneric) rules() []rule {
+	return []rule{
+		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by()))),
+			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
+		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHealthQuery(g.Metric, g.sel, g.kind, g.by()))),
+			comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + ")"},
+	}
+}
+
+// alertLabels are an alert's labels: the canary's, its identifying labels
+// when a generic group records it (so Alertmanager can route and inhibit by
+// them), then extra.
+func (r resolved) alertLabels(extra ...[2]string) [][2]string {
+	out := [][2]string{{"canary", r.Name}}
+	for _, m := range r.identity {
+		out = append(out, [2]string{m.Name, templateSafe(m.Value)}) // Prometheus expands alert labels as templates too
+	}
+	return append(out, extra...)
 }
 
 // minuteRules record the paired figures of each minute that the window's
@@ -463,7 +499,7 @@ func (r resolved) fleetMissingAlert(m minuteExprs, runbook func(string) [2]strin
 			"and on()", op(absent.served, ">", leaf("0")))
 	}
 	return rule{alert: "PairwiseCanaryFleetMissing", expr: op(missing(m.base, m.canary), "or", missing(m.canary, m.base)), forDur: "5m",
-		labels: [][2]string{{"canary", r.Name}, {"severity", "warning"}},
+		labels: r.alertLabels([2]string{"severity", "warning"}),
 		annotations: [][2]string{
 			{"summary", "Canary " + templateSafe(r.Name) + ": the {{ $labels.missing_fleet }} fleet has stopped serving"},
 			{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",

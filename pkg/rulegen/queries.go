@@ -54,7 +54,7 @@ type Queries struct {
 
 // MinuteQueries validates f and returns the queries of each canary in order.
 func MinuteQueries(f File) ([]Queries, error) {
-	canaries, err := f.resolve()
+	canaries, _, err := f.resolve()
 	if err != nil {
 		return nil, err
 	}

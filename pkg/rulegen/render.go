@@ -16,7 +16,7 @@ const DefaultSource = "rules/pairwise.yaml"
 // order of the config, recording rules first, then alerts. The output depends
 // only on f, so a committed file can be compared with a fresh rendering.
 func Render(f File) ([]byte, error) {
-	canaries, err := f.resolve()
+	canaries, generic, err := f.resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +49,9 @@ func Render(f File) ([]byte, error) {
 # rule (the default) or the chapter's reference rule, as its header says. See rules/README.md.
 groups:
 `)
+	for _, g := range generic {
+		writeGenericGroup(&b, g)
+	}
 	for _, c := range canaries {
 		writeGroup(&b, c, runbookBase)
 	}
@@ -72,6 +75,17 @@ func writeGroup(b *bytes.Buffer, c resolved, runbookBase string) {
 	}
 	fmt.Fprintf(b, "  - name: pairwise-%s\n    interval: 1m\n    rules:\n", c.Name)
 	for _, r := range c.rules(runbookBase) {
+		writeRule(b, r)
+	}
+}
+
+func writeGenericGroup(b *bytes.Buffer, g *resolvedGeneric) {
+	fmt.Fprintf(b, "  # Generic %s: %s (%s histogram) of every canary identified by %s, fleets %s=%q (baseline)\n",
+		g.Name, g.Metric, g.kind, strings.Join(g.By, ", "), g.FleetLabel, g.Baseline)
+	fmt.Fprintf(b, "  # and %s=%q (canary), matchers %s: the minutes of a new canary are recorded without regenerating\n", g.FleetLabel, g.Canary, g.sel)
+	b.WriteString("  # the pack; a canary group naming this group (generic:) judges them.\n")
+	fmt.Fprintf(b, "  - name: pairwise-generic-%s\n    interval: 1m\n    rules:\n", g.Name)
+	for _, r := range g.rules() {
 		writeRule(b, r)
 	}
 }
