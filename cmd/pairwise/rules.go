@@ -72,8 +72,12 @@ func rules(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("write rule pack: %w", err))
 	}
 	generic := ""
-	if len(file.Generic) > 0 {
-		generic = fmt.Sprintf(", %d generic groups", len(file.Generic))
+	switch n := len(file.Generic); n {
+	case 0:
+	case 1:
+		generic = ", 1 generic group"
+	default:
+		generic = fmt.Sprintf(", %d generic groups", n)
 	}
 	fmt.Fprintf(stderr, "pairwise: wrote %s (%d canaries%s)\n", *out, len(file.Canaries), generic)
 	return 0

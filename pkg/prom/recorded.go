@@ -68,25 +68,34 @@ const (
 // GroupedHistogramQuery is NativeQuery or ClassicQuery kept apart by the
 // labels by: a label-driven group's read of every fleet of every canary at
 // once (by holds the identifying labels and the fleet label). The merged
-// histograms are the same as NativeQuery's and ClassicQuery's for the
-// selector of one fleet.
+// histograms are NativeQuery's and ClassicQuery's for the selector of one
+// fleet; with no labels it is exactly their text.
 func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
 	if kind == Classic {
-		return "sum by (" + strings.Join(append(slices.Clone(by), "le"), ", ") + ") (increase(" + sel.With(metric+"_bucket") + "[1m]))"
+		return "sum" + grouping(append(slices.Clone(by), "le")) + "(increase(" + sel.With(metric+"_bucket") + "[1m]))"
 	}
-	return "sum by (" + strings.Join(by, ", ") + ") (increase(" + sel.With(metric) + "[1m]))"
+	return "sum" + grouping(by) + "(increase(" + sel.With(metric) + "[1m]))"
 }
 
-// GroupedHealthQuery is HealthQuery's figures kept apart by the labels by.
+// GroupedHealthQuery is HealthQuery's figures kept apart by the labels by;
+// with no labels it is exactly HealthQuery's text.
 func GroupedHealthQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
 	series := countedSeries(metric, sel, kind)
 	counted := "count_over_time(" + series + "[1m])"
-	grouping := " by (" + strings.Join(by, ", ") + ") "
+	g := grouping(by)
 	figure := func(name, expr string) string {
 		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
 	}
-	return figure(HealthSamples, "sum"+grouping+"("+counted+")") +
-		" or " + figure(HealthSeries, "count"+grouping+"("+counted+")") +
-		" or " + figure(HealthReporting, "count"+grouping+"("+counted+" >= 2)") +
-		" or " + figure(HealthDown, "count"+grouping+"(min_over_time("+sel.With("up")+"[1m]) == 0)")
+	return figure(HealthSamples, "sum"+g+"("+counted+")") +
+		" or " + figure(HealthSeries, "count"+g+"("+counted+")") +
+		" or " + figure(HealthReporting, "count"+g+"("+counted+" >= 2)") +
+		" or " + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)")
+}
+
+// grouping is an aggregation's " by (a, b) " clause, empty without labels.
+func grouping(by []string) string {
+	if len(by) == 0 {
+		return ""
+	}
+	return " by (" + strings.Join(by, ", ") + ") "
 }

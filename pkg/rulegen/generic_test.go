@@ -60,6 +60,26 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 	}
 }
 
+// The grouped reads are the engine's queries kept apart by labels: without
+// labels they are the very text of prom.NativeQuery, ClassicQuery and
+// HealthQuery.
+func TestGroupedQueriesAreTheEngineQueries(t *testing.T) {
+	sel, _ := selector.Parse(`{service="checkout",track="canary"}`)
+	const m = "http_request_duration_seconds"
+	for _, k := range []prom.Kind{prom.Native, prom.Classic} {
+		want := prom.NativeQuery(m, sel)
+		if k == prom.Classic {
+			want = prom.ClassicQuery(m, sel)
+		}
+		if got := prom.GroupedHistogramQuery(m, sel, k, nil); got != want {
+			t.Errorf("%s histogram: %s\nwant %s", k, got, want)
+		}
+		if got, want := prom.GroupedHealthQuery(m, sel, k, nil), prom.HealthQuery(m, sel, k); got != want {
+			t.Errorf("%s health: %s\nwant %s", k, got, want)
+		}
+	}
+}
+
 func TestGenericValidation(t *testing.T) {
 	for _, tt := range []struct {
 		name string

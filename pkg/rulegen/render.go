@@ -37,7 +37,8 @@ func Render(f File) ([]byte, error) {
 # whose one-step subquery evaluates the raw query exactly once, at the whole minute,
 # whatever the group's evaluation offset. A sample recorded at evaluation time t holds
 # the minute ending at t truncated to the minute (canary_fleet:<metric>:increase_1m and
-# :health_1m, labels canary, fleet, pairwise_selector). Every other rule reads recorded
+# :health_1m, labels canary, fleet, pairwise_selector; a generic group's keep its identifying
+# labels and fleet label, and the groups of its canaries read no raw series). Every other rule reads recorded
 # series: the minute just recorded, or sums over the last n recorded minutes ([<n>m]
 # ranges); a minute without a record (Prometheus down) is a no-data minute, never bad.
 # So the groups must be evaluated once a minute (interval: 1m), and ranges must be
