@@ -44,8 +44,9 @@ type File struct {
 // identifying labels By and the fleet label FleetLabel, set to Baseline or
 // Canary, has its fleets' minutes recorded (prom.MinuteHistogramRecord and
 // prom.MinuteHealthRecord, labelled with By and FleetLabel) without the
-// pack being regenerated. A canary is judged by a group of its own that
-// names the generic group and its labels' values (Canary.Generic).
+// pack being regenerated. A canary that names the generic group and its
+// labels' values (Canary.Generic) is judged in the generic group, after its
+// reads.
 type Generic struct {
 	// Name names the rule group (pairwise-generic-<name>).
 	Name string `yaml:"name"`

@@ -25,10 +25,17 @@ var recordedName = regexp.MustCompile(`canary(_fleet)?:[a-zA-Z_][a-zA-Z0-9_]*:[a
 
 func TestRulesReadOnlySeriesRecordedAboveThemInTheirGroup(t *testing.T) {
 	for _, rule := range []func(Canary) Canary{func(c Canary) Canary { return c }, reference} {
-		for _, kind := range []string{"native", "classic"} {
+		for _, kind := range []string{"native", "classic", "generic"} {
 			c := rule(checkout(kind))
+			f := File{Canaries: []Canary{c}}
+			if kind == "generic" {
+				f = File{Generic: []Generic{httpServices()}, Canaries: []Canary{rule(genericCanary("checkout", "checkout")), rule(genericCanary("search", "search"))}}
+			}
 			t.Run(fmt.Sprintf("%s/%v", kind, c.Rule != nil), func(t *testing.T) {
-				rf := renderFile(t, File{Canaries: []Canary{c}})
+				rf := renderFile(t, f)
+				if len(rf.Groups) != 1 {
+					t.Fatalf("%d groups, want 1", len(rf.Groups))
+				}
 				recorded := map[string]bool{}
 				for _, r := range rf.Groups[0].Rules {
 					for _, read := range recordedName.FindAllString(r.Expr+r.Annotations["description"]+r.Annotations["summary"], -1) {

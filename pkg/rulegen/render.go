@@ -38,7 +38,7 @@ func Render(f File) ([]byte, error) {
 # whatever the group's evaluation offset. A sample recorded at evaluation time t holds
 # the minute ending at t truncated to the minute (canary_fleet:<metric>:increase_1m and
 # :health_1m, labels canary, fleet, pairwise_selector; a generic group's keep its identifying
-# labels and fleet label, and the groups of its canaries read no raw series). Every other rule reads recorded
+# labels and fleet label, and its canaries are judged in the same group). Every other rule reads recorded
 # series: the minute just recorded, or sums over the last n recorded minutes ([<n>m]
 # ranges); a minute without a record (Prometheus down) is a no-data minute, never bad.
 # So the groups must be evaluated once a minute (interval: 1m), and ranges must be
@@ -51,43 +51,64 @@ func Render(f File) ([]byte, error) {
 groups:
 `)
 	for _, g := range generic {
-		writeGenericGroup(&b, g)
+		writeGenericGroup(&b, g, canaries, runbookBase)
 	}
 	for _, c := range canaries {
-		writeGroup(&b, c, runbookBase)
+		if c.generic == nil {
+			writeGroup(&b, c, runbookBase)
+		}
 	}
 	return b.Bytes(), nil
 }
 
+// writeGroup writes the group of a canary that records its own minutes.
 func writeGroup(b *bytes.Buffer, c resolved, runbookBase string) {
-	cfg := c.config
-	fmt.Fprintf(b, "  # Canary %s: %s (%s histogram), baseline %s, canary %s.\n", c.Name, c.Metric, c.kind, c.baseline, c.canary)
-	fmt.Fprintf(b, "  # Verdict on %s: good <= %s, bad >= %s, at least %s observations beyond it in each fleet;\n",
-		verdict.QuantileLabel(cfg.VerdictQuantile), fmtNum(cfg.PromoteThreshold), fmtNum(cfg.RollbackThreshold), fmtNum(cfg.MinTailObservations))
-	if cfg.Rule == verdict.RuleReference {
-		fmt.Fprintf(b, "  # window %dm, reference rule: rollback at %d bad minutes, else promote at %d good and no flag; warm-up %dm.\n",
-			cfg.WindowMinutes, cfg.BadLimit, cfg.GoodNeeded, cfg.WarmupMinutes)
-	} else {
-		fmt.Fprintf(b, "  # window %dm, evidence rule: rollback at evidence >= %s over the window or >= %s over a recent run\n"+
-			"  # (falseRollback %s), else promote at promote evidence <= %s (falsePromote %s) with %d minutes of\n"+
-			"  # evidence and no flag; warm-up %dm.\n",
-			cfg.WindowMinutes, fmtBoundary(cfg.RollbackBoundary(false)), fmtBoundary(cfg.RecentBoundary(false)), fmtNum(cfg.FalseRollback),
-			fmtBoundary(-cfg.PromoteBoundary(false)), fmtNum(cfg.FalsePromote), cfg.PromoteMinutes(), cfg.WarmupMinutes)
-	}
+	writeCanaryHeader(b, c, "  ")
 	fmt.Fprintf(b, "  - name: pairwise-%s\n    interval: 1m\n    rules:\n", c.Name)
 	for _, r := range c.rules(runbookBase) {
 		writeRule(b, r)
 	}
 }
 
-func writeGenericGroup(b *bytes.Buffer, g *resolvedGeneric) {
+// writeCanaryHeader describes a canary and its configuration in comments.
+func writeCanaryHeader(b *bytes.Buffer, c resolved, indent string) {
+	cfg := c.config
+	fmt.Fprintf(b, "%s# Canary %s: %s (%s histogram), baseline %s, canary %s.\n", indent, c.Name, c.Metric, c.kind, c.baseline, c.canary)
+	fmt.Fprintf(b, "%s# Verdict on %s: good <= %s, bad >= %s, at least %s observations beyond it in each fleet;\n",
+		indent, verdict.QuantileLabel(cfg.VerdictQuantile), fmtNum(cfg.PromoteThreshold), fmtNum(cfg.RollbackThreshold), fmtNum(cfg.MinTailObservations))
+	if cfg.Rule == verdict.RuleReference {
+		fmt.Fprintf(b, "%s# window %dm, reference rule: rollback at %d bad minutes, else promote at %d good and no flag; warm-up %dm.\n",
+			indent, cfg.WindowMinutes, cfg.BadLimit, cfg.GoodNeeded, cfg.WarmupMinutes)
+	} else {
+		fmt.Fprintf(b, "%s# window %dm, evidence rule: rollback at evidence >= %s over the window or >= %s over a recent run\n"+
+			"%s# (falseRollback %s), else promote at promote evidence <= %s (falsePromote %s) with %d minutes of\n"+
+			"%s# evidence and no flag; warm-up %dm.\n",
+			indent, cfg.WindowMinutes, fmtBoundary(cfg.RollbackBoundary(false)), fmtBoundary(cfg.RecentBoundary(false)),
+			indent, fmtNum(cfg.FalseRollback), fmtBoundary(-cfg.PromoteBoundary(false)), fmtNum(cfg.FalsePromote), cfg.PromoteMinutes(),
+			indent, cfg.WarmupMinutes)
+	}
+}
+
+// writeGenericGroup writes a generic group: its vectorised reads, then the
+// rules of each canary that names it, in the same group so that they read
+// the minute the group has just recorded (rule groups run independently,
+// at their own offsets; the rules of one group run in order at one time).
+func writeGenericGroup(b *bytes.Buffer, g *resolvedGeneric, canaries []resolved, runbookBase string) {
 	fmt.Fprintf(b, "  # Generic %s: %s (%s histogram) of every canary identified by %s, fleets %s=%q (baseline)\n",
 		g.Name, g.Metric, g.kind, strings.Join(g.By, ", "), g.FleetLabel, g.Baseline)
 	fmt.Fprintf(b, "  # and %s=%q (canary), matchers %s: the minutes of a new canary are recorded without regenerating\n", g.FleetLabel, g.Canary, g.sel)
-	b.WriteString("  # the pack; a canary group naming this group (generic:) judges them.\n")
+	b.WriteString("  # the pack; the canaries naming this group (generic:) are judged below, from those records.\n")
 	fmt.Fprintf(b, "  - name: pairwise-generic-%s\n    interval: 1m\n    rules:\n", g.Name)
 	for _, r := range g.rules() {
 		writeRule(b, r)
+	}
+	for _, c := range canaries {
+		if c.generic == g {
+			writeCanaryHeader(b, c, "      ")
+			for _, r := range c.rules(runbookBase) {
+				writeRule(b, r)
+			}
+		}
 	}
 }
 
