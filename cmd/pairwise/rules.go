@@ -71,6 +71,14 @@ func rules(args []string, stdout, stderr io.Writer) int {
 	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return fail(stderr, fmt.Errorf("write rule pack: %w", err))
 	}
-	fmt.Fprintf(stderr, "pairwise: wrote %s (%d canaries)\n", *out, len(file.Canaries))
+	generic := ""
+	switch n := len(file.Generic); n {
+	case 0:
+	case 1:
+		generic = ", 1 generic group"
+	default:
+		generic = fmt.Sprintf(", %d generic groups", n)
+	}
+	fmt.Fprintf(stderr, "pairwise: wrote %s (%d canaries%s)\n", *out, len(file.Canaries), generic)
 	return 0
 }

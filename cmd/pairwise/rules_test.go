@@ -35,11 +35,13 @@ func runTool(t *testing.T, dir, tool string, args ...string) string {
 }
 
 // committedPacks are the rule packs in the repository and their configs:
-// the pack users load, and the reference-rule pack the promtool tests of the
-// reference rule (rules/tests/native.yml, classic.yml) load.
+// the pack users load, the reference-rule pack the promtool tests of the
+// reference rule (rules/tests/native.yml, classic.yml, gaps.yml) load, and
+// the generic group's (rules/tests/generic.yml).
 var committedPacks = []struct{ config, pack string }{
 	{"rules/pairwise.yaml", "rules/pairwise.rules.yml"},
 	{"rules/tests/reference/pairwise.yaml", "rules/tests/reference/pairwise.rules.yml"},
+	{"rules/tests/generic/pairwise.yaml", "rules/tests/generic/pairwise.rules.yml"},
 }
 
 func TestCommittedRulePackIsGenerated(t *testing.T) {
@@ -149,6 +151,8 @@ func TestAlertmanagerRoutes(t *testing.T) {
 	}{
 		{"rollback-webhook", []string{"action=rollback", "canary=checkout"}},
 		{"rollback-webhook,canary-team", []string{"alertname=PairwiseCanaryRollback", "action=rollback", "canary=checkout", "severity=critical"}},
+		// A canary of a generic group: its identifying labels ride along.
+		{"rollback-webhook,canary-team", []string{"alertname=PairwiseCanaryRollback", "action=rollback", "canary=checkout", "namespace=shop", "service=checkout", "severity=critical"}},
 		{"canary-team", []string{"alertname=PairwiseCanaryBadMinute", "canary=checkout", "severity=warning"}},
 		{"canary-team", []string{"alertname=PairwiseCanaryPromotable", "action=promote", "canary=checkout", "severity=info"}},
 		{"default", []string{"alertname=Watchdog"}},
@@ -173,7 +177,7 @@ func TestRulePackVariantsPassPromtoolLint(t *testing.T) {
 		{"significance gate", "significance: 0.99", "2.32634787404084"}, // verdict.OneSidedZ(0.99)
 		{"warm-up", "warmupMinutes: 5", "[1m] offset 5m"},
 		{"budgets and quantile", "falseRollback: 0.01\n  falsePromote: 0.05\n  verdictQuantile: 0.999", "histogram_quantile(0.999,"},
-		{"reference rule, short window", "rule: reference\n  windowMinutes: 20\n  goodNeeded: 10\n  badLimit: 3", "[20m:1m]"},
+		{"reference rule, short window", "rule: reference\n  windowMinutes: 20\n  goodNeeded: 10\n  badLimit: 3", "[20m])"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

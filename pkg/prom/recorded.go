@@ -1,6 +1,11 @@
 package prom
 
-import "github.com/pairwise-canary/pairwise/pkg/selector"
+import (
+	"slices"
+	"strings"
+
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
 
 // Recorded minute series: the rule pack reads each fleet's raw series once a
 // minute and records the fleet's merged histogram of the last whole minute
@@ -48,4 +53,49 @@ func MinuteHealthRecord(metric string, kind Kind) string {
 // recorded series of the fleet sel.
 func RecordedSelector(sel selector.Selector) selector.Selector {
 	return selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: sel.String()}}
+}
+
+// HealthLabel and the Health* values name the figures of HealthQuery's
+// series (and so of MinuteHealthRecord's), as HealthQuery writes them.
+const (
+	HealthLabel     = "pairwise_health"
+	HealthSamples   = "samples"
+	HealthSeries    = "series"
+	HealthReporting = "reporting"
+	HealthDown      = "down"
+)
+
+// GroupedHistogramQuery is NativeQuery or ClassicQuery kept apart by the
+// labels by: a label-driven group's read of every fleet of every canary at
+// once (by holds the identifying labels and the fleet label). The merged
+// histograms are NativeQuery's and ClassicQuery's for the selector of one
+// fleet; with no labels it is exactly their text.
+func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
+	if kind == Classic {
+		return "sum" + grouping(append(slices.Clone(by), "le")) + "(increase(" + sel.With(metric+"_bucket") + "[1m]))"
+	}
+	return "sum" + grouping(by) + "(increase(" + sel.With(metric) + "[1m]))"
+}
+
+// GroupedHealthQuery is HealthQuery's figures kept apart by the labels by;
+// with no labels it is exactly HealthQuery's text.
+func GroupedHealthQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
+	series := countedSeries(metric, sel, kind)
+	counted := "count_over_time(" + series + "[1m])"
+	g := grouping(by)
+	figure := func(name, expr string) string {
+		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
+	}
+	return figure(HealthSamples, "sum"+g+"("+counted+")") +
+		" or " + figure(HealthSeries, "count"+g+"("+counted+")") +
+		" or " + figure(HealthReporting, "count"+g+"("+counted+" >= 2)") +
+		" or " + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)")
+}
+
+// grouping is an aggregation's " by (a, b) " clause, empty without labels.
+func grouping(by []string) string {
+	if len(by) == 0 {
+		return ""
+	}
+	return " by (" + strings.Join(by, ", ") + ") "
 }

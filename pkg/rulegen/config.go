@@ -28,6 +28,10 @@ type File struct {
 	Defaults verdict.Overrides `yaml:"defaults"`
 	// RunbookBase is the page whose anchors the alerts link to.
 	RunbookBase string `yaml:"runbookBase"`
+	// Generic are label-driven groups: each reads the raw series of every
+	// canary that follows its label convention once a minute, in one
+	// vectorised rule per series.
+	Generic []Generic `yaml:"generic"`
 	// Canaries are rendered in the order given, one rule group each.
 	Canaries []Canary `yaml:"canaries"`
 
@@ -36,11 +40,41 @@ type File struct {
 	Source string `yaml:"-"`
 }
 
+// Generic is a label-driven group: every canary whose series carry the
+// identifying labels By and the fleet label FleetLabel, set to Baseline or
+// Canary, has its fleets' minutes recorded (prom.MinuteHistogramRecord and
+// prom.MinuteHealthRecord, labelled with By and FleetLabel) without the
+// pack being regenerated. A canary that names the generic group and its
+// labels' values (Canary.Generic) is judged in the generic group, after its
+// reads.
+type Generic struct {
+	// Name names the rule group (pairwise-generic-<name>).
+	Name string `yaml:"name"`
+	// Metric is the histogram name without _bucket.
+	Metric string `yaml:"metric"`
+	// Histogram is native or classic.
+	Histogram string `yaml:"histogram"`
+	// By are the labels that identify a canary, such as namespace and service.
+	By []string `yaml:"by"`
+	// FleetLabel is the label telling the fleets apart, such as track.
+	FleetLabel string `yaml:"fleetLabel"`
+	// Baseline and Canary are FleetLabel's values of the two fleets.
+	Baseline string `yaml:"baseline"`
+	Canary   string `yaml:"canary"`
+	// Matchers are optional extra label matchers, parsed by pkg/selector.
+	Matchers string `yaml:"matchers"`
+}
+
 // Canary is one paired-fleet canary: a histogram metric and the selectors of
-// its two fleets.
+// its two fleets, or a generic group and the values of its labels.
 type Canary struct {
 	// Name is the value of the canary label on every series and alert.
 	Name string `yaml:"name"`
+	// Generic names the label-driven group that records this canary's
+	// minutes; Labels then give the values of its identifying labels, and
+	// Metric, Histogram, Baseline and Canary are left out.
+	Generic string            `yaml:"generic"`
+	Labels  map[string]string `yaml:"labels"`
 	// Metric is the histogram name without _bucket.
 	Metric string `yaml:"metric"`
 	// Baseline and Canary are label-matcher selectors, parsed by pkg/selector.
@@ -74,42 +108,193 @@ type resolved struct {
 	config           verdict.Config
 	kind             prom.Kind
 	baseline, canary selector.Selector
+	// generic is the label-driven group recording the canary's minutes,
+	// nil when its own group records them; identity then holds the
+	// equality matchers of its identifying labels, in the group's order.
+	generic  *resolvedGeneric
+	identity selector.Selector
 }
 
-// resolve validates the file and returns each canary with its configuration.
-// Every error names the canary and the field.
-func (f File) resolve() ([]resolved, error) {
-	if len(f.Canaries) == 0 {
-		return nil, errors.New("canaries: the config lists no canary")
+// resolvedGeneric is a validated generic group.
+type resolvedGeneric struct {
+	Generic
+	kind prom.Kind
+	// sel selects both fleets of every canary: FleetLabel=~"baseline|canary"
+	// (values regex-escaped) and the extra matchers.
+	sel selector.Selector
+}
+
+// reservedLabels are labels the pack sets itself, which a generic group
+// cannot use to identify a canary or a fleet.
+var reservedLabels = map[string]string{
+	"canary":                   "the pack's canary label",
+	"le":                       "the bucket bound of classic histograms",
+	prom.RecordedSelectorLabel: "the pack's label of a fleet selector",
+	prom.HealthLabel:           "the pack's label of a health figure",
+	"__name__":                 "the metric name",
+}
+
+// validLabelName checks a label name as pkg/selector parses it.
+func validLabelName(name string) error {
+	sel, err := selector.Parse("{" + name + `="x"}`)
+	if err != nil || len(sel) != 1 || sel[0].Name != name {
+		return fmt.Errorf("%q is not a label name: use letters, digits and '_', not starting with a digit", name)
 	}
-	defaults := f.Defaults.Apply(verdict.Default())
-	if err := defaults.Validate(); err != nil {
-		return nil, fmt.Errorf("defaults: %w", err)
+	if why, ok := reservedLabels[name]; ok {
+		return fmt.Errorf("label %s is %s", name, why)
+	}
+	return nil
+}
+
+func (g Generic) resolve() (*resolvedGeneric, error) {
+	r := &resolvedGeneric{Generic: g}
+	if !canaryName.MatchString(g.Name) {
+		return nil, fmt.Errorf("name: %q must start with a letter or digit and hold only letters, digits, '_', '.' and '-'", g.Name)
+	}
+	if err := selector.ValidMetricName(g.Metric); err != nil {
+		return nil, fmt.Errorf("metric: %w", err)
+	}
+	if strings.HasSuffix(g.Metric, "_bucket") {
+		return nil, fmt.Errorf("metric: give the histogram name without _bucket, not %q", g.Metric)
+	}
+	switch prom.Kind(g.Histogram) {
+	case prom.Native, prom.Classic:
+		r.kind = prom.Kind(g.Histogram)
+	default:
+		return nil, fmt.Errorf("histogram: %q must be native or classic", g.Histogram)
+	}
+	if len(g.By) == 0 {
+		return nil, errors.New("by: list the labels that identify a canary, such as [namespace, service]")
 	}
 	seen := map[string]bool{}
-	out := make([]resolved, 0, len(f.Canaries))
-	for i, c := range f.Canaries {
-		r, err := c.resolve(defaults)
+	for _, l := range append(slices.Clone(g.By), g.FleetLabel) {
+		field := "by"
+		if len(seen) == len(g.By) {
+			field = "fleetLabel"
+		}
+		if err := validLabelName(l); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		if seen[l] {
+			return nil, fmt.Errorf("%s: label %s is listed twice (by and fleetLabel must be distinct labels)", field, l)
+		}
+		seen[l] = true
+	}
+	for field, v := range map[string]string{"baseline": g.Baseline, "canary": g.Canary} {
+		if v == "" {
+			return nil, fmt.Errorf("%s: give the value of %s that marks the %s fleet", field, g.FleetLabel, field)
+		}
+	}
+	if g.Baseline == g.Canary {
+		return nil, fmt.Errorf("canary: %q is also the baseline's value of %s", g.Canary, g.FleetLabel)
+	}
+	extra := selector.Selector{}
+	if strings.TrimSpace(g.Matchers) != "" {
+		var err error
+		if extra, err = selector.Parse(g.Matchers); err != nil {
+			return nil, fmt.Errorf("matchers: %w", err)
+		}
+		for _, m := range extra {
+			if seen[m.Name] || m.Name == "le" {
+				return nil, fmt.Errorf("matchers: label %s is set by the group itself (by, fleetLabel or le)", m.Name)
+			}
+		}
+	}
+	fleets := selector.Matcher{Name: g.FleetLabel, Op: selector.Regex, Value: regexp.QuoteMeta(g.Baseline) + "|" + regexp.QuoteMeta(g.Canary)}
+	r.sel = append(selector.Selector{fleets}, extra...)
+	return r, nil
+}
+
+// by are the labels a generic group's recorded series keep.
+func (g *resolvedGeneric) by() []string { return append(slices.Clone(g.By), g.FleetLabel) }
+
+// fleet is the selector of one fleet of the canary identity: what a
+// canary's own selector would be.
+func (g *resolvedGeneric) fleet(identity selector.Selector, value string) selector.Selector {
+	out := append(slices.Clone(identity), selector.Matcher{Name: g.FleetLabel, Op: selector.Equal, Value: value})
+	return append(out, g.sel[1:]...)
+}
+
+// resolveGeneric validates the generic groups: unique names, and one group
+// per recorded series name (two groups recording the same series for the
+// same labels would collide).
+func (f File) resolveGeneric() ([]*resolvedGeneric, error) {
+	var out []*resolvedGeneric
+	names, records := map[string]bool{}, map[string]string{}
+	for i, g := range f.Generic {
+		r, err := g.resolve()
 		if err != nil {
-			name := c.Name
+			name := g.Name
 			if name == "" {
 				name = fmt.Sprintf("#%d", i+1)
 			}
-			return nil, fmt.Errorf("canary %s: %w", name, err)
+			return nil, fmt.Errorf("generic %s: %w", name, err)
 		}
-		if seen[c.Name] {
-			return nil, fmt.Errorf("canary %s: name: used by an earlier canary; names must be unique", c.Name)
+		if names[g.Name] {
+			return nil, fmt.Errorf("generic %s: name: used by an earlier generic group; names must be unique", g.Name)
 		}
-		seen[c.Name] = true
+		names[g.Name] = true
+		record := prom.MinuteHistogramRecord(g.Metric, r.kind)
+		if other, ok := records[record]; ok {
+			return nil, fmt.Errorf("generic %s: metric: generic group %s records %s already; judge both conventions in one group", g.Name, other, record)
+		}
+		records[record] = g.Name
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-func (c Canary) resolve(defaults verdict.Config) (resolved, error) {
+// resolve validates the file and returns each canary with its configuration
+// and the generic groups. Every error names the canary or group and the field.
+func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
+	if len(f.Canaries) == 0 && len(f.Generic) == 0 {
+		return nil, nil, errors.New("canaries: the config lists no canary")
+	}
+	defaults := f.Defaults.Apply(verdict.Default())
+	if err := defaults.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("defaults: %w", err)
+	}
+	generic, err := f.resolveGeneric()
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]*resolvedGeneric{}
+	for _, g := range generic {
+		byName[g.Name] = g
+	}
+	seen := map[string]bool{}
+	out := make([]resolved, 0, len(f.Canaries))
+	for i, c := range f.Canaries {
+		r, err := c.resolve(defaults, byName)
+		if err != nil {
+			name := c.Name
+			if name == "" {
+				name = fmt.Sprintf("#%d", i+1)
+			}
+			return nil, nil, fmt.Errorf("canary %s: %w", name, err)
+		}
+		if seen[c.Name] {
+			return nil, nil, fmt.Errorf("canary %s: name: used by an earlier canary; names must be unique", c.Name)
+		}
+		if g, ok := byName[strings.TrimPrefix(c.Name, "generic-")]; ok && c.Name == "generic-"+g.Name {
+			return nil, nil, fmt.Errorf("canary %s: name: its group pairwise-%s would have the name of generic %s's group", c.Name, c.Name, g.Name)
+		}
+		seen[c.Name] = true
+		out = append(out, r)
+	}
+	return out, generic, nil
+}
+
+func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGeneric) (resolved, error) {
 	r := resolved{Canary: c}
 	if !canaryName.MatchString(c.Name) {
 		return r, fmt.Errorf("name: %q must start with a letter or digit and hold only letters, digits, '_', '.' and '-'", c.Name)
+	}
+	if c.Generic != "" || c.Labels != nil {
+		if err := r.fromGeneric(generic); err != nil {
+			return r, err
+		}
+		c = r.Canary
 	}
 	if err := selector.ValidMetricName(c.Metric); err != nil {
 		return r, fmt.Errorf("metric: %w", err)
@@ -138,6 +323,35 @@ func (c Canary) resolve(defaults verdict.Config) (resolved, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// fromGeneric fills in a canary of a generic group: its metric, kind and
+// fleet selectors follow from the group and the values of its labels.
+func (r *resolved) fromGeneric(generic map[string]*resolvedGeneric) error {
+	c := r.Canary
+	g, ok := generic[c.Generic]
+	if !ok {
+		return fmt.Errorf("generic: %q names no generic group of the config", c.Generic)
+	}
+	if c.Metric != "" || c.Histogram != "" || c.Baseline != "" || c.Canary != "" {
+		return errors.New("metric, histogram, baseline and canary come from the generic group; leave them out")
+	}
+	for name := range c.Labels {
+		if !slices.Contains(g.By, name) {
+			return fmt.Errorf("labels: %s is not one of generic %s's identifying labels %v", name, g.Name, g.By)
+		}
+	}
+	r.generic = g
+	for _, name := range g.By {
+		v, ok := c.Labels[name]
+		if !ok || v == "" {
+			return fmt.Errorf("labels: give the value of %s (generic %s identifies a canary by %v)", name, g.Name, g.By)
+		}
+		r.identity = append(r.identity, selector.Matcher{Name: name, Op: selector.Equal, Value: v})
+	}
+	r.Canary.Metric, r.Canary.Histogram = g.Metric, g.Histogram
+	r.Canary.Baseline, r.Canary.Canary = g.fleet(r.identity, g.Baseline).String(), g.fleet(r.identity, g.Canary).String()
+	return nil
 }
 
 // parseFleet parses a fleet selector; le is reserved for classic buckets.

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -63,10 +62,10 @@ type minuteEvidence struct {
 }
 
 // scrapeScale is verdict.ScrapeScale of the fleet's mean samples per series in
-// the minute (prom.SamplesQuery): 1 - 1/n, present only when n > 1.
+// the minute (prom.SamplesQuery, from the recorded health): 1 - 1/n, present
+// only when n > 1.
 func (r resolved) scrapeScale(f fleetExprs) expr {
-	samples := leaf("(" + prom.SamplesQuery(r.Metric, f.sel, r.kind) + ")")
-	return op(leaf("1"), "-", op(leaf("1"), "/", op(samples, ">", leaf("1"))))
+	return op(leaf("1"), "-", op(leaf("1"), "/", op(f.samplesPerSeries, ">", leaf("1"))))
 }
 
 func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
@@ -118,18 +117,19 @@ func (r resolved) terms(e minuteEvidence) expr {
 	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
 }
 
-// windowSums sums the terms over the window's whole minutes.
-func (r resolved) windowSums(terms expr) expr {
-	return fn("sum_over_time", sub(terms, fmt.Sprintf("[%dm:1m]", r.config.WindowMinutes)))
+// windowSums sums the recorded terms over the window's minutes.
+func (r resolved) windowSums() expr {
+	return call{fn: "sum by (" + termLabel + ") ", args: []expr{fn("sum_over_time", r.overWindow(r.minuteNames().terms, 0))}}
 }
 
-// recentSums sums the terms over each recent run of minutes ending with the
-// window, labelled with the run's length, plus the length itself.
-func (r resolved) recentSums(terms expr) expr {
+// recentSums sums the recorded terms over each recent run of minutes ending
+// with the window, labelled with the run's length, plus the length itself.
+func (r resolved) recentSums() expr {
 	var out expr
 	for _, l := range r.config.RecentLengths() {
 		length := strconv.Itoa(l)
-		run := labelled(op(fn("sum_over_time", sub(terms, "["+length+"m:1m]")), "or", labelled(leaf("vector("+length+")"), termLabel, termLength)), recentLabel, length)
+		sums := call{fn: "sum by (" + termLabel + ") ", args: []expr{fn("sum_over_time", r.overWindow(r.minuteNames().terms, l))}}
+		run := labelled(op(sums, "or", labelled(leaf("vector("+length+")"), termLabel, termLength)), recentLabel, length)
 		if out == nil {
 			out = run
 		} else {
@@ -252,9 +252,9 @@ type evidenceNames struct {
 
 func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	window := strconv.Itoa(r.config.WindowMinutes) + "m"
-	e := evidenceExprs{minute: r.minuteEvidence(m), flags: r.windowFlags(m)}
+	e := evidenceExprs{minute: r.minuteEvidence(m), flags: r.windowFlags()}
 	e.terms = r.terms(e.minute)
-	e.sums, e.recent = r.windowSums(e.terms), r.recentSums(e.terms)
+	e.sums, e.recent = r.windowSums(), r.recentSums()
 	e.names = evidenceNames{
 		sums:            RecordName(r.Metric, "evidence_sums_"+window, false),
 		recent:          RecordName(r.Metric, "recent_evidence_sums", false),
@@ -344,7 +344,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		strconv.Quote(op(r.recordedSeries(n.statistic), ">=", num(rb)).flat()), windowTail, rb, recentTail, recentB)
 	alerts = []rule{
 		{alert: "PairwiseCanaryRollback", expr: r.evidenceRollback(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic)), keepFiring: "10m",
-			labels: [][2]string{labels[0], {"severity", "critical"}, {"action", "rollback"}},
+			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, its %s tail is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, rb)},
 				{"description", fmt.Sprintf("%s. %s A canary identical to its baseline, watched every minute, reaches a boundary at most once in %s days (falseRollback %s). %s",
@@ -352,7 +352,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 				runbook("PairwiseCanaryRollback"),
 			}},
 		{alert: "PairwiseCanaryPromotable", expr: op(r.recordedSeries(n.promote), "and on()", op(r.recordedSeries(n.decision), "==", leaf(strconv.Itoa(verdict.Promote.Code())))),
-			labels: [][2]string{labels[0], {"severity", "info"}, {"action", "promote"}},
+			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, its %s tail is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, -pb)},
 				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/pairwise-canary/pairwise/pkg/prom"
-	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
@@ -26,10 +25,17 @@ var recordedName = regexp.MustCompile(`canary(_fleet)?:[a-zA-Z_][a-zA-Z0-9_]*:[a
 
 func TestRulesReadOnlySeriesRecordedAboveThemInTheirGroup(t *testing.T) {
 	for _, rule := range []func(Canary) Canary{func(c Canary) Canary { return c }, reference} {
-		for _, kind := range []string{"native", "classic"} {
+		for _, kind := range []string{"native", "classic", "generic"} {
 			c := rule(checkout(kind))
+			f := File{Canaries: []Canary{c}}
+			if kind == "generic" {
+				f = File{Generic: []Generic{httpServices()}, Canaries: []Canary{rule(genericCanary("checkout", "checkout")), rule(genericCanary("search", "search"))}}
+			}
 			t.Run(fmt.Sprintf("%s/%v", kind, c.Rule != nil), func(t *testing.T) {
-				rf := renderFile(t, File{Canaries: []Canary{c}})
+				rf := renderFile(t, f)
+				if len(rf.Groups) != 1 {
+					t.Fatalf("%d groups, want 1", len(rf.Groups))
+				}
 				recorded := map[string]bool{}
 				for _, r := range rf.Groups[0].Rules {
 					for _, read := range recordedName.FindAllString(r.Expr+r.Annotations["description"]+r.Annotations["summary"], -1) {
@@ -46,7 +52,7 @@ func TestRulesReadOnlySeriesRecordedAboveThemInTheirGroup(t *testing.T) {
 	}
 }
 
-func TestEvidenceSumsReadTheEngineQueriesOverWholeMinutes(t *testing.T) {
+func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 	for _, kind := range []string{"native", "classic"} {
 		t.Run(kind, func(t *testing.T) {
 			rf := renderFile(t, File{Canaries: []Canary{checkout(kind)}})
@@ -54,39 +60,35 @@ func TestEvidenceSumsReadTheEngineQueriesOverWholeMinutes(t *testing.T) {
 			for _, r := range rf.Groups[0].Rules {
 				exprs[r.Record+r.Alert] = oneLine(r.Expr)
 			}
-			base, _ := selector.Parse(`{service="checkout",track="baseline"}`)
-			canary, _ := selector.Parse(`{track="canary",service="checkout"}`)
 			k := prom.Kind(kind)
-			query := prom.NativeQuery
-			if k == prom.Classic {
-				query = prom.ClassicQuery
-			}
 			c := verdict.Default()
-			sums, recent := exprs["canary:http_request_duration_seconds:evidence_sums_60m"], exprs["canary:http_request_duration_seconds:recent_evidence_sums"]
-			for name, e := range map[string]string{"window sums": sums, "recent sums": recent} {
+			terms := exprs["canary:http_request_duration_seconds:evidence_terms_1m"]
+			hists, health := prom.MinuteHistogramRecord("http_request_duration_seconds", k), prom.MinuteHealthRecord("http_request_duration_seconds", k)
+			for _, fleet := range []string{"baseline", "canary"} {
 				for _, want := range []string{
-					query("http_request_duration_seconds", base), query("http_request_duration_seconds", canary),
-					prom.SamplesQuery("http_request_duration_seconds", base, k), prom.SamplesQuery("http_request_duration_seconds", canary, k),
-					"histogram_quantile(" + verdict.QuantileKey(c.VerdictQuantile) + ",",
+					fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, hists, fleet),
+					// the fleet's samples per series (prom.SamplesQuery) from its health
+					fmt.Sprintf(`sum(last_over_time(%s{canary="checkout",fleet=%q,pairwise_health="samples"}[1m])) / sum(last_over_time(%s{canary="checkout",fleet=%q,pairwise_health="series"}[1m]))`, health, fleet, health, fleet),
 				} {
-					if !has(e, want) {
-						t.Errorf("%s do not read %s:\n%.300s", name, want, e)
+					if !has(terms, want) {
+						t.Errorf("the minute's terms do not read %s:\n%.300s", want, terms)
 					}
-				}
-				for _, a := range verdict.TailIndices {
-					if want := fmt.Sprintf(`label_replace(vector(%s), "term", "llr_%s"`, numText(math.Pow(c.RollbackThreshold, a)), fmtNum(a)); !has(e, want) {
-						t.Errorf("%s lack the alternative %s", name, want)
-					}
-				}
-				if recordedName.MatchString(e) {
-					t.Errorf("%s read a recorded series, whose samples are not on whole minutes", name)
 				}
 			}
-			if !strings.HasPrefix(sums, "sum_over_time(") || !strings.HasSuffix(spaced(sums), spaced(")[60m:1m])")) {
-				t.Errorf("window sums are not a [60m:1m] subquery:\n%.200s", sums)
+			if !has(terms, "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
+				t.Errorf("the minute's terms lack the pooled quantile")
+			}
+			for _, a := range verdict.TailIndices {
+				if want := fmt.Sprintf(`label_replace(vector(%s), "term", "llr_%s"`, numText(math.Pow(c.RollbackThreshold, a)), fmtNum(a)); !has(terms, want) {
+					t.Errorf("the minute's terms lack the alternative %s", want)
+				}
+			}
+			sums, recent := exprs["canary:http_request_duration_seconds:evidence_sums_60m"], exprs["canary:http_request_duration_seconds:recent_evidence_sums"]
+			if want := `sum by (term) (sum_over_time(canary:http_request_duration_seconds:evidence_terms_1m{canary="checkout"}[60m]))`; sums != want {
+				t.Errorf("window sums:\n%s\nwant %s", sums, want)
 			}
 			for _, l := range c.RecentLengths() {
-				run := fmt.Sprintf(`)[%dm:1m]) or label_replace(vector(%d), "term", "length", "", ""), "recent_minutes", "%d", "", "")`, l, l, l)
+				run := fmt.Sprintf(`sum by (term) (sum_over_time(canary:http_request_duration_seconds:evidence_terms_1m{canary="checkout"}[%dm])) or label_replace(vector(%d), "term", "length", "", ""), "recent_minutes", "%d", "", "")`, l, l, l)
 				if !has(recent, run) {
 					t.Errorf("recent sums lack the %d-minute run %s", l, run)
 				}
@@ -132,16 +134,16 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 				t.Errorf("rollback alert lacks the boundaries:\n%s", rollback)
 			}
 			sums := exprs["canary:http_request_duration_seconds:evidence_sums_"+w]
-			if !strings.HasSuffix(spaced(sums), spaced(")["+w+":1m])")) || !has(sums, "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
+			if !strings.HasSuffix(spaced(sums), spaced("["+w+"]))")) || !has(exprs["canary:http_request_duration_seconds:evidence_terms_1m"], "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
 				t.Errorf("window sums do not follow the window and quantile:\n%.300s", sums)
 			}
 			recent := exprs["canary:http_request_duration_seconds:recent_evidence_sums"]
 			for _, l := range c.RecentLengths() {
-				if !has(recent, fmt.Sprintf(")[%dm:1m])", l)) {
+				if !has(recent, fmt.Sprintf("[%dm]))", l)) {
 					t.Errorf("recent sums lack the %d-minute run", l)
 				}
 			}
-			if has(recent, fmt.Sprintf(")[%dm:1m])", c.WindowMinutes)) {
+			if has(recent, fmt.Sprintf("[%dm]))", c.WindowMinutes)) {
 				t.Errorf("recent sums hold a run as long as the window")
 			}
 		})
@@ -170,8 +172,12 @@ func TestQueriesFollowTheRule(t *testing.T) {
 		if q.Decision == "" || q.Rollback == "" || q.Flags == "" || len(q.Recorded) == 0 {
 			t.Errorf("%s: decision, rollback or flags query missing", q.Name)
 		}
-		if recordedName.MatchString(q.Decision + q.Rollback + q.Flags + q.MinuteTerms) {
-			t.Errorf("%s: a parity query reads a recorded series, which has no past", q.Name)
+		// The parity queries derive from the recorded minutes only, as the
+		// pack does, never from the series the group records from them.
+		for _, read := range recordedName.FindAllString(q.Decision+q.Rollback+q.Flags+q.MinuteTerms+q.Bad+q.Good+q.Verdict, -1) {
+			if !strings.HasPrefix(read, "canary_fleet:") && !strings.HasSuffix(read, "_1m") {
+				t.Errorf("%s: a parity query reads %s, a window series the pack records", q.Name, read)
+			}
 		}
 		for _, r := range q.Recorded {
 			if !strings.Contains(flat, spaced(r)) {

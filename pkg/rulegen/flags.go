@@ -1,7 +1,6 @@
 package rulegen
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -10,26 +9,39 @@ import (
 // flagLabel names the flag a series of the flags recording stands for.
 const flagLabel = "flag"
 
-// windowFlags is verdict's window flags over the window's minutes, one
-// series valued 1 per raised flag (label flag, verdict's Flag* names),
-// nothing when none is: a flagged window never promotes, under either rule.
-// Warm-up minutes are left out of every flag, as verdict does. The flags
-// verdict raises from other sources (a load-balancer histogram, a partial
-// response) have no counterpart here.
-func (r resolved) windowFlags(m minuteExprs) expr {
-	c := r.config
-	window := func(e expr) subquery { return sub(e, fmt.Sprintf("[%dm:1m]", c.WindowMinutes)) }
+// flagExprs are the per-minute figures the window flags are read from.
+type flagExprs struct{ countedRatio, share, missing, partial expr }
+
+// flagMinutes are a minute's figures for the window flags. Warm-up minutes
+// are left out of every flag, as verdict does.
+func (r resolved) flagMinutes(m minuteExprs) flagExprs {
 	cb, cc := m.base.count, m.canary.count
 	served := func(f fleetExprs) expr { return op(f.count, ">", leaf("0")) }
+	one := func(e expr) expr { return op(leaf("vector(1)"), "and on()", e) }
+	return flagExprs{
+		countedRatio: op(m.recordedRatio, "and", m.counted),
+		share:        m.warm(op(op(op(cc, "/", op(cb, "+", cc)), ">", leaf("0")), "<", leaf("1"))),
+		missing:      one(m.warm(op(op(served(m.base), "unless", served(m.canary)), "or", op(served(m.canary), "unless", served(m.base))))),
+		partial:      one(m.warm(m.partial)),
+	}
+}
+
+// windowFlags is verdict's window flags over the window's recorded minutes,
+// one series valued 1 per raised flag (label flag, verdict's Flag* names),
+// nothing when none is: a flagged window never promotes, under either rule.
+// The flags verdict raises from other sources (a load-balancer histogram, a
+// partial response) have no counterpart here.
+func (r resolved) windowFlags() expr {
+	c := r.config
+	n := r.minuteNames()
 
 	// A win too large to believe: the median ratio of the counted minutes.
-	ratios := window(op(m.recordedRatio, "and", m.counted))
-	suspicious := op(fn("quantile_over_time", leaf("0.5"), ratios), "<=", num(c.SuspiciousWin))
+	suspicious := op(fn("quantile_over_time", leaf("0.5"), r.overWindow(n.countedRatio, 0)), "<=", num(c.SuspiciousWin))
 
 	// Traffic parity: the canary's share of requests in minutes where both
 	// fleets served. A share further than MaxShareDrift (relative) from the
 	// median is above median*(1+drift) or below median*(1-drift).
-	shares := window(m.warm(op(op(op(cc, "/", op(cb, "+", cc)), ">", leaf("0")), "<", leaf("1"))))
+	shares := r.overWindow(n.share, 0)
 	median := fn("quantile_over_time", leaf("0.5"), shares)
 	var parity expr = op(
 		op(fn("max_over_time", shares), ">", op(median, "*", num(1+c.MaxShareDrift))),
@@ -38,11 +50,6 @@ func (r resolved) windowFlags(m minuteExprs) expr {
 		parity = op(parity, "or", op(fn("abs", op(op(median, "/", num(e)), "-", leaf("1"))), ">", num(c.MaxShareDeviation)))
 	}
 
-	// One fleet served while the other had none.
-	missing := m.warm(op(op(served(m.base), "unless", served(m.canary)), "or", op(served(m.canary), "unless", served(m.base))))
-	// A fleet was incomplete.
-	partial := m.warm(m.partial)
-
 	var out expr
 	for _, f := range []struct {
 		name string
@@ -50,8 +57,10 @@ func (r resolved) windowFlags(m minuteExprs) expr {
 	}{
 		{verdict.FlagSuspiciousWin, suspicious},
 		{verdict.FlagTrafficParity, parity},
-		{verdict.FlagFleetMissing, op(fn("count_over_time", window(missing)), ">", leaf("0"))},
-		{verdict.FlagPartialFleet, op(fn("count_over_time", window(partial)), ">", leaf("0"))},
+		// One fleet served while the other had none.
+		{verdict.FlagFleetMissing, op(fn("count_over_time", r.overWindow(n.missing, 0)), ">", leaf("0"))},
+		// A fleet was incomplete.
+		{verdict.FlagPartialFleet, op(fn("count_over_time", r.overWindow(n.partial, 0)), ">", leaf("0"))},
 	} {
 		raised := labelled(op(leaf("vector(1)"), "and on()", f.cond), flagLabel, f.name)
 		if out == nil {

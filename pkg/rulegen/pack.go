@@ -2,6 +2,7 @@ package rulegen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,9 +11,12 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
-// fleetExprs are the per-minute figures of one fleet, each over the exact
-// fleet-merged histogram the Go engine fetches (prom.NativeQuery or
-// prom.ClassicQuery), evaluated at the end of a minute.
+// fleetExprs are the per-minute figures of one fleet, each over the fleet's
+// recorded minute (prom.MinuteHistogramRecord and prom.MinuteHealthRecord,
+// which the group's first rules record from prom.NativeQuery or
+// prom.ClassicQuery and prom.HealthQuery): read in the evaluation that
+// recorded it, it is the whole minute ending at the evaluation time
+// truncated to the minute.
 type fleetExprs struct {
 	name string
 	sel  selector.Selector
@@ -25,11 +29,15 @@ type fleetExprs struct {
 	quantile func(q float64) expr
 	// tail is the number of observations beyond the verdict quantile.
 	tail expr
-	// served is the number of observations over the whole window, to tell a
-	// fleet that left during the analysis from one that is not deployed.
+	// served is the number of observations over the window's recorded
+	// minutes, to tell a fleet that left during the analysis from one that
+	// is not deployed.
 	served expr
 	// countAgo is count WarmupMinutes earlier (warm-up), nil without warm-up.
 	countAgo expr
+	// samplesPerSeries is the mean number of samples each series of the
+	// fleet had in the minute (prom.SamplesQuery), from the recorded health.
+	samplesPerSeries expr
 	// incomplete holds when a member of the fleet that was serving did not
 	// report in the minute (verdict.Completeness on prom.HealthQuery's
 	// figures): one of its targets was down (up == 0), or fewer of its
@@ -38,37 +46,70 @@ type fleetExprs struct {
 	incomplete expr
 }
 
+// recordedMinute reads the sample of a recorded per-minute series at the
+// evaluation time, minutesAgo minutes earlier: the one-minute range holds
+// exactly that sample when it was recorded (ranges are left-open), and
+// nothing when it was not, so a minute nobody recorded is never filled in
+// from an older one.
+func recordedMinute(sel string, minutesAgo int) expr {
+	if minutesAgo > 0 {
+		return leaf(fmt.Sprintf("last_over_time(%s[1m] offset %dm)", sel, minutesAgo))
+	}
+	return leaf("last_over_time(" + sel + "[1m])")
+}
+
+// fleetRecord selects the fleet's series of a recorded minute series: by
+// the canary and fleet labels its group gives them, or, when a generic group
+// records them, by the canary's identifying labels and the fleet label.
+func (r resolved) fleetRecord(fleet, name string, extra ...selector.Matcher) string {
+	sel := selector.Selector{{Name: "canary", Op: selector.Equal, Value: r.Name}, {Name: "fleet", Op: selector.Equal, Value: fleet}}
+	if g := r.generic; g != nil {
+		value := g.Baseline
+		if fleet == "canary" {
+			value = g.Canary
+		}
+		sel = append(slices.Clone(r.identity), selector.Matcher{Name: g.FleetLabel, Op: selector.Equal, Value: value})
+	}
+	return append(sel, extra...).With(name)
+}
+
+var infBucket = selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"}
+
 func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	f := fleetExprs{name: name, sel: sel}
 	q := func(q float64) expr { return fn("histogram_quantile", leaf(verdict.QuantileKey(q)), f.hist) }
 	f.quantile = q
-	window := strconv.Itoa(r.config.WindowMinutes) + "m"
-	switch r.kind {
-	case prom.Native:
-		f.hist = leaf(prom.NativeQuery(r.Metric, sel))
-		f.count = fn("histogram_count", f.hist)
-		f.served = fn("histogram_count", leaf("sum(increase("+sel.With(r.Metric)+"["+window+"]))"))
-		if r.config.WarmupMinutes > 0 {
-			f.countAgo = fn("histogram_count", leaf(fmt.Sprintf("sum(increase(%s[1m] offset %dm))", sel.With(r.Metric), r.config.WarmupMinutes)))
+	hists := prom.MinuteHistogramRecord(r.Metric, r.kind)
+	histSel, windowRange := r.fleetRecord(name, hists), fmt.Sprintf("[%dm]", r.config.WindowMinutes)
+	// The count of the minute minutesAgo earlier.
+	countOf := func(minutesAgo int) expr {
+		if r.kind == prom.Native {
+			return fn("histogram_count", fn("sum", recordedMinute(histSel, minutesAgo)))
 		}
-	default:
-		inf := append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"})
-		f.hist = leaf(prom.ClassicQuery(r.Metric, sel))
-		f.count = leaf("sum(increase(" + inf.With(r.Metric+"_bucket") + "[1m]))")
-		f.served = leaf("sum(increase(" + inf.With(r.Metric+"_bucket") + "[" + window + "]))")
-		if r.config.WarmupMinutes > 0 {
-			f.countAgo = leaf(fmt.Sprintf("sum(increase(%s[1m] offset %dm))", inf.With(r.Metric+"_bucket"), r.config.WarmupMinutes))
-		}
+		return fn("sum", recordedMinute(r.fleetRecord(name, hists, infBucket), minutesAgo))
 	}
-	// Completeness, from the series prom.HealthQuery counts.
-	series := sel.With(r.Metric)
-	if r.kind != prom.Native {
-		series = append(append(selector.Selector(nil), sel...), selector.Matcher{Name: "le", Op: selector.Equal, Value: "+Inf"}).With(r.Metric + "_bucket")
+	// The sums keep the labels of the minute's histogram (none, or le), as
+	// the engine's queries return them.
+	if r.kind == prom.Native {
+		f.hist = fn("sum", recordedMinute(histSel, 0))
+		f.served = fn("histogram_count", fn("sum", leaf("sum_over_time("+histSel+windowRange+")")))
+	} else {
+		f.hist = call{fn: "sum by (le) ", args: []expr{recordedMinute(histSel, 0)}}
+		f.served = fn("sum", leaf("sum_over_time("+r.fleetRecord(name, hists, infBucket)+windowRange+")"))
 	}
-	reporting := fn("count", op(leaf("count_over_time("+series+"[1m])"), ">=", leaf("2")))
-	before := fn("max_over_time", sub(reporting, fmt.Sprintf("[%dm:1m] offset 1m", verdict.StableMinutes)))
-	down := fn("count", op(leaf("min_over_time("+sel.With("up")+"[1m])"), "==", leaf("0")))
-	f.incomplete = op(op(down, ">", leaf("0")), "or", op(reporting, "<", before))
+	f.count = countOf(0)
+	if r.config.WarmupMinutes > 0 {
+		f.countAgo = countOf(r.config.WarmupMinutes)
+	}
+	// Completeness and scrape counts, from the figures of prom.HealthQuery.
+	health := func(figure string) string {
+		return r.fleetRecord(name, prom.MinuteHealthRecord(r.Metric, r.kind), selector.Matcher{Name: prom.HealthLabel, Op: selector.Equal, Value: figure})
+	}
+	figure := func(name string) expr { return fn("sum", recordedMinute(health(name), 0)) }
+	reporting := figure(prom.HealthReporting)
+	before := fn("max", leaf(fmt.Sprintf("max_over_time(%s[%dm] offset 1m)", health(prom.HealthReporting), verdict.StableMinutes)))
+	f.incomplete = op(op(figure(prom.HealthDown), ">", leaf("0")), "or", op(reporting, "<", before))
+	f.samplesPerSeries = op(figure(prom.HealthSamples), "/", figure(prom.HealthSeries))
 	// Observations beyond the verdict quantile: the fraction of the minute's
 	// histogram above the quantile's value, times its count. This is
 	// histogram.TailCount as Prometheus computes it (see rules/README.md for
@@ -174,13 +215,40 @@ func (m minuteExprs) warm(e expr) expr {
 }
 
 // lastMinute evaluates e at the end of the last complete wall-clock minute:
-// a [1m:1m] subquery holds exactly one step, on a whole minute.
+// a [1m:1m] subquery holds exactly one step, on a whole minute, whatever the
+// group's evaluation offset. Only the rules that read raw series use it.
 func lastMinute(e expr) expr { return fn("last_over_time", sub(e, "[1m:1m]")) }
 
-// overWindow counts the minutes of the window where e has a sample: the
-// subquery steps fall on whole minutes, the minutes the panel and judge show.
-func (r resolved) overWindow(e expr) expr {
-	return fn("count_over_time", sub(e, fmt.Sprintf("[%dm:1m]", r.config.WindowMinutes)))
+// minuteNames are the per-minute series a group records from its fleets'
+// recorded minutes, which the window's rules sum: a [<n>m] range over a
+// series recorded once a minute holds the last n judged minutes, and a
+// minute without a sample (no evaluation, Prometheus down) is a no-data
+// minute.
+type minuteNames struct {
+	// good and bad are 1 in a counted good (bad) minute, else 0.
+	good, bad string
+	// countedRatio is the ratio of a counted minute; share the canary's
+	// share of requests in a minute where both fleets served (not warm-up);
+	// missing and partial are 1 in a minute where one fleet served alone,
+	// or one was incomplete (not warm-up). Each is absent otherwise.
+	countedRatio, share, missing, partial string
+	// terms are the evidence rule's terms of a minute carrying evidence.
+	terms string
+}
+
+func (r resolved) minuteNames() minuteNames {
+	n := func(op string) string { return RecordName(r.Metric, op, false) }
+	return minuteNames{good: n("good_1m"), bad: n("bad_1m"), countedRatio: n("counted_ratio_1m"), share: n("canary_share_1m"),
+		missing: n("fleet_missing_1m"), partial: n("partial_1m"), terms: n("evidence_terms_1m")}
+}
+
+// overWindow is a range over the last minutes (the window when 0) of a
+// per-minute series the group records.
+func (r resolved) overWindow(name string, minutes int) expr {
+	if minutes == 0 {
+		minutes = r.config.WindowMinutes
+	}
+	return leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(name).flat(), minutes))
 }
 
 // rule is one recording or alerting rule.
@@ -215,7 +283,7 @@ func (r resolved) rules(runbookBase string) []rule {
 	canaryLabel := [2]string{"canary", r.Name}
 	window := strconv.Itoa(c.WindowMinutes) + "m"
 	vq := verdict.QuantileLabel(c.VerdictQuantile)
-	var out []rule
+	out := r.rawRules()
 
 	quantiles := append([]float64(nil), c.Quantiles...)
 	found := false
@@ -228,11 +296,11 @@ func (r resolved) rules(runbookBase string) []rule {
 	for _, f := range []fleetExprs{m.base, m.canary} {
 		fleetLabels := [][2]string{canaryLabel, {"fleet", f.name}}
 		for _, q := range quantiles {
-			out = append(out, rule{record: RecordName(r.Metric, quantileOp(q)+"_1m", true), expr: lastMinute(f.quantile(q)), labels: fleetLabels})
+			out = append(out, rule{record: RecordName(r.Metric, quantileOp(q)+"_1m", true), expr: f.quantile(q), labels: fleetLabels})
 		}
 		out = append(out,
-			rule{record: RecordName(r.Metric+"_count", "rate1m", true), expr: lastMinute(op(f.count, "/", leaf("60"))), labels: fleetLabels},
-			rule{record: RecordName(r.Metric, "beyond_"+quantileOp(c.VerdictQuantile)+"_1m", true), expr: lastMinute(f.tail), labels: fleetLabels},
+			rule{record: RecordName(r.Metric+"_count", "rate1m", true), expr: op(f.count, "/", leaf("60")), labels: fleetLabels},
+			rule{record: RecordName(r.Metric, "beyond_"+quantileOp(c.VerdictQuantile)+"_1m", true), expr: f.tail, labels: fleetLabels},
 		)
 	}
 	labels := [][2]string{canaryLabel}
@@ -247,18 +315,13 @@ func (r resolved) rules(runbookBase string) []rule {
 	if c.Rule != verdict.RuleReference {
 		countsNote = " (the reference rule's count; the evidence rule does not decide on it)"
 	}
+	out = append(out, r.minuteRules(m, labels)...)
 	out = append(out,
-		rule{record: RecordName(r.Metric, quantileOp(c.VerdictQuantile)+"_ratio_1m", false), expr: lastMinute(op(m.recordedRatio, "and", m.data)), labels: labels,
-			comment: "canary / baseline " + vq + " of the last complete minute; absent when a fleet has no data"},
-		rule{record: RecordName(r.Metric, "verdict_1m", false), expr: lastMinute(m.verdict), labels: labels,
-			comment: "verdict code of the last complete minute: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data"},
-		rule{record: RecordName(r.Metric, "bad_1m", false), expr: op(fn("count_over_time", sub(m.bad, "[1m:1m]")), "or", leaf("vector(0)")), labels: labels,
-			comment: "1 if the last complete minute is a counted bad minute, else 0"},
-		rule{record: goodName, expr: r.minuteCount(m.good), labels: labels,
-			comment: "good minutes among the last " + window + " of wall-clock minutes" + countsNote},
-		rule{record: badName, expr: r.minuteCount(m.bad), labels: labels,
-			comment: "bad minutes among the last " + window + " of wall-clock minutes" + countsNote},
-		rule{record: flagsName, expr: r.windowFlags(m), labels: labels,
+		rule{record: goodName, expr: r.minuteCount(r.minuteNames().good), labels: labels,
+			comment: "good minutes among the last " + window + " of recorded wall-clock minutes" + countsNote},
+		rule{record: badName, expr: r.minuteCount(r.minuteNames().bad), labels: labels,
+			comment: "bad minutes among the last " + window + " of recorded wall-clock minutes" + countsNote},
+		rule{record: flagsName, expr: r.windowFlags(), labels: labels,
 			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s), 1 while raised; a flagged window never promotes",
 				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet)},
 	)
@@ -282,23 +345,23 @@ func (r resolved) rules(runbookBase string) []rule {
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	out = append(out,
 		rule{alert: "PairwiseCanaryRollback", expr: r.referenceRollback(bad), keepFiring: "10m",
-			labels: [][2]string{canaryLabel, {"severity", "critical"}, {"action", "rollback"}},
+			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, {{ $value }} bad minutes in the last %s", name, window)},
 				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes had a canary %s of %s at or above %sx the baseline's (limit %d bad minutes; %s). Canary %s, baseline %s.",
 					c.WindowMinutes, vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, thresholds, canarySel, baselineSel)},
 				runbook("PairwiseCanaryRollback"),
 			}},
-		rule{alert: "PairwiseCanaryBadMinute", expr: lastMinute(m.bad),
-			labels: [][2]string{canaryLabel, {"severity", "warning"}},
+		rule{alert: "PairwiseCanaryBadMinute", expr: m.bad,
+			labels: r.alertLabels([2]string{"severity", "warning"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: the last minute was bad ({{ $value | printf \"%%.3f\" }}x the baseline %s)", name, vq)},
 				{"description", fmt.Sprintf("In the last complete wall-clock minute the canary's %s of %s was {{ $value | printf \"%%.3f\" }}x the baseline's, at or above %sx. %d such minutes in %d roll back. Canary %s, baseline %s.",
 					vq, r.Metric, fmtNum(c.RollbackThreshold), c.BadLimit, c.WindowMinutes, canarySel, baselineSel)},
 				runbook("PairwiseCanaryBadMinute"),
 			}},
-		rule{alert: "PairwiseCanaryInsufficientTraffic", expr: lastMinute(op(op(m.insufficient, "and", m.data), "unless", m.partial)), forDur: "10m",
-			labels: [][2]string{canaryLabel, {"severity", "warning"}},
+		rule{alert: "PairwiseCanaryInsufficientTraffic", expr: op(op(m.insufficient, "and", m.data), "unless", m.partial), forDur: "10m",
+			labels: r.alertLabels([2]string{"severity", "warning"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: too little traffic to judge its %s", name, vq)},
 				{"description", fmt.Sprintf("For 10 minutes a fleet has had only {{ $value | printf \"%%.1f\" }} observations beyond its %s of %s in a minute, fewer than the %s needed: those minutes are insufficient and count neither good nor bad, so the canary can neither promote nor roll back. Send the canary more traffic or judge a lower quantile. Canary %s, baseline %s.",
@@ -307,7 +370,7 @@ func (r resolved) rules(runbookBase string) []rule {
 			}},
 		r.fleetMissingAlert(m, runbook),
 		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless on()", r.referenceRollback(bad)), "unless on()", flags),
-			labels: [][2]string{canaryLabel, {"severity", "info"}, {"action", "promote"}},
+			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, {{ $value }} good minutes in the last %s", name, window)},
 				{"description", fmt.Sprintf("{{ $value }} of the last %d wall-clock minutes were good (%s; %d needed), fewer than %d were bad and no flag is raised. Canary %s, baseline %s.",
@@ -318,8 +381,94 @@ func (r resolved) rules(runbookBase string) []rule {
 	return out
 }
 
-// minuteCount counts the window's minutes where e has a sample, 0 if none.
-func (r resolved) minuteCount(e expr) expr { return op(r.overWindow(e), "or", leaf("vector(0)")) }
+// rawRules are the only rules that read raw series: each fleet's merged
+// histogram of the minute and its health, as the engine queries them, once
+// a minute.
+func (r resolved) rawRules() []rule {
+	if r.generic != nil {
+		return nil // the generic group records them
+	}
+	var out []rule
+	for _, f := range []struct {
+		name string
+		sel  selector.Selector
+	}{{"baseline", r.baseline}, {"canary", r.canary}} {
+		labels := [][2]string{{"canary", r.Name}, {"fleet", f.name}, {prom.RecordedSelectorLabel, f.sel.String()}}
+		hist := prom.NativeQuery(r.Metric, f.sel)
+		if r.kind == prom.Classic {
+			hist = prom.ClassicQuery(r.Metric, f.sel)
+		}
+		out = append(out,
+			rule{record: prom.MinuteHistogramRecord(r.Metric, r.kind), expr: lastMinute(leaf(hist)), labels: labels,
+				comment: "the " + f.name + " fleet's merged histogram of the last complete minute (the raw series are read here only)"},
+			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: lastMinute(leaf(prom.HealthQuery(r.Metric, f.sel, r.kind))), labels: labels,
+				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + ")"},
+		)
+	}
+	return out
+}
+
+// rules are a generic group's rules: each fleet's merged histogram of the
+// minute and its health for every canary at once, kept apart by the
+// identifying labels and the fleet label.
+func (g *resolvedGeneric) rules() []rule {
+	return []rule{
+		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by()))),
+			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
+		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHealthQuery(g.Metric, g.sel, g.kind, g.by()))),
+			comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + ")"},
+	}
+}
+
+// alertLabels are an alert's labels: the canary's, its identifying labels
+// when a generic group records it (so Alertmanager can route and inhibit by
+// them), then extra.
+func (r resolved) alertLabels(extra ...[2]string) [][2]string {
+	out := [][2]string{{"canary", r.Name}}
+	for _, m := range r.identity {
+		out = append(out, [2]string{m.Name, templateSafe(m.Value)}) // Prometheus expands alert labels as templates too
+	}
+	return append(out, extra...)
+}
+
+// minuteRules record the paired figures of each minute that the window's
+// rules sum, from the fleets' recorded minutes.
+func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
+	c := r.config
+	n := r.minuteNames()
+	vq := verdict.QuantileLabel(c.VerdictQuantile)
+	f := r.flagMinutes(m)
+	zeroOne := func(e expr) expr { return op(fn("count", e), "or", leaf("vector(0)")) }
+	out := []rule{
+		{record: RecordName(r.Metric, quantileOp(c.VerdictQuantile)+"_ratio_1m", false), expr: op(m.recordedRatio, "and", m.data), labels: labels,
+			comment: "canary / baseline " + vq + " of the last complete minute; absent when a fleet has no data"},
+		{record: RecordName(r.Metric, "verdict_1m", false), expr: m.verdict, labels: labels,
+			comment: "verdict code of the last complete minute: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data"},
+		{record: n.bad, expr: zeroOne(m.bad), labels: labels,
+			comment: "1 if the last complete minute is a counted bad minute, else 0"},
+		{record: n.good, expr: zeroOne(m.good), labels: labels,
+			comment: "1 if the last complete minute is a counted good minute, else 0"},
+		{record: n.countedRatio, expr: f.countedRatio, labels: labels,
+			comment: "the ratio of a counted minute (the suspicious-win flag's median)"},
+		{record: n.share, expr: f.share, labels: labels,
+			comment: "the canary's share of requests in a minute both fleets served, after warm-up (the traffic-parity flag)"},
+		{record: n.missing, expr: f.missing, labels: labels,
+			comment: "1 in a minute where one fleet served and the other did not, after warm-up (the fleet-missing flag)"},
+		{record: n.partial, expr: f.partial, labels: labels,
+			comment: "1 in a minute where a serving fleet was incomplete, after warm-up (the partial-fleet flag)"},
+	}
+	if c.Rule != verdict.RuleReference {
+		out = append(out, rule{record: n.terms, expr: r.terms(r.minuteEvidence(m)), labels: labels,
+			comment: "evidence rule: the minute's evidence, a series per term (label " + termLabel + "); absent when the minute carries none"})
+	}
+	return out
+}
+
+// minuteCount counts the window's recorded minutes where the 0-or-1 series
+// name is 1, 0 if none.
+func (r resolved) minuteCount(name string) expr {
+	return op(fn("sum", fn("sum_over_time", r.overWindow(name, 0))), "or", leaf("vector(0)"))
+}
 
 // referenceDecision is the reference rule's window decision on the window's
 // good and bad minute counts and flags: rollback at BadLimit bad minutes,
@@ -345,12 +494,12 @@ func (r resolved) fleetMissingAlert(m minuteExprs, runbook func(string) [2]strin
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	missing := func(present, absent fleetExprs) expr {
 		return op(
-			lastMinute(fn("label_replace", op(op(present.count, ">", leaf("0")), "unless", op(absent.count, ">", leaf("0"))),
-				leaf(`"missing_fleet"`), leaf(strconv.Quote(absent.name)), leaf(`""`), leaf(`""`))),
+			fn("label_replace", op(op(present.count, ">", leaf("0")), "unless", op(absent.count, ">", leaf("0"))),
+				leaf(`"missing_fleet"`), leaf(strconv.Quote(absent.name)), leaf(`""`), leaf(`""`)),
 			"and on()", op(absent.served, ">", leaf("0")))
 	}
 	return rule{alert: "PairwiseCanaryFleetMissing", expr: op(missing(m.base, m.canary), "or", missing(m.canary, m.base)), forDur: "5m",
-		labels: [][2]string{{"canary", r.Name}, {"severity", "warning"}},
+		labels: r.alertLabels([2]string{"severity", "warning"}),
 		annotations: [][2]string{
 			{"summary", "Canary " + templateSafe(r.Name) + ": the {{ $labels.missing_fleet }} fleet has stopped serving"},
 			{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",

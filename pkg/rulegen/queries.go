@@ -6,10 +6,13 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
-// Queries are one canary's per-minute expressions exactly as the pack uses
-// them inside its subqueries: evaluated by an instant query at a whole minute
-// T, they judge the wall-clock minute (T-60s, T]. The parity test queries them
-// to compare the pack with the Go engine minute by minute.
+// Queries are one canary's per-minute expressions exactly as the pack's rules
+// evaluate them: they read the fleets' recorded minutes
+// (prom.MinuteHistogramRecord, prom.MinuteHealthRecord) and, for the window,
+// the per-minute series the group records from them, so an instant query at
+// a whole minute T judges the wall-clock minute (T-60s, T] once those series
+// hold T's minute (the group has run, or they were backfilled). The parity
+// test queries them to compare the pack with the Go engine minute by minute.
 type Queries struct {
 	Name, Metric     string
 	Kind             prom.Kind
@@ -25,8 +28,8 @@ type Queries struct {
 
 	// Decision is the decision code (verdict.Decision.Code()) of the window
 	// ending at T, and Rollback has a sample exactly when the rollback
-	// alert's condition holds at T, both from raw data alone. The pack
-	// derives them from series its group recorded earlier in the same
+	// alert's condition holds at T, both from the recorded minutes. The pack
+	// derives them from window series its group recorded earlier in the same
 	// evaluation; these are the same derivations (the same Go code) reading
 	// the expressions that record those series instead.
 	Decision, Rollback string
@@ -51,14 +54,14 @@ type Queries struct {
 
 // MinuteQueries validates f and returns the queries of each canary in order.
 func MinuteQueries(f File) ([]Queries, error) {
-	canaries, err := f.resolve()
+	canaries, _, err := f.resolve()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Queries, len(canaries))
 	for i, c := range canaries {
 		m := c.minute()
-		flags := c.windowFlags(m)
+		flags := c.windowFlags()
 		q := Queries{
 			Name: c.Name, Metric: c.Metric, Kind: c.kind, Baseline: c.baseline, Canary: c.canary, Config: c.config,
 			Bad: m.bad.flat(), Good: m.good.flat(), Verdict: m.verdict.flat(),
@@ -66,7 +69,8 @@ func MinuteQueries(f File) ([]Queries, error) {
 			Flags: flags.flat(),
 		}
 		if c.config.Rule == verdict.RuleReference {
-			good, bad := c.minuteCount(m.good), c.minuteCount(m.bad)
+			n := c.minuteNames()
+			good, bad := c.minuteCount(n.good), c.minuteCount(n.bad)
 			q.Decision, q.Rollback = c.referenceDecision(good, bad, flags).flat(), c.referenceRollback(bad).flat()
 			q.Recorded = []string{flags.flat(), good.flat(), bad.flat()}
 		} else {

@@ -2,6 +2,7 @@ package rulegen
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,8 +27,9 @@ func checkout(kind string) Canary {
 // ruleFile is the shape of a Prometheus rule file, enough to check ours.
 type ruleFile struct {
 	Groups []struct {
-		Name  string `yaml:"name"`
-		Rules []struct {
+		Name     string `yaml:"name"`
+		Interval string `yaml:"interval"`
+		Rules    []struct {
 			Record        string            `yaml:"record"`
 			Alert         string            `yaml:"alert"`
 			Expr          string            `yaml:"expr"`
@@ -133,45 +135,69 @@ func checkWellFormed(t *testing.T, rule func(Canary) Canary, wantAlerts []string
 	}
 }
 
-func TestExpressionsUseTheEngineQueriesAndWallClockMinutes(t *testing.T) {
-	for _, kind := range []string{"native", "classic"} {
-		t.Run(kind, func(t *testing.T) {
-			rf := renderFile(t, File{Canaries: []Canary{reference(checkout(kind))}})
-			base, _ := selector.Parse(`{service="checkout",track="baseline"}`)
-			canary, _ := selector.Parse(`{track="canary",service="checkout"}`)
-			want := []string{prom.NativeQuery("http_request_duration_seconds", base), prom.NativeQuery("http_request_duration_seconds", canary)}
-			if kind == "classic" {
-				want = []string{prom.ClassicQuery("http_request_duration_seconds", base), prom.ClassicQuery("http_request_duration_seconds", canary)}
-			}
-			exprs := map[string]string{}
-			for _, r := range rf.Groups[0].Rules {
-				exprs[r.Record+r.Alert] = r.Expr
-			}
-			// The window counts come from raw data over whole minutes; the
-			// decision and the alerts read the counts recorded above them.
-			for _, name := range []string{"canary:http_request_duration_seconds:bad_minutes_60m", "canary:http_request_duration_seconds:good_minutes_60m"} {
-				count := oneLine(exprs[name])
-				for _, q := range want {
-					if !strings.Contains(count, q) {
-						t.Errorf("%s does not use the engine's fleet query %s:\n%s", name, q, count)
+// rawSubquery finds a subquery over a raw series: the metric without a
+// recording rule's level prefix.
+var rawSubquery = regexp.MustCompile(`(^|[^:a-zA-Z_])http_request_duration_seconds(_bucket)?\{|\bup\{`)
+
+func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
+	for _, rule := range []func(Canary) Canary{func(c Canary) Canary { return c }, reference} {
+		for _, kind := range []string{"native", "classic"} {
+			c := rule(checkout(kind))
+			t.Run(fmt.Sprintf("%s/%v", kind, c.Rule != nil), func(t *testing.T) {
+				rf := renderFile(t, File{Canaries: []Canary{c}})
+				if rf.Groups[0].Interval != "1m" {
+					t.Errorf("group interval %q, want 1m: the per-minute records must be recorded once a minute", rf.Groups[0].Interval)
+				}
+				base, _ := selector.Parse(`{service="checkout",track="baseline"}`)
+				canary, _ := selector.Parse(`{track="canary",service="checkout"}`)
+				k := prom.Kind(kind)
+				query := prom.NativeQuery
+				if k == prom.Classic {
+					query = prom.ClassicQuery
+				}
+				// The raw reads, in this order, each once.
+				want := []struct{ record, expr, fleet string }{
+					{prom.MinuteHistogramRecord("http_request_duration_seconds", k), query("http_request_duration_seconds", base), "baseline"},
+					{prom.MinuteHealthRecord("http_request_duration_seconds", k), prom.HealthQuery("http_request_duration_seconds", base, k), "baseline"},
+					{prom.MinuteHistogramRecord("http_request_duration_seconds", k), query("http_request_duration_seconds", canary), "canary"},
+					{prom.MinuteHealthRecord("http_request_duration_seconds", k), prom.HealthQuery("http_request_duration_seconds", canary, k), "canary"},
+				}
+				rules := rf.Groups[0].Rules
+				for i, w := range want {
+					r := rules[i]
+					sel := base
+					if w.fleet == "canary" {
+						sel = canary
+					}
+					if r.Record != w.record || spaced(r.Expr) != spaced("last_over_time(("+w.expr+")[1m:1m])") ||
+						r.Labels["fleet"] != w.fleet || r.Labels["canary"] != "checkout" || r.Labels[prom.RecordedSelectorLabel] != sel.String() {
+						t.Errorf("rule %d is %s %v:\n%s\nwant %s of %s", i, r.Record, r.Labels, oneLine(r.Expr), w.record, w.expr)
 					}
 				}
-				if !strings.HasPrefix(count, "count_over_time(") || !strings.Contains(count, ")[60m:1m]") {
-					t.Errorf("%s does not count a [60m:1m] subquery:\n%s", name, count)
+				for _, r := range rules[len(want):] {
+					e := oneLine(r.Expr + r.Annotations["description"] + r.Annotations["summary"])
+					if rawSubquery.MatchString(e) || strings.Contains(e, ":1m]") {
+						t.Errorf("%s%s reads raw series or a subquery:\n%.400s", r.Record, r.Alert, e)
+					}
 				}
-				if recordedName.MatchString(count) {
-					t.Errorf("%s counts over a recorded series, whose evaluation times are not whole minutes:\n%s", name, count)
+				exprs := map[string]string{}
+				for _, r := range rules {
+					exprs[r.Record+r.Alert] = oneLine(r.Expr)
 				}
-			}
-			if rollback := oneLine(exprs["PairwiseCanaryRollback"]); rollback != `canary:http_request_duration_seconds:bad_minutes_60m{canary="checkout"} >= 5` {
-				t.Errorf("rollback does not compare the recorded bad minutes with the limit:\n%s", rollback)
-			}
-			for name, e := range exprs {
-				if strings.Contains(name, "_1m") && !strings.Contains(e, "[1m:1m]") {
-					t.Errorf("%s is not taken at the end of the last whole minute:\n%s", name, e)
+				// The window counts sum the per-minute records of the window.
+				for _, op := range []string{"bad", "good"} {
+					want := fmt.Sprintf(`sum(sum_over_time(canary:http_request_duration_seconds:%s_1m{canary="checkout"}[60m])) or vector(0)`, op)
+					if got := exprs["canary:http_request_duration_seconds:"+op+"_minutes_60m"]; got != want {
+						t.Errorf("%s minutes: %s\nwant %s", op, got, want)
+					}
 				}
-			}
-		})
+				if c.Rule != nil {
+					if rollback := exprs["PairwiseCanaryRollback"]; rollback != `canary:http_request_duration_seconds:bad_minutes_60m{canary="checkout"} >= 5` {
+						t.Errorf("rollback does not compare the recorded bad minutes with the limit:\n%s", rollback)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -198,7 +224,7 @@ func TestOverridesReachTheRules(t *testing.T) {
 		"canary_fleet:http_request_duration_seconds:p50_1m", "canary_fleet:http_request_duration_seconds:p90_1m",
 		"canary_fleet:http_request_duration_seconds:p99_9_1m", // the verdict quantile is recorded although not listed
 		"canary_fleet:http_request_duration_seconds:beyond_p99_9_1m",
-		"histogram_quantile(0.999,", ">= 1.25", "<= 0.9", "< 20", "[30m:1m]", ">= 3 ", ">= 20",
+		"histogram_quantile(0.999,", ">= 1.25", "<= 0.9", "< 20", "[30m])", ">= 3 ", ">= 20",
 		"canary:http_request_duration_seconds:decision_30m",
 		"[1m] offset 2m", // warm-up looks back
 		"https://runbooks.example/pairwise#pairwisecanaryrollback",

@@ -1,0 +1,121 @@
+package rulegen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
+
+func httpServices() Generic {
+	return Generic{Name: "http-services", Metric: "http_request_duration_seconds", Histogram: "native",
+		By: []string{"namespace", "service"}, FleetLabel: "track", Baseline: "baseline", Canary: "canary", Matchers: `{job="api"}`}
+}
+
+func genericCanary(name, service string) Canary {
+	return Canary{Name: name, Generic: "http-services", Labels: map[string]string{"namespace": "shop", "service": service}}
+}
+
+func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
+	for _, kind := range []string{"native", "classic"} {
+		t.Run(kind, func(t *testing.T) {
+			g := httpServices()
+			g.Histogram = kind
+			g.Canary = "canary.v2" // a value with a regex metacharacter
+			rf := renderFile(t, File{Generic: []Generic{g}, Canaries: []Canary{genericCanary("checkout", "checkout")}})
+			// One group: the generic reads, then the canary's rules, which
+			// read the minute just recorded in the same evaluation.
+			if len(rf.Groups) != 1 || rf.Groups[0].Name != "pairwise-generic-http-services" || rf.Groups[0].Interval != "1m" || len(rf.Groups[0].Rules) < 3 {
+				t.Fatalf("want one generic group holding its reads and the canary's rules: %+v", rf.Groups)
+			}
+			k := prom.Kind(kind)
+			sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: `baseline|canary\.v2`}, {Name: "job", Op: selector.Equal, Value: "api"}}
+			by := []string{"namespace", "service", "track"}
+			for i, want := range []struct{ record, query string }{
+				{prom.MinuteHistogramRecord(g.Metric, k), prom.GroupedHistogramQuery(g.Metric, sel, k, by)},
+				{prom.MinuteHealthRecord(g.Metric, k), prom.GroupedHealthQuery(g.Metric, sel, k, by)},
+			} {
+				r := rf.Groups[0].Rules[i]
+				if r.Record != want.record || spaced(r.Expr) != spaced("last_over_time(("+want.query+")[1m:1m])") || len(r.Labels) != 0 {
+					t.Errorf("generic rule %d: %s %v\n%s\nwant %s of %s", i, r.Record, r.Labels, oneLine(r.Expr), want.record, want.query)
+				}
+			}
+			if !strings.Contains(rf.Groups[0].Rules[0].Expr, `sum by (namespace, service, track`) {
+				t.Errorf("the generic read does not keep the identifying and fleet labels:\n%s", rf.Groups[0].Rules[0].Expr)
+			}
+			// The canary's group reads only the recorded minutes, by its labels.
+			hists := prom.MinuteHistogramRecord(g.Metric, k)
+			for _, r := range rf.Groups[0].Rules[2:] {
+				e := oneLine(r.Expr)
+				if rawSubquery.MatchString(e) || strings.Contains(e, ":1m]") {
+					t.Errorf("%s%s reads raw series or a subquery:\n%.300s", r.Record, r.Alert, e)
+				}
+				if strings.Contains(e, hists+"{") && !strings.Contains(e, hists+`{namespace="shop",service="checkout",track="baseline"`) && !strings.Contains(e, hists+`{namespace="shop",service="checkout",track="canary.v2"`) {
+					t.Errorf("%s reads the recorded minutes by other labels:\n%.300s", r.Record, e)
+				}
+				if r.Alert != "" && (r.Labels["canary"] != "checkout" || r.Labels["namespace"] != "shop" || r.Labels["service"] != "checkout") {
+					t.Errorf("alert %s lacks the canary's identifying labels: %v", r.Alert, r.Labels)
+				}
+			}
+		})
+	}
+}
+
+// The grouped reads are the engine's queries kept apart by labels: without
+// labels they are the very text of prom.NativeQuery, ClassicQuery and
+// HealthQuery.
+func TestGroupedQueriesAreTheEngineQueries(t *testing.T) {
+	sel, _ := selector.Parse(`{service="checkout",track="canary"}`)
+	const m = "http_request_duration_seconds"
+	for _, k := range []prom.Kind{prom.Native, prom.Classic} {
+		want := prom.NativeQuery(m, sel)
+		if k == prom.Classic {
+			want = prom.ClassicQuery(m, sel)
+		}
+		if got := prom.GroupedHistogramQuery(m, sel, k, nil); got != want {
+			t.Errorf("%s histogram: %s\nwant %s", k, got, want)
+		}
+		if got, want := prom.GroupedHealthQuery(m, sel, k, nil), prom.HealthQuery(m, sel, k); got != want {
+			t.Errorf("%s health: %s\nwant %s", k, got, want)
+		}
+	}
+}
+
+func TestGenericValidation(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(*File)
+		want string
+	}{
+		{"bad name", func(f *File) { f.Generic[0].Name = "http services" }, `generic http services: name:`},
+		{"bad metric", func(f *File) { f.Generic[0].Metric = "http-latency" }, "generic http-services: metric:"},
+		{"bucket metric", func(f *File) { f.Generic[0].Metric += "_bucket" }, "generic http-services: metric: give the histogram name without _bucket"},
+		{"auto histogram", func(f *File) { f.Generic[0].Histogram = "auto" }, "generic http-services: histogram:"},
+		{"no by", func(f *File) { f.Generic[0].By = nil }, "generic http-services: by: list the labels"},
+		{"bad label", func(f *File) { f.Generic[0].By = []string{"name-space"} }, `generic http-services: by: "name-space" is not a label name`},
+		{"injected label", func(f *File) { f.Generic[0].By = []string{`service="x",a`} }, "is not a label name"},
+		{"reserved label", func(f *File) { f.Generic[0].By = []string{"canary"} }, "generic http-services: by: label canary is the pack's canary label"},
+		{"le fleet label", func(f *File) { f.Generic[0].FleetLabel = "le" }, "generic http-services: fleetLabel: label le is the bucket bound"},
+		{"fleet label also by", func(f *File) { f.Generic[0].FleetLabel = "service" }, "generic http-services: fleetLabel: label service is listed twice"},
+		{"no canary value", func(f *File) { f.Generic[0].Canary = "" }, "generic http-services: canary: give the value of track"},
+		{"same values", func(f *File) { f.Generic[0].Canary = "baseline" }, `generic http-services: canary: "baseline" is also the baseline's`},
+		{"bad matchers", func(f *File) { f.Generic[0].Matchers = `{job="api"} or vector(1)` }, "generic http-services: matchers: invalid selector"},
+		{"matcher on by label", func(f *File) { f.Generic[0].Matchers = `{service="checkout"}` }, "generic http-services: matchers: label service is set by the group"},
+		{"two groups, one series", func(f *File) { g := httpServices(); g.Name = "other"; f.Generic = append(f.Generic, g) }, "generic other: metric: generic group http-services records"},
+		{"group name taken", func(f *File) { f.Canaries[0].Name = "generic-http-services" }, "canary generic-http-services: name: its group pairwise-generic-http-services"},
+		{"unknown group", func(f *File) { f.Canaries[0].Generic = "grpc" }, `canary checkout: generic: "grpc" names no generic group`},
+		{"selector too", func(f *File) { f.Canaries[0].Baseline = `{track="baseline"}` }, "canary checkout: metric, histogram, baseline and canary come from the generic group"},
+		{"missing label", func(f *File) { delete(f.Canaries[0].Labels, "namespace") }, "canary checkout: labels: give the value of namespace"},
+		{"stray label", func(f *File) { f.Canaries[0].Labels["pod"] = "x" }, "canary checkout: labels: pod is not one of generic http-services's identifying labels"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := File{Generic: []Generic{httpServices()}, Canaries: []Canary{genericCanary("checkout", "checkout")}}
+			tt.edit(&f)
+			_, err := Render(f)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Render error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
