@@ -336,6 +336,14 @@ func (st *judgeStack) partialResponse(t *testing.T) {
 		}
 	}
 	t.Logf("through Thanos Query with a dead store: %s, flags %v; %s", partial.Decision, partial.Flags, strings.Join(partial.Notes, " "))
+
+	// What rules/README.md says of a dead store given with plain --endpoint:
+	// Thanos Query leaves it out of the fan-out, and its answer carries no
+	// warning, so nothing lets the engine notice.
+	q = testenv.ThanosQuery(t, testenv.ThanosQueryOptions{Endpoints: []string{st.sidecar.GRPCAddr}, Args: []string{"--endpoint=" + dead}})
+	if unseen := analyze(t, client(t, q.URL), req); unseen.Decision != verdict.Promote || slices.Contains(unseen.Flags, verdict.FlagPartialResponse) {
+		t.Errorf("with a dead store given with --endpoint, Thanos Query now warns (%s, flags %v, notes %q): update rules/README.md", unseen.Decision, unseen.Flags, unseen.Notes)
+	}
 }
 
 // relTolerance is how far apart two floats may be and still be equal: the
