@@ -48,7 +48,8 @@ else
 fi
 # Thanos 0.42.4 (sidecar, query, rule) for the tests that run the judge and the
 # rule pack against Thanos. Not 0.42.5: its go.mod asks for go >= 1.26.10, and
-# with GOTOOLCHAIN=local the go here (1.26.8) refuses it. Built in the wrapper
+# with GOTOOLCHAIN=local the go here (1.26.8) refuses it; that go line is all
+# 0.42.5 changes in Thanos's Go code and go.mod. Built in the wrapper
 # module tools/thanos, whose go.mod copies Thanos's replace directives: `go
 # install ...@v0.42.4` refuses a module that has replace directives. The
 # build tags are those of Thanos's releases (.promu.yml): without slicelabels
@@ -57,7 +58,7 @@ fi
 if have thanos "version 0.42.4" && "$bin/thanos" --version 2>&1 | grep -q "tags:.*slicelabels"; then
   echo "tools: thanos 0.42.4 already built"
 else
-  echo "tools: building thanos 0.42.4 (about 4 minutes of CPU, more on a busy machine and to download its modules on a cold cache)..."
+  echo "tools: building thanos 0.42.4 (about 3.5 minutes of CPU, more on a busy machine; a cold module cache first downloads about 250 MB)..."
   (cd "$here/thanos" && with_progress go build -o "$bin/.thanos.$$" -tags netgo,slicelabels \
      -ldflags "-X github.com/prometheus/common/version.Version=0.42.4" \
      github.com/thanos-io/thanos/cmd/thanos)
