@@ -38,13 +38,14 @@ func TestRulePackInThanosRuler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 80 minutes of data ending at D, a whole minute 3 minutes from now. The
+	// 80 minutes of data ending at D, a whole minute 4 minutes from now (time
+	// to generate the data and start five servers on a busy machine). The
 	// rules evaluated in the minute [D, D+60s) figure the minute ending at D
 	// and windows ending there, all inside the data: that minute is compared.
 	// (Prometheus cannot record into the time its blocks cover, so its rules
 	// fail until D; later minutes have no data.) The canary turns 1.5x slower
 	// 55 minutes in.
-	dataEnd := time.Now().UTC().Truncate(time.Minute).Add(3 * time.Minute)
+	dataEnd := time.Now().UTC().Truncate(time.Minute).Add(4 * time.Minute)
 	dir, _ := testenv.Generate(t, "--end", dataEnd.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
 		"--total-rps", "2000", "--canary-share", "0.5", "--seed", "5",
 		"--scenario", "regression", "--regression-factor", "1.5", "--regression-start-minute", "55")
@@ -183,8 +184,9 @@ func instantVector(t *testing.T, base, query string, at time.Time) map[string]fl
 		Error  string `json:"error"`
 		Data   struct {
 			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
+				Metric    map[string]string `json:"metric"`
+				Value     [2]any            `json:"value"`
+				Histogram []json.RawMessage `json:"histogram"` // [time, {count, sum, buckets}]
 			} `json:"result"`
 		} `json:"data"`
 		Warnings []string `json:"warnings"`
@@ -205,13 +207,39 @@ func instantVector(t *testing.T, base, query string, at time.Time) map[string]fl
 			}
 		}
 		slices.Sort(labels)
-		v, err := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
-		if err != nil {
-			t.Fatalf("%s: %s: value %v", base, name, s.Value[1])
+		key := name + "{" + strings.Join(labels, ",") + "}"
+		if len(s.Histogram) == 2 {
+			// A recorded native histogram: its count, sum and each bucket.
+			var h struct {
+				Count   string  `json:"count"`
+				Sum     string  `json:"sum"`
+				Buckets [][]any `json:"buckets"`
+			}
+			if err := json.Unmarshal(s.Histogram[1], &h); err != nil {
+				t.Fatalf("%s: %s: histogram %s: %v", base, key, s.Histogram[1], err)
+			}
+			out[key+" count"] = parseFloat(t, base, key, h.Count)
+			out[key+" sum"] = parseFloat(t, base, key, h.Sum)
+			for _, b := range h.Buckets {
+				if len(b) != 4 {
+					t.Fatalf("%s: %s: bucket %v", base, key, b)
+				}
+				out[fmt.Sprintf("%s bucket %v(%v,%v)", key, b[0], b[1], b[2])] = parseFloat(t, base, key, fmt.Sprint(b[3]))
+			}
+			continue
 		}
-		out[name+"{"+strings.Join(labels, ",")+"}"] = v
+		out[key] = parseFloat(t, base, key, fmt.Sprint(s.Value[1]))
 	}
 	return out
+}
+
+func parseFloat(t *testing.T, base, key, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%s: %s: value %q", base, key, s)
+	}
+	return v
 }
 
 // copyTree copies the regular files under src to dst: two servers must not
