@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the pinned Prometheus 3.13.5 + promtool and Alertmanager 0.31.1 + amtool
-# into .tools/bin of the project. Idempotent: a binary already at the pinned
-# version is kept, so a second run takes a second.
+# Builds the pinned Prometheus 3.13.5 + promtool, Alertmanager 0.31.1 + amtool
+# and Thanos 0.42.4 into .tools/bin of the project. Idempotent: a binary
+# already at the pinned version is kept, so a second run takes a second.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -46,5 +46,24 @@ else
      github.com/prometheus/alertmanager/cmd/alertmanager@v0.31.1 \
      github.com/prometheus/alertmanager/cmd/amtool@v0.31.1)
 fi
+# Thanos 0.42.4 (sidecar, query, rule) for the tests that run the judge and the
+# rule pack against Thanos. Not 0.42.5: its go.mod asks for go >= 1.26.10, and
+# with GOTOOLCHAIN=local the go here (1.26.8) refuses it; that go line is all
+# 0.42.5 changes in Thanos's Go code and go.mod. Built in the wrapper
+# module tools/thanos, whose go.mod copies Thanos's replace directives: `go
+# install ...@v0.42.4` refuses a module that has replace directives. The
+# build tags are those of Thanos's releases (.promu.yml): without slicelabels
+# the sidecar panics on its first gRPC answer (Thanos's protobuf code reads
+# Prometheus labels as a slice).
+if have thanos "version 0.42.4" && "$bin/thanos" --version 2>&1 | grep -q "tags:.*slicelabels"; then
+  echo "tools: thanos 0.42.4 already built"
+else
+  echo "tools: building thanos 0.42.4 (about 3.5 minutes of CPU, more on a busy machine; a cold module cache first downloads about 250 MB)..."
+  (cd "$here/thanos" && with_progress go build -o "$bin/.thanos.$$" -tags netgo,slicelabels \
+     -ldflags "-X github.com/prometheus/common/version.Version=0.42.4" \
+     github.com/thanos-io/thanos/cmd/thanos)
+  mv "$bin/.thanos.$$" "$bin/thanos"
+fi
 "$bin/prometheus" --version | head -1
 "$bin/alertmanager" --version | head -1
+"$bin/thanos" --version | head -1
