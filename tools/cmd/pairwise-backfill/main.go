@@ -332,10 +332,13 @@ func writeBlocks(ctx context.Context, head *tsdb.Head, dir string, logger *slog.
 	}
 	n := 0
 	for lo := head.MinTime() / blockMs * blockMs; lo <= head.MaxTime(); lo += blockMs {
-		hi := lo + blockMs
-		ids, err := compactor.Write(dir, tsdb.NewRangeHead(head, lo, hi-1), lo, hi, nil)
+		// A block ends just after its last sample (never at the two-hour
+		// boundary, possibly in the future): Prometheus accepts new samples
+		// only after the last block's end.
+		mint, maxt := max(lo, head.MinTime()), min(lo+blockMs, head.MaxTime()+1)
+		ids, err := compactor.Write(dir, tsdb.NewRangeHead(head, mint, maxt-1), mint, maxt, nil)
 		if err != nil {
-			return n, fmt.Errorf("write block [%s, %s): %w", time.UnixMilli(lo).UTC().Format(time.RFC3339), time.UnixMilli(hi).UTC().Format(time.RFC3339), err)
+			return n, fmt.Errorf("write block [%s, %s): %w", time.UnixMilli(mint).UTC().Format(time.RFC3339), time.UnixMilli(maxt).UTC().Format(time.RFC3339), err)
 		}
 		n += len(ids)
 	}
