@@ -74,6 +74,20 @@ func TestBackfillChainsNativeHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	blocks, err := db.Blocks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 {
+		t.Errorf("%d blocks in the data directory, want the generated one and one recorded", len(blocks))
+	}
+	for _, b := range blocks {
+		// Prometheus rejects samples before the last block's end: a block
+		// must not end after its last sample.
+		if maxt := b.Meta().MaxTime; maxt > to.UnixMilli()+1 {
+			t.Errorf("block %s ends at %s, after the last evaluation %s", b.Meta().ULID, time.UnixMilli(maxt).UTC(), to)
+		}
+	}
 	q, err := db.Querier(from.UnixMilli(), to.UnixMilli())
 	if err != nil {
 		t.Fatal(err)
