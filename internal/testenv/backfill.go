@@ -64,10 +64,11 @@ func Backfill(t testing.TB, dataDir, ruleFile string, start, end time.Time, inte
 		"--start", strconv.FormatInt(start.Unix(), 10), "--end", strconv.FormatInt(end.Unix(), 10),
 		"--interval", interval.String()}
 	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// The summary is on stdout; progress and errors on stderr.
+	var out, progress bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &progress
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("testenv: pairwise-backfill %q: %v\n%s", args, err, out.String())
+		t.Fatalf("testenv: pairwise-backfill %q: %v\n%s%s", args, err, progress.String(), out.String())
 	}
 	t.Logf("%s", bytes.TrimSpace(out.Bytes()))
 }
