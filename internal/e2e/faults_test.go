@@ -26,6 +26,13 @@ const faultEval = 5 * time.Second
 
 // TestFaultsEndToEnd runs the committed pack and routing through faults of
 // the real servers. Each subtest has servers of its own and runs in parallel.
+//
+// Not tested here: the rollback alert resolving once the canary is gone. The
+// pack holds it for keep_firing_for (10m) after its evidence falls below the
+// boundary, and the evidence of a canary that stopped serving stays in the
+// window until its minutes slide out (up to the 60m window), so it resolves
+// 10 to 70 minutes after the canary is gone; and the committed routing sends
+// the rollback webhook no resolved notification (send_resolved: false).
 func TestFaultsEndToEnd(t *testing.T) {
 	testenv.GeneratorBinary(t)
 	testenv.BackfillBinary(t)
@@ -218,19 +225,30 @@ func testPrometheusRestart(t *testing.T) {
 			}
 		}
 	}
-	// Live minutes (history ended at end, nothing is scraped) are judged
-	// no-data (code 4), before and after the outage alike; never bad.
-	verdicts := recordedSamples(t, st, `canary:http_request_duration_seconds:verdict_1m`, now.Sub(end.Add(2*time.Minute)), now)
+	// Minutes after the history (nothing is scraped) are judged no-data
+	// (code 4), before and after the outage alike; never bad. The minute
+	// ending end+1m is the first without data.
+	if wait := time.Until(end.Add(time.Minute + 3*faultEval)); wait > 0 {
+		time.Sleep(wait)
+		now = time.Now()
+	}
+	verdicts := recordedSamples(t, st, `canary:http_request_duration_seconds:verdict_1m`, now.Sub(end.Add(time.Minute)), now)
 	judged := 0
 	for series, samples := range verdicts {
 		for ts, v := range samples {
+			if time.UnixMilli(ts).Before(end.Add(time.Minute)) {
+				continue
+			}
 			judged++
 			if v != "4" {
 				t.Errorf("%s at %s, a minute without data: verdict code %s, want 4 (no-data)", series, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano), v)
 			}
 		}
 	}
-	t.Logf("%d live minute verdicts recorded, all no-data", judged)
+	if judged == 0 {
+		t.Errorf("no verdict recorded for the minutes without data after %s", end.Add(time.Minute).Format(time.RFC3339))
+	}
+	t.Logf("%d verdicts of minutes without data recorded, all no-data", judged)
 	if v, ok := st.instant(t, `count(ALERTS{alertname="PairwiseCanaryRollback"})`, now); ok {
 		t.Errorf("clean canary: %v PairwiseCanaryRollback alerts active after the restart", v)
 	}
