@@ -254,13 +254,15 @@ func testPrometheusRestart(t *testing.T) {
 	}
 }
 
-// testAlertmanagerRestart: the rollback alert reaches an Alertmanager that
+// testAlertmanagerRestart: (ten minutes of the regression are backfilled,
+// so that a pack deciding from recorded minutes has evidence to roll back
+// on) the rollback alert reaches an Alertmanager that
 // holds it (a 30 s group_wait) and is stopped before it notifies; a new
 // Alertmanager (another port, found through file discovery) gets the alert
 // again from Prometheus, which re-sends firing alerts every 5 s, and
 // delivers it to the webhook.
 func testAlertmanagerRestart(t *testing.T) {
-	dataDir, packFile, _ := faultData(t, 70, 3, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
+	dataDir, packFile, _ := faultData(t, 70, 10, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
 	hook := testenv.WebhookReceiver(t)
 	amConfig := routingConfig(t, hook, "30s")
 	am1 := testenv.Alertmanager(t, amConfig)
