@@ -42,6 +42,7 @@ const alertBound = 40 * time.Second
 func TestRulesEndToEnd(t *testing.T) {
 	queries := packQueries(t)
 	testenv.GeneratorBinary(t) // build once, before the parallel subtests
+	testenv.BackfillBinary(t)
 	for _, sc := range []struct {
 		name string
 		args []string
@@ -240,10 +241,16 @@ func startStack(t *testing.T, genArgs ...string) *stack {
 	}
 	am := testenv.Alertmanager(t, strings.ReplaceAll(string(amSrc), placeholder, hook.URL+"/rollback"))
 
-	pack, err := os.ReadFile(filepath.Join(root, "rules", "pairwise.rules.yml"))
+	packFile := filepath.Join(root, "rules", "pairwise.rules.yml")
+	pack, err := os.ReadFile(packFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The pack's rules read what it records, minute after minute: a fresh
+	// Prometheus over generated history would have none of it. Record it
+	// over the whole history first, as a Prometheus that had run the pack
+	// all along would have.
+	testenv.Backfill(t, dataDir, packFile, start.Add(time.Minute), end, 0)
 	p := testenv.Prometheus(t, testenv.PromOptions{
 		DataDir: dataDir,
 		Config: fmt.Sprintf(`global:

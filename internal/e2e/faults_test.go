@@ -1,0 +1,568 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+)
+
+// faultEval is the rule evaluation interval of the fault tests: short, so a
+// few live evaluations take seconds.
+const faultEval = 5 * time.Second
+
+// TestFaultsEndToEnd runs the committed pack and routing through faults of
+// the real servers. Each subtest has servers of its own and runs in parallel.
+//
+// Not tested here: the rollback alert resolving once the canary is gone. The
+// pack holds it for keep_firing_for (10m) after its evidence falls below the
+// boundary, and the evidence of a canary that stopped serving stays in the
+// window until its minutes slide out (up to the 60m window), so it resolves
+// 10 to 70 minutes after the canary is gone; and the committed routing sends
+// the rollback webhook no resolved notification (send_resolved: false).
+func TestFaultsEndToEnd(t *testing.T) {
+	testenv.GeneratorBinary(t)
+	testenv.BackfillBinary(t)
+	t.Run("prometheus-restart", func(t *testing.T) { t.Parallel(); testPrometheusRestart(t) })
+	t.Run("alertmanager-restart", func(t *testing.T) { t.Parallel(); testAlertmanagerRestart(t) })
+	t.Run("promtool-classic-backfill", func(t *testing.T) { t.Parallel(); testPromtoolClassicBackfill(t) })
+}
+
+// faultData generates minutes of history ending at the current minute and
+// backfills the pack over its last recent minutes (what the pack records is
+// then there when Prometheus starts; the whole history would take minutes
+// to backfill on a loaded machine).
+func faultData(t *testing.T, minutes, recent int, genArgs ...string) (dataDir, packFile string, end time.Time) {
+	t.Helper()
+	dataDir, truthFile := testenv.Generate(t, append([]string{"--minutes", strconv.Itoa(minutes)}, genArgs...)...)
+	truth := testenv.LoadTruth(t, truthFile)
+	end, err := time.Parse(time.RFC3339, truth.End)
+	if err != nil {
+		t.Fatalf("truth end: %v", err)
+	}
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	packFile = filepath.Join(root, "rules", "pairwise.rules.yml")
+	testenv.Backfill(t, dataDir, packFile, end.Add(-time.Duration(recent)*time.Minute), end, 0)
+	return dataDir, packFile, end
+}
+
+// faultProm starts Prometheus on dataDir with the pack, evaluating every
+// faultEval and sending alerts to the Alertmanagers listed in the file
+// amTargets (file service discovery: an Alertmanager restarted on another
+// port is found again), re-sending firing alerts every resend.
+func faultProm(t *testing.T, dataDir, packFile, amTargets string, resend time.Duration) *testenv.PromServer {
+	t.Helper()
+	pack, err := os.ReadFile(packFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerting := ""
+	if amTargets != "" {
+		alerting = fmt.Sprintf(`alerting:
+  alertmanagers:
+    - file_sd_configs:
+        - files: [%q]
+          refresh_interval: 1s
+`, amTargets)
+	}
+	return testenv.Prometheus(t, testenv.PromOptions{
+		DataDir: dataDir,
+		Config: fmt.Sprintf(`global:
+  evaluation_interval: %s
+rule_files:
+  - pairwise.rules.yml
+%s`, faultEval, alerting),
+		Files: map[string]string{"pairwise.rules.yml": string(pack)},
+		Args:  []string{"--rules.alert.resend-delay=" + resend.String()},
+	})
+}
+
+// recordedSamples returns the raw samples of the series selected by sel
+// over the last span before at: series labels -> timestamp (ms) -> value.
+func recordedSamples(t *testing.T, st *stack, sel string, span time.Duration, at time.Time) map[string]map[int64]string {
+	t.Helper()
+	var out struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	}
+	st.query(t, fmt.Sprintf("%s[%dms]", sel, max(span, time.Second).Milliseconds()), at, &out)
+	got := map[string]map[int64]string{}
+	for _, r := range out.Result {
+		key := fmt.Sprint(r.Metric)
+		got[key] = map[int64]string{}
+		for _, v := range r.Values {
+			ts, _ := v[0].(float64)
+			got[key][int64(ts*1000+0.5)] = fmt.Sprint(v[1])
+		}
+	}
+	return got
+}
+
+// waitRecorded waits until every series of sel has at least n samples
+// recorded after since.
+func waitRecorded(t *testing.T, st *stack, sel string, since time.Time, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		now := time.Now()
+		got := recordedSamples(t, st, sel, now.Sub(since), now)
+		ok := len(got) > 0
+		for _, s := range got {
+			ok = ok && len(s) >= n
+		}
+		if ok {
+			return
+		}
+		if now.After(deadline) {
+			groups := "unknown"
+			if resp, err := http.Get(st.promURL + "/api/v1/rules"); err == nil {
+				var out struct {
+					Data struct {
+						Groups []struct {
+							Name           string    `json:"name"`
+							EvaluationTime float64   `json:"evaluationTime"`
+							LastEvaluation time.Time `json:"lastEvaluation"`
+						} `json:"groups"`
+					} `json:"data"`
+				}
+				_ = json.NewDecoder(resp.Body).Decode(&out)
+				resp.Body.Close()
+				groups = fmt.Sprintf("%+v", out.Data.Groups)
+			}
+			t.Fatalf("%s: fewer than %d evaluations recorded within %s of %s: %v; rule groups (evaluation seconds, last evaluation): %s", sel, n, timeout, since.Format(time.RFC3339), got, groups)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// testPrometheusRestart stops Prometheus for a while in the middle of live
+// evaluation and starts it again on the same data directory: every decision
+// and evidence sample recorded before the restart is still there, the
+// minutes of the outage are no-data (no sample, no bad verdict), and the
+// clean canary is never rolled back.
+func testPrometheusRestart(t *testing.T) {
+	dataDir, packFile, end := faultData(t, 70, 3, "--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000")
+	p1 := faultProm(t, dataDir, packFile, "", time.Minute)
+	st := &stack{promURL: p1.URL}
+	began := time.Now()
+	recorded := []string{
+		`canary:http_request_duration_seconds:decision_60m`,
+		`canary:http_request_duration_seconds:evidence_60m`,
+	}
+	for _, sel := range recorded {
+		waitRecorded(t, st, sel, began, 3, 2*time.Minute)
+	}
+	before := map[string]map[string]map[int64]string{}
+	for _, sel := range recorded {
+		at := time.Now()
+		before[sel] = recordedSamples(t, st, sel, at.Sub(end.Add(-5*time.Minute)), at)
+	}
+	stopped := time.Now()
+	p1.Stop()
+	const outage = 15 * time.Second
+	time.Sleep(outage)
+	p2 := faultProm(t, dataDir, packFile, "", time.Minute)
+	restarted := time.Now()
+	st = &stack{promURL: p2.URL}
+	for _, sel := range recorded {
+		waitRecorded(t, st, sel, restarted, 2, 2*time.Minute)
+	}
+	now := time.Now()
+	for _, sel := range recorded {
+		after := recordedSamples(t, st, sel, now.Sub(end.Add(-5*time.Minute)), now)
+		lost, kept := 0, 0
+		for series, samples := range before[sel] {
+			for ts, v := range samples {
+				if got, ok := after[series][ts]; !ok || got != v {
+					lost++
+					if lost <= 3 {
+						t.Errorf("%s %s at %s: recorded %s before the restart, %q (present %v) after", sel, series, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano), v, got, ok)
+					}
+				} else {
+					kept++
+				}
+			}
+		}
+		if lost > 0 {
+			t.Errorf("%s: %d samples recorded before the restart are lost", sel, lost)
+		}
+		// The outage has no evaluation: no sample between the last before
+		// the stop and the first after the start.
+		for series, samples := range after {
+			for ts := range samples {
+				at := time.UnixMilli(ts)
+				if at.After(stopped.Add(faultEval)) && at.Before(restarted.Add(-time.Second)) {
+					t.Errorf("%s %s has a sample at %s, inside the outage %s..%s", sel, series, at.UTC().Format(time.RFC3339Nano), stopped.Format(time.RFC3339), restarted.Format(time.RFC3339))
+				}
+			}
+		}
+		t.Logf("%s: %d samples recorded before the restart, all %d kept", sel, kept, kept)
+	}
+	// No decision recorded over the whole run is a rollback, and no minute
+	// of the live run (the outage included: no data was scraped) is bad.
+	for series, samples := range recordedSamples(t, st, recorded[0], now.Sub(end.Add(-5*time.Minute)), now) {
+		for ts, v := range samples {
+			if v == "2" {
+				t.Errorf("clean canary: %s recorded a rollback at %s", series, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano))
+			}
+		}
+	}
+	// Minutes after the history (nothing is scraped) are judged no-data
+	// (code 4), before and after the outage alike; never bad. The minute
+	// ending end+1m is the first without data.
+	if wait := time.Until(end.Add(time.Minute + 3*faultEval)); wait > 0 {
+		time.Sleep(wait)
+		now = time.Now()
+	}
+	verdicts := recordedSamples(t, st, `canary:http_request_duration_seconds:verdict_1m`, now.Sub(end.Add(time.Minute)), now)
+	judged := 0
+	for series, samples := range verdicts {
+		for ts, v := range samples {
+			if time.UnixMilli(ts).Before(end.Add(time.Minute)) {
+				continue
+			}
+			judged++
+			if v != "4" {
+				t.Errorf("%s at %s, a minute without data: verdict code %s, want 4 (no-data)", series, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano), v)
+			}
+		}
+	}
+	if judged == 0 {
+		t.Errorf("no verdict recorded for the minutes without data after %s", end.Add(time.Minute).Format(time.RFC3339))
+	}
+	t.Logf("%d verdicts of minutes without data recorded, all no-data", judged)
+	if v, ok := st.instant(t, `count(ALERTS{alertname="PairwiseCanaryRollback"})`, now); ok {
+		t.Errorf("clean canary: %v PairwiseCanaryRollback alerts active after the restart", v)
+	}
+}
+
+// testAlertmanagerRestart: (ten minutes of the regression are backfilled,
+// so that a pack deciding from recorded minutes has evidence to roll back
+// on) the rollback alert reaches an Alertmanager that
+// holds it (a 30 s group_wait) and is stopped before it notifies; a new
+// Alertmanager (another port, found through file discovery) gets the alert
+// again from Prometheus, which re-sends firing alerts every 5 s, and
+// delivers it to the webhook.
+func testAlertmanagerRestart(t *testing.T) {
+	dataDir, packFile, _ := faultData(t, 70, 10, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
+	hook := testenv.WebhookReceiver(t)
+	amConfig := routingConfig(t, hook, "30s")
+	am1 := testenv.Alertmanager(t, amConfig)
+	targets := filepath.Join(t.TempDir(), "alertmanagers.yml")
+	writeTargets(t, targets, am1.Addr)
+	faultProm(t, dataDir, packFile, targets, 5*time.Second)
+
+	// Wait until Alertmanager holds the rollback, then stop it.
+	deadline := time.Now().Add(90 * time.Second)
+	for !amHasAlert(t, am1, "PairwiseCanaryRollback") {
+		if time.Now().After(deadline) {
+			t.Fatalf("Alertmanager received no PairwiseCanaryRollback within 90s; log:\n%s", am1.LogTail(20))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	am1.Stop()
+	stopped := time.Now()
+	if got := names(hook); len(got) > 0 {
+		t.Fatalf("the webhook got %v before the first Alertmanager stopped: the test's group_wait did not hold the alert", got)
+	}
+	am2 := testenv.Alertmanager(t, amConfig)
+	writeTargets(t, targets, am2.Addr)
+	// Discovery (1 s refresh), a re-send (5 s), group_wait 30 s, and slack.
+	const bound = 60 * time.Second
+	_, err := hook.WaitFor(func(p testenv.WebhookPayload) bool {
+		for _, a := range p.Alerts {
+			if a.Labels["alertname"] == "PairwiseCanaryRollback" && a.Status == "firing" {
+				return true
+			}
+		}
+		return false
+	}, bound)
+	if err != nil {
+		t.Fatalf("the rollback never reached the webhook through the restarted Alertmanager within %s: %v; its log:\n%s", bound, err, am2.LogTail(20))
+	}
+	t.Logf("the rollback reached the webhook %.1fs after the first Alertmanager was stopped", time.Since(stopped).Seconds())
+}
+
+// routingConfig is the committed routing with the rollback webhook pointed
+// at hook and the rollback route's group_wait set to groupWait.
+func routingConfig(t *testing.T, hook *testenv.Webhook, groupWait string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "rules", "alertmanager", "alertmanager.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	const placeholder, wait = "http://127.0.0.1:9099/rollback", "      group_wait: 5s\n"
+	if !strings.Contains(src, placeholder) || strings.Count(src, wait) != 1 {
+		t.Fatalf("rules/alertmanager/alertmanager.yml no longer has the rollback webhook URL %s and one %q this test rewrites", placeholder, wait)
+	}
+	src = strings.ReplaceAll(src, placeholder, hook.URL+"/rollback")
+	return strings.Replace(src, wait, "      group_wait: "+groupWait+"\n", 1)
+}
+
+func writeTargets(t *testing.T, path, addr string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("- targets: [%q]\n", addr)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// amHasAlert reports whether Alertmanager holds an active alert of that name.
+func amHasAlert(t *testing.T, am *testenv.AMServer, name string) bool {
+	t.Helper()
+	resp, err := http.Get(am.URL + "/api/v2/alerts")
+	if err != nil {
+		t.Logf("Alertmanager alerts: %v", err)
+		return false
+	}
+	defer resp.Body.Close()
+	var alerts []struct {
+		Labels map[string]string `json:"labels"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&alerts); err != nil {
+		t.Logf("Alertmanager alerts: %v", err)
+		return false
+	}
+	for _, a := range alerts {
+		if a.Labels["alertname"] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// testPromtoolClassicBackfill: `promtool tsdb create-blocks-from rules`,
+// run once per level of the chain of records in dependency order (each pass
+// reading, through Prometheus, the blocks of the passes before), records the
+// classic canary's group as pairwise-backfill records it in one pass, sample
+// for sample. rules/README.md ("Backfill") describes the procedure.
+func testPromtoolClassicBackfill(t *testing.T) {
+	const span = 8 // minutes backfilled
+	genDir, truthFile := testenv.Generate(t, "--minutes", "70", "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
+	truth := testenv.LoadTruth(t, truthFile)
+	end, err := time.Parse(time.RFC3339, truth.End)
+	if err != nil {
+		t.Fatalf("truth end: %v", err)
+	}
+	start := end.Add(-span * time.Minute)
+	group := packGroup(t, "pairwise-checkout-classic")
+	levels := recordLevels(t, group)
+
+	// The reference: pairwise-backfill over a copy of the data. The rule
+	// file has one path for both tools, so Prometheus's evaluation offset
+	// (from the file and group names) is the same.
+	ruleFile := filepath.Join(t.TempDir(), "classic.rules.yml")
+	refDir := filepath.Join(t.TempDir(), "data")
+	copyDir(t, genDir, refDir)
+	writeGroup(t, ruleFile, group, nil)
+	testenv.Backfill(t, refDir, ruleFile, start, end, 0)
+
+	promtool := testenv.Binary(t, "promtool")
+	p := testenv.Prometheus(t, testenv.PromOptions{DataDir: genDir})
+	for level := range levels {
+		writeGroup(t, ruleFile, group, levels[level])
+		out := filepath.Join(t.TempDir(), "blocks")
+		cmd := exec.Command(promtool, "tsdb", "create-blocks-from", "rules", "--url", p.URL,
+			"--start", strconv.FormatInt(start.Unix(), 10), "--end", strconv.FormatInt(end.Unix(), 10),
+			"--output-dir", out, "--eval-interval", "1m", ruleFile)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("promtool, level %d: %v\n%s", level, err, b)
+		}
+		blocks, err := os.ReadDir(out)
+		if err != nil || len(blocks) == 0 {
+			t.Fatalf("promtool, level %d, wrote no block into %s (%v): %s", level, out, err, b)
+		}
+		for _, b := range blocks {
+			if err := os.Rename(filepath.Join(out, b.Name()), filepath.Join(genDir, b.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Prometheus looks for new blocks every minute; a restart loads them at once.
+		p.Stop()
+		p = testenv.Prometheus(t, testenv.PromOptions{DataDir: genDir})
+	}
+	ref := testenv.Prometheus(t, testenv.PromOptions{DataDir: refDir})
+	got, want := &stack{promURL: p.URL}, &stack{promURL: ref.URL}
+	at := end.Add(time.Second)
+	records := 0
+	for _, name := range recordNames(group) {
+		sel := fmt.Sprintf(`%s{canary="checkout-classic"}`, name)
+		a, b := recordedSamples(t, got, sel, at.Sub(start), at), recordedSamples(t, want, sel, at.Sub(start), at)
+		if len(b) == 0 {
+			continue // recorded only on some minutes (a filter), none in this span
+		}
+		records++
+		for series, samples := range b {
+			for ts, v := range samples {
+				w, _ := strconv.ParseFloat(v, 64)
+				// The rule engine truncates an evaluation time to the
+				// millisecond; promtool sends it through the query API,
+				// which rounds it: the same evaluation may be 1 ms apart.
+				pv, ok := a[series][ts]
+				for _, d := range []int64{1, -1} {
+					if !ok {
+						pv, ok = a[series][ts+d]
+					}
+				}
+				g, err := strconv.ParseFloat(pv, 64)
+				if err != nil || math.Abs(g-w) > 1e-9*math.Max(1, math.Abs(w)) {
+					var at []string
+					for ts := range a[series] {
+						at = append(at, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano))
+					}
+					slices.Sort(at)
+					t.Errorf("%s at %s: promtool recorded %q, pairwise-backfill %s (promtool's samples are at %v)", series, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano), pv, v, at)
+				}
+			}
+			if len(a[series]) != len(samples) {
+				t.Errorf("%s: promtool recorded %d samples, pairwise-backfill %d", series, len(a[series]), len(samples))
+			}
+		}
+	}
+	if records == 0 {
+		t.Fatal("pairwise-backfill recorded none of the classic group's records")
+	}
+	t.Logf("%d records of the classic group over %d minutes, in %d promtool passes, identical to pairwise-backfill's", records, span, len(levels))
+}
+
+// packGroup returns the committed pack's group of that name.
+func packGroup(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Groups []map[string]any `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range f.Groups {
+		if g["name"] == name {
+			return g
+		}
+	}
+	t.Fatalf("the committed pack has no group %s", name)
+	return nil
+}
+
+func groupRules(g map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, r := range g["rules"].([]any) {
+		out = append(out, r.(map[string]any))
+	}
+	return out
+}
+
+// recordNames lists the group's recorded metric names, each once, in order.
+func recordNames(g map[string]any) []string {
+	var names []string
+	for _, r := range groupRules(g) {
+		if n, ok := r["record"].(string); ok && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// recordLevels splits the group's recording rules (by index) into levels:
+// a rule's level is one more than the highest level of the records its
+// expression reads (0 for a rule reading raw series only).
+func recordLevels(t *testing.T, g map[string]any) [][]int {
+	t.Helper()
+	rs := groupRules(g)
+	names := recordNames(g)
+	reads := func(expr, name string) bool {
+		return regexp.MustCompile(`(^|[^a-zA-Z0-9_:])` + regexp.QuoteMeta(name) + `($|[^a-zA-Z0-9_:])`).MatchString(expr)
+	}
+	level := map[string]int{}
+	for range rs { // at most one pass per rule settles every level
+		changed := false
+		for _, r := range rs {
+			name, ok := r["record"].(string)
+			if !ok {
+				continue
+			}
+			l := 0
+			for _, dep := range names {
+				if dep != name && reads(r["expr"].(string), dep) {
+					l = max(l, level[dep]+1)
+				}
+			}
+			if l > level[name] {
+				level[name], changed = l, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	var levels [][]int
+	for i, r := range rs {
+		name, ok := r["record"].(string)
+		if !ok {
+			continue
+		}
+		for len(levels) <= level[name] {
+			levels = append(levels, nil)
+		}
+		levels[level[name]] = append(levels[level[name]], i)
+	}
+	return levels
+}
+
+// writeGroup writes the group to path, with only the rules at the given
+// indices (all of them when nil).
+func writeGroup(t *testing.T, path string, g map[string]any, only []int) {
+	t.Helper()
+	sub := map[string]any{}
+	for k, v := range g {
+		sub[k] = v
+	}
+	if only != nil {
+		rs := groupRules(g)
+		var keep []any
+		for _, i := range only {
+			keep = append(keep, rs[i])
+		}
+		sub["rules"] = keep
+	}
+	b, err := yaml.Marshal(map[string]any{"groups": []any{sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if b, err := exec.Command("cp", "-r", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp -r %s %s: %v\n%s", from, to, err, b)
+	}
+}

@@ -1,0 +1,346 @@
+// Command pairwise-backfill evaluates Prometheus rule files over the history
+// of a TSDB data directory, with Prometheus's own rule engine, and writes what
+// the rules record into the same directory as blocks. A Prometheus started on
+// the directory afterwards finds the recorded series as if it had evaluated
+// the rules all along.
+//
+// It exists because `promtool tsdb create-blocks-from rules` (Prometheus
+// 3.13.5) imports float results only, never native histograms, and evaluates
+// each rule on its own over raw data, so a rule that reads what another rule
+// records sees nothing in the same pass. Here every group is evaluated as a
+// live Prometheus evaluates it: rule after rule in file order at one
+// evaluation time, each rule reading everything recorded before it (the
+// earlier rules of this evaluation, and earlier evaluations of every group),
+// native histograms included. Alerting rules write their ALERTS and
+// ALERTS_FOR_STATE series as Prometheus does; no notification is sent.
+//
+// Evaluation times are Prometheus's: each group's interval (its own
+// interval, else --interval) at the offset Prometheus derives from the
+// group's name and file (rules.Group.EvalTimestamp), every one in
+// [--start, --end]. The offset depends on the file path as given, so it may
+// differ from the offset a Prometheus loading the same file from another path
+// uses; the pack's rules do not depend on it. All groups' evaluations run in
+// one time order, so a group reading another group's series sees them as a
+// live Prometheus would.
+//
+// Usage:
+//
+//	pairwise-backfill --tsdb DIR --rules FILE [--rules FILE...] --start TIME --end TIME [--interval 1m]
+//
+// Stop any Prometheus using DIR first. The data directory's blocks and WAL
+// are read; nothing in them is changed or deleted; the results are added as
+// new blocks, one per two-hour range, which Prometheus merges with the
+// others when it starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+)
+
+type fileList []string
+
+func (l *fileList) String() string     { return strings.Join(*l, ",") }
+func (l *fileList) Set(s string) error { *l = append(*l, s); return nil }
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "pairwise-backfill:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the parsed command line.
+type options struct {
+	dir        string
+	ruleFiles  []string
+	start, end time.Time
+	interval   time.Duration
+	quiet      bool
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("pairwise-backfill", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var files fileList
+	var startS, endS string
+	fs.StringVar(&o.dir, "tsdb", "", "Prometheus TSDB data directory to read and add the recorded series to (required; no Prometheus may run on it)")
+	fs.Var(&files, "rules", "rule file (Prometheus rule file format); repeat for several (required)")
+	fs.StringVar(&startS, "start", "", "first evaluation time, RFC 3339 or Unix seconds (required)")
+	fs.StringVar(&endS, "end", "", "last evaluation time, RFC 3339 or Unix seconds (required)")
+	fs.DurationVar(&o.interval, "interval", time.Minute, "evaluation interval of groups that set none (Prometheus's global evaluation_interval; its default is 1m)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o.ruleFiles = files
+	switch {
+	case o.dir == "":
+		return o, errors.New("--tsdb is required")
+	case len(o.ruleFiles) == 0:
+		return o, errors.New("--rules is required")
+	case startS == "" || endS == "":
+		return o, errors.New("--start and --end are required")
+	case o.interval <= 0:
+		return o, fmt.Errorf("--interval %s is not positive", o.interval)
+	}
+	var err error
+	if o.start, err = parseTime(startS); err != nil {
+		return o, fmt.Errorf("--start: %w", err)
+	}
+	if o.end, err = parseTime(endS); err != nil {
+		return o, fmt.Errorf("--end: %w", err)
+	}
+	if o.end.Before(o.start) {
+		return o, fmt.Errorf("--end %s is before --start %s", o.end.Format(time.RFC3339), o.start.Format(time.RFC3339))
+	}
+	if fi, err := os.Stat(o.dir); err != nil || !fi.IsDir() {
+		return o, fmt.Errorf("--tsdb %s is not a directory", o.dir)
+	}
+	return o, nil
+}
+
+// parseTime reads RFC 3339 or Unix seconds (with an optional fraction).
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 nor Unix seconds", s)
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseArgs(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	sum, err := backfill(context.Background(), o, stderr)
+	if err != nil {
+		return err
+	}
+	if !o.quiet {
+		fmt.Fprintf(stdout, "pairwise-backfill: %d groups, %d evaluations from %s to %s, %d series recorded into %d blocks, %.1fs\n",
+			sum.groups, sum.evaluations, o.start.Format(time.RFC3339), o.end.Format(time.RFC3339), sum.series, sum.blocks, sum.elapsed.Seconds())
+	}
+	return nil
+}
+
+// summary reports a backfill.
+type summary struct {
+	groups, evaluations, blocks int
+	series                      uint64
+	elapsed                     time.Duration
+}
+
+// evaluation is one group's evaluation at one time.
+type evaluation struct {
+	at    time.Time
+	order int // the group's position in the rule files, to break ties
+	group *rules.Group
+}
+
+const blockMs = int64(2 * time.Hour / time.Millisecond)
+
+func backfill(ctx context.Context, o options, stderr io.Writer) (summary, error) {
+	began := time.Now()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+
+	dbOpts := tsdb.DefaultOptions()
+	dbOpts.RetentionDuration = 0 // never delete history
+	db, err := tsdb.Open(o.dir, logger, nil, dbOpts, nil)
+	if err != nil {
+		return summary{}, fmt.Errorf("open the TSDB in %s (is a Prometheus running on it?): %w", o.dir, err)
+	}
+	dbOpen := true
+	defer func() {
+		if dbOpen {
+			db.Close()
+		}
+	}()
+	db.DisableCompactions()
+
+	// What the rules record goes to a head of its own, written out as blocks
+	// at the end; queries read the data directory and that head together.
+	chunkDir, err := os.MkdirTemp("", "pairwise-backfill-head")
+	if err != nil {
+		return summary{}, err
+	}
+	defer os.RemoveAll(chunkDir)
+	headOpts := tsdb.DefaultHeadOptions()
+	headOpts.ChunkRange = blockMs
+	headOpts.ChunkDirRoot = chunkDir
+	head, err := tsdb.NewHead(nil, logger, nil, nil, headOpts, tsdb.NewHeadStats())
+	if err != nil {
+		return summary{}, fmt.Errorf("recording head: %w", err)
+	}
+	defer head.Close()
+	if err := head.Init(math.MinInt64); err != nil {
+		return summary{}, fmt.Errorf("recording head: %w", err)
+	}
+	queryable := storage.QueryableFunc(func(mint, maxt int64) (storage.Querier, error) {
+		dq, err := db.Querier(mint, maxt)
+		if err != nil {
+			return nil, err
+		}
+		hq, err := tsdb.NewBlockQuerier(tsdb.NewRangeHead(head, mint, maxt), mint, maxt)
+		if err != nil {
+			dq.Close()
+			return nil, err
+		}
+		return storage.NewMergeQuerier([]storage.Querier{dq, hq}, nil, storage.ChainedSeriesMerge), nil
+	})
+
+	engine := promql.NewEngine(promql.EngineOpts{
+		Logger:               logger,
+		MaxSamples:           50000000, // Prometheus's --query.max-samples default
+		Timeout:              10 * time.Minute,
+		LookbackDelta:        5 * time.Minute,
+		EnableAtModifier:     true,
+		EnableNegativeOffset: true,
+	})
+	manager := rules.NewManager(&rules.ManagerOptions{
+		Appendable: head,
+		Queryable:  queryable,
+		QueryFunc:  rules.EngineQueryFunc(engine, queryable),
+		NotifyFunc: func(context.Context, string, ...*rules.Alert) {},
+		Context:    ctx,
+		Logger:     logger,
+	})
+	loaded, errs := manager.LoadGroups(o.interval, labels.EmptyLabels(), "", nil, false, o.ruleFiles...)
+	if len(errs) > 0 {
+		return summary{}, fmt.Errorf("load rules: %w", errors.Join(errs...))
+	}
+	evals, err := schedule(loaded, o)
+	if err != nil {
+		return summary{}, err
+	}
+
+	var failures int
+	var firstFailure error
+	lastProgress := time.Now()
+	for i, e := range evals {
+		if err := ctx.Err(); err != nil {
+			return summary{}, err
+		}
+		e.group.Eval(ctx, e.at)
+		for _, r := range e.group.Rules() {
+			if r.Health() == rules.HealthBad {
+				failures++
+				if firstFailure == nil {
+					firstFailure = fmt.Errorf("group %s, rule %s at %s: %w", e.group.Name(), r.Name(), e.at.Format(time.RFC3339), r.LastError())
+				}
+			}
+		}
+		if !o.quiet && time.Since(lastProgress) > 10*time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(stderr, "pairwise-backfill: %d/%d evaluations, at %s, %.0fs\n", i+1, len(evals), e.at.Format(time.RFC3339), time.Since(began).Seconds())
+		}
+	}
+	if failures > 0 {
+		return summary{}, fmt.Errorf("%d rule evaluations failed, nothing written; the first: %w", failures, firstFailure)
+	}
+
+	// Close the data directory before adding blocks to it.
+	dbOpen = false
+	if err := db.Close(); err != nil {
+		return summary{}, fmt.Errorf("close the TSDB: %w", err)
+	}
+	blocks, err := writeBlocks(ctx, head, o.dir, logger)
+	if err != nil {
+		return summary{}, err
+	}
+	return summary{groups: len(loaded), evaluations: len(evals), blocks: blocks, series: head.NumSeries(), elapsed: time.Since(began)}, nil
+}
+
+// schedule lists every group's evaluation times in [start, end], aligned as
+// Prometheus aligns them, in time order (at equal times, by file, then by
+// group name).
+func schedule(loaded map[string]*rules.Group, o options) ([]evaluation, error) {
+	groups := make([]*rules.Group, 0, len(loaded))
+	for _, g := range loaded {
+		groups = append(groups, g)
+	}
+	position := map[string]int{}
+	for i, f := range o.ruleFiles {
+		position[f] = i
+	}
+	sort.Slice(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if position[a.File()] != position[b.File()] {
+			return position[a.File()] < position[b.File()]
+		}
+		return a.Name() < b.Name()
+	})
+	var evals []evaluation
+	for order, g := range groups {
+		at := g.EvalTimestamp(o.start.UnixNano())
+		if at.Before(o.start) {
+			at = at.Add(g.Interval())
+		}
+		for ; !at.After(o.end); at = at.Add(g.Interval()) {
+			evals = append(evals, evaluation{at: at, order: order, group: g})
+		}
+	}
+	if len(evals) == 0 {
+		return nil, fmt.Errorf("no group evaluates between %s and %s", o.start.Format(time.RFC3339), o.end.Format(time.RFC3339))
+	}
+	sort.SliceStable(evals, func(i, j int) bool {
+		if !evals[i].at.Equal(evals[j].at) {
+			return evals[i].at.Before(evals[j].at)
+		}
+		return evals[i].order < evals[j].order
+	})
+	return evals, nil
+}
+
+// writeBlocks writes the recorded head into dir as blocks on Prometheus's
+// two-hour boundaries and returns how many were written.
+func writeBlocks(ctx context.Context, head *tsdb.Head, dir string, logger *slog.Logger) (int, error) {
+	if head.NumSeries() == 0 {
+		return 0, nil
+	}
+	compactor, err := tsdb.NewLeveledCompactor(ctx, nil, logger, []int64{blockMs}, chunkenc.NewPool(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("block writer: %w", err)
+	}
+	n := 0
+	for lo := head.MinTime() / blockMs * blockMs; lo <= head.MaxTime(); lo += blockMs {
+		// A block ends just after its last sample (never at the two-hour
+		// boundary, possibly in the future): Prometheus accepts new samples
+		// only after the last block's end.
+		mint, maxt := max(lo, head.MinTime()), min(lo+blockMs, head.MaxTime()+1)
+		ids, err := compactor.Write(dir, tsdb.NewRangeHead(head, mint, maxt-1), mint, maxt, nil)
+		if err != nil {
+			return n, fmt.Errorf("write block [%s, %s): %w", time.UnixMilli(mint).UTC().Format(time.RFC3339), time.UnixMilli(maxt).UTC().Format(time.RFC3339), err)
+		}
+		n += len(ids)
+	}
+	return n, nil
+}
