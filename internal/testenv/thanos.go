@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/procs"
 )
 
 // Thanos 0.42.4 (built by tools/install.sh as .tools/bin/thanos): a sidecar
@@ -49,14 +51,14 @@ type ThanosServer struct {
 	Dir      string // holds its files and its log
 	LogFile  string
 	PID      int
-	proc     *process
+	proc     *procs.Process
 }
 
 // LogTail returns the last n lines of the component's log.
-func (s *ThanosServer) LogTail(n int) string { return s.proc.tail(n) }
+func (s *ThanosServer) LogTail(n int) string { return s.proc.Tail(n) }
 
 // Stop stops the component now (it is also stopped in t.Cleanup).
-func (s *ThanosServer) Stop() { s.proc.stop() }
+func (s *ThanosServer) Stop() { s.proc.Stop() }
 
 // startThanos runs `thanos <component> args(http, grpc)...` on free ports
 // (HTTP on httpAddr when set) and waits for /-/ready, retrying on a port
@@ -71,23 +73,19 @@ func startThanos(t testing.TB, component, dir, httpAddr string, args func() []st
 			httpAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 		}
 		grpcAddr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-		logPath := filepath.Join(dir, component+".log")
 		all := append([]string{component,
 			"--http-address=" + httpAddr,
 			"--grpc-address=" + grpcAddr,
 			"--log.level=info",
 		}, args()...)
-		p, err := start(t, "thanos "+component, bin, logPath, all...)
-		if err != nil {
-			t.Fatalf("testenv: %v", err)
-		}
+		p := Start(t, component, bin, dir, all...)
 		url := "http://" + httpAddr
-		lastErr = p.waitReady(url+"/-/ready", 90*time.Second)
+		lastErr = p.WaitReady(url+"/-/ready", 90*time.Second)
 		if lastErr == nil {
-			return &ThanosServer{URL: url, Addr: httpAddr, GRPCAddr: grpcAddr, Dir: dir, LogFile: logPath, PID: p.cmd.Process.Pid, proc: p}
+			return &ThanosServer{URL: url, Addr: httpAddr, GRPCAddr: grpcAddr, Dir: dir, LogFile: p.LogFile, PID: p.PID(), proc: p}
 		}
-		p.stop()
-		if fixed || !errors.Is(lastErr, errAddrInUse) {
+		p.Stop()
+		if fixed || !errors.Is(lastErr, procs.ErrAddrInUse) {
 			break
 		}
 	}
