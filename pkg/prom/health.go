@@ -47,11 +47,8 @@ func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Se
 	}
 	out := map[int64]Health{}
 	for _, s := range res.Result {
-		for _, pair := range s.Values {
-			ts, v, err := parseSample(pair)
-			if err != nil {
-				return nil, err
-			}
+		for _, fs := range s.Values {
+			ts, v := unixSeconds(fs.T), fs.V
 			h := out[ts]
 			switch s.Metric["pairwise_health"] {
 			case "samples":
