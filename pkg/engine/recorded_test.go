@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -15,80 +14,17 @@ import (
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/prom/recordtest"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
-
-// minuteRules renders recording rules for the minute series of
-// prom/recorded.go, as the rule pack records them: each fleet's merged
-// histogram and health of the minute its evaluation time truncates to.
-// Per-canary groups (one per name in canaries) label the series with the
-// fleet's selector; without canaries, one group keeps the fleets' job and
-// track labels (a label-driven group).
-func minuteRules(metric string, kind prom.Kind, canaries []string, fleets ...selector.Selector) string {
-	var b strings.Builder
-	b.WriteString("groups:\n- name: pairwise-minutes\n  interval: 1m\n  rules:\n")
-	rule := func(record, expr string, labels map[string]string) {
-		fmt.Fprintf(&b, "  - record: %s\n    expr: %q\n", record, expr)
-		if len(labels) > 0 {
-			b.WriteString("    labels:\n")
-			for k, v := range labels {
-				fmt.Fprintf(&b, "      %s: %q\n", k, v)
-			}
-		}
-	}
-	minute := func(expr string) string { return "last_over_time((" + expr + ")[1m:1m])" }
-	for _, name := range canaries {
-		for i, sel := range fleets {
-			labels := map[string]string{"canary": name, "fleet": []string{"baseline", "canary"}[i], prom.RecordedSelectorLabel: sel.String()}
-			hist := prom.NativeQuery(metric, sel)
-			if kind == prom.Classic {
-				hist = prom.ClassicQuery(metric, sel)
-			}
-			rule(prom.MinuteHistogramRecord(metric, kind), minute(hist), labels)
-			rule(prom.MinuteHealthRecord(metric, kind), minute(prom.HealthQuery(metric, sel, kind)), labels)
-		}
-	}
-	if len(canaries) > 0 {
-		return b.String()
-	}
-	// Label-driven: one rule per record for every fleet, grouped by track.
-	// Only classic here, which is what this test reads label-driven.
-	all := metric + `_bucket{track=~"baseline|canary"}`
-	inf := metric + `_bucket{le="+Inf",track=~"baseline|canary"}`
-	counted := "count_over_time(" + inf + "[1m])"
-	figure := func(name, expr string) string {
-		return `label_replace(` + expr + `, "pairwise_health", "` + name + `", "", "")`
-	}
-	rule(prom.MinuteHistogramRecord(metric, kind), minute("sum by (job, track, le) (increase("+all+"[1m]))"), nil)
-	rule(prom.MinuteHealthRecord(metric, kind), minute(figure("samples", "sum by (job, track) ("+counted+")")+
-		" or "+figure("series", "count by (job, track) ("+counted+")")+
-		" or "+figure("reporting", "count by (job, track) ("+counted+" >= 2)")+
-		" or "+figure("down", `count by (job, track) (min_over_time(up{track=~"baseline|canary"}[1m]) == 0)`)), nil)
-	return b.String()
-}
-
-// backfill evaluates the rules over [start, end] with promtool (the
-// Prometheus tool that backfills recording rules through the query API, at
-// the evaluation times the rule manager would use) into dir. promtool
-// 3.13.5 writes float samples only: native histogram records cannot be
-// backfilled this way, so this test reads classic records (the reader's
-// native path differs only in the sample decoded).
-func backfill(t *testing.T, url, rules, dir string, start, end time.Time) {
-	t.Helper()
-	out, err := exec.Command(testenv.Binary(t, "promtool"), "tsdb", "create-blocks-from", "rules", "--quiet",
-		"--url", url, "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339),
-		"--output-dir", dir, rules).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool: %v\n%s", err, out)
-	}
-}
 
 // TestRecordedEqualsRaw: on generated fleets in a real Prometheus, with
 // the minute series recorded by real recording expressions, reading the
 // record gives minute for minute what reading raw pods gives (histograms,
 // health, verdicts, decision), including a minute missing from the record,
-// minutes before it starts and the newest minute, not yet recorded.
+// minutes before it starts and the newest minute, not yet recorded. The
+// records are classic: promtool, which writes them, backfills floats only.
 func TestRecordedEqualsRaw(t *testing.T) {
 	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
@@ -122,30 +58,37 @@ func TestRecordedEqualsRaw(t *testing.T) {
 	recStart, recEnd := end.Add(-40*time.Minute), end.Add(-time.Minute)
 
 	src := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
+	promtool := testenv.Binary(t, "promtool")
 	blocks := t.TempDir()
 	for _, c := range cases {
-		rules := filepath.Join(t.TempDir(), "rules.yml")
-		if err := os.WriteFile(rules, []byte(minuteRules(metric, c.kind, c.canaries, c.fleets[0], c.fleets[1])), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join(blocks, strings.ReplaceAll(c.name, " ", "-"))
-		// Evaluations stamped in [M, M+60s) record minute M: the first run
-		// ends before the gap's minute, the second starts after it.
-		backfill(t, src.URL, rules, dir, recStart, gap.Add(-time.Second))
-		backfill(t, src.URL, rules, dir, gap.Add(time.Minute), recEnd.Add(59*time.Second))
-	}
-	src.Stop()
-	for _, c := range cases {
-		dir := filepath.Join(blocks, strings.ReplaceAll(c.name, " ", "-"))
-		entries, err := os.ReadDir(dir)
-		if err != nil || len(entries) == 0 {
-			t.Fatalf("promtool wrote no blocks into %s: %v", dir, err)
-		}
-		for _, e := range entries {
-			if err := os.Rename(filepath.Join(dir, e.Name()), filepath.Join(dataDir, e.Name())); err != nil {
+		var text string
+		if len(c.canaries) == 0 {
+			text = recordtest.LabelDrivenRules(metric, []string{"job", "track"}, `track=~"baseline|canary"`)
+		} else {
+			var fleets []recordtest.Fleet
+			for _, name := range c.canaries {
+				fleets = append(fleets, recordtest.Fleet{Canary: name, Name: "baseline", Sel: c.fleets[0]}, recordtest.Fleet{Canary: name, Name: "canary", Sel: c.fleets[1]})
+			}
+			var err error
+			if text, err = recordtest.Rules(metric, c.kind, fleets); err != nil {
 				t.Fatal(err)
 			}
 		}
+		rules := filepath.Join(t.TempDir(), "rules.yml")
+		if err := os.WriteFile(rules, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Evaluations stamped in [M, M+60s) record minute M: the first run
+		// ends before the gap's minute, the second starts after it.
+		for _, span := range [][2]time.Time{{recStart, gap.Add(-time.Second)}, {gap.Add(time.Minute), recEnd.Add(59 * time.Second)}} {
+			if err := recordtest.Backfill(promtool, src.URL, rules, blocks, span[0], span[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src.Stop()
+	if n, err := recordtest.MoveBlocks(blocks, dataDir); err != nil || n == 0 {
+		t.Fatalf("promtool wrote %d blocks: %v", n, err)
 	}
 	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
 	client, err := prom.New(srv.URL, time.Minute)
