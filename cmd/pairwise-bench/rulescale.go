@@ -365,9 +365,14 @@ func collect(ctx context.Context, base string, from, until time.Time) (map[strin
 	return out, last, nil
 }
 
-// ruleErrors names the first failing rule of the groups, if any.
-func ruleErrors(groups []ruleGroup) error {
+// ruleErrors names the first failing rule of the groups last evaluated
+// after from, if any (evaluations before the generated data's end fail to
+// append, out of bounds).
+func ruleErrors(groups []ruleGroup, from time.Time) error {
 	for _, g := range groups {
+		if !g.LastEvaluation.After(from) {
+			continue
+		}
 		for _, r := range g.Rules {
 			if r.LastError != "" {
 				return fmt.Errorf("group %s: %s", g.Name, r.LastError)
@@ -428,7 +433,7 @@ func benchGroup(ctx context.Context, e *env, p rulesPlan, pods, window int) (gro
 	if err != nil {
 		return row, err
 	}
-	if err := ruleErrors(last); err != nil {
+	if err := ruleErrors(last, from); err != nil {
 		return row, err
 	}
 	row.Pack, row.Floor = evals["pairwise-c000"], evals["floor"]
@@ -479,7 +484,7 @@ func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
 	if err != nil {
 		return row, err
 	}
-	if err := ruleErrors(last); err != nil {
+	if err := ruleErrors(last, from); err != nil {
 		return row, err
 	}
 	for _, ts := range evals {
