@@ -320,24 +320,40 @@ func ruleGroups(ctx context.Context, base string) ([]ruleGroup, error) {
 	return data.Groups, err
 }
 
-// instantSum is the sum of an instant query's samples.
-func instantSum(ctx context.Context, base, query string) (float64, error) {
-	var data struct {
-		Result []struct {
-			Value [2]any `json:"value"`
-		} `json:"result"`
-	}
-	if err := apiGet(ctx, base, "/api/v1/query", url.Values{"query": {query}}, &data); err != nil {
+// selfMetric sums the samples of a metric Prometheus exposes about itself
+// on /metrics (it does not scrape itself here).
+func selfMetric(ctx context.Context, base, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
 		return 0, err
 	}
-	sum := 0.0
-	for _, r := range data.Result {
-		s, _ := r.Value[1].(string)
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: value %q", query, s)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	sum, found := 0.0, false
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
 		}
-		sum += v
+		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("/metrics: %s: %q", name, line)
+		}
+		sum, found = sum+v, true
+	}
+	if !found {
+		return 0, fmt.Errorf("/metrics has no %s", name)
 	}
 	return sum, nil
 }
@@ -461,13 +477,13 @@ func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
 		return row, err
 	}
 	figures := func() (rss, heap, series float64, err error) {
-		if rss, err = instantSum(ctx, srv.URL, "process_resident_memory_bytes"); err != nil {
+		if rss, err = selfMetric(ctx, srv.URL, "process_resident_memory_bytes"); err != nil {
 			return
 		}
-		if heap, err = instantSum(ctx, srv.URL, "go_memstats_heap_inuse_bytes"); err != nil {
+		if heap, err = selfMetric(ctx, srv.URL, "go_memstats_heap_inuse_bytes"); err != nil {
 			return
 		}
-		series, err = instantSum(ctx, srv.URL, "prometheus_tsdb_head_series")
+		series, err = selfMetric(ctx, srv.URL, "prometheus_tsdb_head_series")
 		return
 	}
 	if row.RSSBefore, row.HeapBefore, row.SeriesBefore, err = figures(); err != nil {
@@ -495,7 +511,7 @@ func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
 		row.MaxGroup = max(row.MaxGroup, m)
 	}
 	row.Groups = len(evals)
-	if row.Missed, err = instantSum(ctx, srv.URL, "prometheus_rule_group_iterations_missed_total"); err != nil {
+	if row.Missed, err = selfMetric(ctx, srv.URL, "prometheus_rule_group_iterations_missed_total"); err != nil {
 		return row, err
 	}
 	row.RSSAfter, row.HeapAfter, row.SeriesAfter, err = figures()
