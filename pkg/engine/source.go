@@ -17,6 +17,10 @@ import (
 type RecordedSource interface {
 	RecordedHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, error)
 	RecordedHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error)
+	// HasSamples says whether raw series have any sample the minutes of r
+	// read, so that minutes the record lacks are only read raw when there
+	// is something to read.
+	HasSamples(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error)
 }
 
 // Reading says where Analyze reads the fleets.
@@ -49,7 +53,8 @@ type Served struct {
 	// What is the query: "baseline histogram", "canary health", ...
 	What string `json:"what"`
 	// Path is "recorded" when the record answered (RawMinutes of the
-	// minutes it does not hold were read raw), else "raw".
+	// minutes it does not hold were read raw; the others hold no raw
+	// sample either), else "raw".
 	Path            string `json:"path"`
 	RecordedMinutes int    `json:"recordedMinutes"`
 	RawMinutes      int    `json:"rawMinutes"`
@@ -105,6 +110,12 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 	missing := missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok })
 	served.RawMinutes = 0
 	for _, run := range missing {
+		if has, err := rs.HasSamples(ctx, spec.metric, spec.sel, recKind, run); err != nil || !has {
+			if err != nil {
+				return nil, kind, served, "", err
+			}
+			continue // nothing raw either: the minutes stay empty, as raw
+		}
 		raw, _, err := src.FleetHistograms(ctx, spec.metric, spec.sel, recKind, run)
 		if err != nil {
 			return nil, kind, served, "", err
@@ -134,6 +145,12 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 	}
 	served.Path, served.RecordedMinutes, served.RawMinutes = "recorded", len(rec), 0
 	for _, run := range missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok }) {
+		if has, err := rs.HasSamples(ctx, metric, sel, kind, run); err != nil || !has {
+			if err != nil {
+				return nil, served, err
+			}
+			continue
+		}
 		raw, err := src.FleetHealth(ctx, metric, sel, kind, run)
 		if err != nil {
 			return nil, served, err

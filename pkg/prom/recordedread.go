@@ -2,6 +2,7 @@ package prom
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -226,4 +227,45 @@ func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matr
 		return nil, fmt.Errorf("%w: a range selector returned %q, not a matrix", ErrNotProm, data.ResultType)
 	}
 	return data.Result, nil
+}
+
+// HasSamples says whether any series a fleet's minutes of r read (its
+// histogram series, counted as SamplesQuery counts them, and its targets'
+// up) has a sample in them: one instant query over the span, far cheaper
+// than a range query of minutes that turn out empty (the minutes before
+// a record starts, for example). kind must be Native or Classic.
+func (c *Client) HasSamples(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (bool, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return false, err
+	}
+	span := "[" + strconv.FormatInt(int64((r.End.Sub(r.Start)+time.Minute)/time.Second), 10) + "s]"
+	query := "count(count_over_time(" + countedSeries(metric, sel, kind) + span + ")) or count(count_over_time(" + sel.With("up") + span + "))"
+	form := url.Values{"query": {query}, "time": {strconv.FormatInt(r.End.Unix(), 10)}}
+	if c.Timeout > 0 {
+		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
+	}
+	var data vectorData
+	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
+		return false, fmt.Errorf("%w (query %s)", err, query)
+	}
+	return data.Samples > 0, nil
+}
+
+// vectorData is an instant query's answer, of which only the number of
+// samples is kept.
+type vectorData struct{ Samples int }
+
+func (v *vectorData) UnmarshalJSON(b []byte) error {
+	var d struct {
+		ResultType string            `json:"resultType"`
+		Result     []json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	if d.ResultType != "vector" {
+		return fmt.Errorf("%w: an instant query returned %q, not a vector", ErrNotProm, d.ResultType)
+	}
+	v.Samples = len(d.Result)
+	return nil
 }
