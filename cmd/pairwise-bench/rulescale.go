@@ -159,10 +159,12 @@ func benchReader(ctx context.Context, e *env, p rulesPlan) (readerRow, error) {
 	if err != nil {
 		return row, err
 	}
-	// The records are backfilled once per data set, next to it, up to the
-	// minute before the window's end (the newest minute is not recorded
-	// yet, as in a live Prometheus).
-	recDir := filepath.Join(filepath.Dir(ds.Dir), "records")
+	// The records are backfilled once per data set, next to it, from the
+	// data's first minute (the pack ran before the canary) up to the minute
+	// before the window's end (the newest minute is not recorded yet, as in
+	// a live Prometheus).
+	start := benchEnd.Add(-time.Duration(p.ReaderMinutes+1) * time.Minute)
+	recDir := filepath.Join(filepath.Dir(ds.Dir), "records-"+strconv.FormatInt(start.Unix(), 10))
 	if _, err := os.Stat(recDir); err != nil {
 		srv, err := e.serve(ds)
 		if err != nil {
@@ -179,7 +181,6 @@ func benchReader(ctx context.Context, e *env, p rulesPlan) (readerRow, error) {
 		}
 		tmp := recDir + ".tmp"
 		os.RemoveAll(tmp)
-		start := benchEnd.Add(-time.Duration(p.ReaderMinutes) * time.Minute)
 		e.logf("reader: backfilling the minute records of %d pods x %d minutes with promtool", p.ReaderPods, p.ReaderMinutes)
 		t0 := time.Now()
 		err = recordtest.Backfill(filepath.Join(filepath.Dir(e.promBin), "promtool"), srv.URL, rules, tmp, start, benchEnd.Add(-time.Second))

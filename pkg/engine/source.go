@@ -110,7 +110,7 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 	missing := missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok })
 	served.RawMinutes = 0
 	for _, run := range missing {
-		if has, err := rs.HasSamples(ctx, spec.metric, spec.sel, recKind, run); err != nil || !has {
+		if has, err := hasSamples(ctx, rs, spec.metric, spec.sel, recKind, run); err != nil || !has {
 			if err != nil {
 				return nil, kind, served, "", err
 			}
@@ -145,7 +145,7 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 	}
 	served.Path, served.RecordedMinutes, served.RawMinutes = "recorded", len(rec), 0
 	for _, run := range missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok }) {
-		if has, err := rs.HasSamples(ctx, metric, sel, kind, run); err != nil || !has {
+		if has, err := hasSamples(ctx, rs, metric, sel, kind, run); err != nil || !has {
 			if err != nil {
 				return nil, served, err
 			}
@@ -160,6 +160,20 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 	}
 	return rec, served, nil
 }
+
+// hasSamples asks rs whether a long run has raw samples; a run of a few
+// minutes (the newest minute, a gap) is read without asking, which costs
+// no more than the question.
+func hasSamples(ctx context.Context, rs RecordedSource, metric string, sel selector.Selector, kind prom.Kind, run prom.Range) (bool, error) {
+	if run.Minutes() <= shortRun {
+		return true, nil
+	}
+	return rs.HasSamples(ctx, metric, sel, kind, run)
+}
+
+// shortRun is the longest run of missing minutes read raw without asking
+// whether it has samples.
+const shortRun = 5
 
 // fill copies into dst the minutes of run that dst lacks.
 func fill[V any](dst, src map[int64]V, run prom.Range) {
