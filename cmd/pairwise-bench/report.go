@@ -327,7 +327,7 @@ func (r *report) markdown() string {
 	p("- **group**: the evaluation time (the rule API's `evaluationTime`) of one canary's group rendered by `pkg/rulegen.Render` from the branch's pack vs a floor group recording only `sum(increase(h{fleet}[1m]))` for both fleets, at 10 and 100 pods per fleet and 60- and 240-minute windows, evaluated every 5 s in the 20 s after the generated data's end (each pod's last minute still holds at least three 15 s samples). Targets: <= 3x the floor, flat in window length. Minutes a group records itself exist only since the data's end: a pack whose window rules read its own minute records is measured with at most a minute of them.")
 	p("- **fleet**: 200 canaries x 20 pods at a one-minute interval for 5 minutes: `prometheus_rule_group_iterations_missed_total` (target 0), the groups' evaluation time against the interval (target < 10%%), `process_resident_memory_bytes` and `go_memstats_heap_inuse_bytes` before and after loading the pack, and `prometheus_tsdb_head_series` added per canary.")
 	p("")
-	p("`--smoke` runs 10 pods x 120 minutes (reader), 10 pods (group) and 20 canaries for 140 s (fleet): about 6 minutes, mostly waiting for evaluations.")
+	p("`--smoke` runs 10 pods x 120 minutes (reader), 10 pods (group) and 20 canaries for 140 s (fleet): about 7 minutes on 2 cores, mostly waiting for evaluations.")
 	p("")
 	p("## Reading these figures")
 	p("")
