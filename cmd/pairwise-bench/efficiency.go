@@ -22,7 +22,7 @@ type effRow struct {
 	Kind                      prom.Kind
 	Queries                   int // dashboard queries
 	Engine, DashSeq, DashConc float64
-	Raw                       float64 // the engine's two queries, raw HTTP
+	Raw                       float64 // the engine's own requests (histograms, then health), raw HTTP
 	EngineMin, EngineMax      float64
 	Reps                      int
 	GenSeconds                float64
@@ -80,12 +80,15 @@ func benchEfficiency(ctx context.Context, e *env, p plan, r *report, doEff, doAc
 				if doEff {
 					e.logf("efficiency: %d pods, %s, %d reps", pods, kind, p.EffReps)
 					dq := dashboardQueries(kind, req.Config.Quantiles)
-					eq := engineQueries(kind)
+					rec, err := recordEngine(ctx, srv.URL, req)
+					if err != nil {
+						return err
+					}
 					ts, err := alternate(p.EffReps,
 						func() (time.Duration, error) { d, _, err := runEngine(ctx, client, req); return d, err },
 						func() (time.Duration, error) { return runAll(ctx, srv.URL, dq, req.Window, false, true) },
 						func() (time.Duration, error) { return runAll(ctx, srv.URL, dq, req.Window, true, true) },
-						func() (time.Duration, error) { return runAll(ctx, srv.URL, eq, req.Window, true, false) },
+						func() (time.Duration, error) { return rec.replay(ctx, srv.URL) },
 					)
 					if err != nil {
 						return err

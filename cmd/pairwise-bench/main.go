@@ -47,6 +47,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "rules-scale" {
+		if err := runRulesScale(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "pairwise-bench rules-scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "pairwise-bench:", err)
 		os.Exit(1)

@@ -26,6 +26,7 @@ import (
 type judgeFlags struct {
 	promFlags
 	metric, baseline, canary, histogram, output, at, quantiles string
+	source                                                     string
 	since                                                      string
 	rangeDur                                                   time.Duration
 	lbMetric, lbBaseline, lbCanary                             string
@@ -63,6 +64,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto, native or classic")
+	fs.StringVar(&f.source, "source", "raw", "where fleets are read: raw (pods' series), recorded (the rule pack's minute series; fails without them) or auto (recorded when they exist); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
 	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the window that starts with it is one sequential test")
@@ -141,6 +143,11 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, scrub("pairwise: warning: "+oneLine(w)))
+	}
+	if req.Read != engine.ReadRaw {
+		for _, s := range res.Served {
+			fmt.Fprintf(stderr, "pairwise: %s read from %s series (%d minutes recorded, %d raw)\n", s.What, s.Path, s.RecordedMinutes, s.RawMinutes)
+		}
 	}
 	return res.Decision.Code()
 }
@@ -256,6 +263,9 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	}
 	if req.Canary, err = selector.Parse(f.canary); err != nil {
 		return req, nil, fmt.Errorf("--canary: %w", err)
+	}
+	if req.Read, err = engine.ParseReading(f.source); err != nil {
+		return req, nil, fmt.Errorf("--source: %w", err)
 	}
 	if req.Kind, err = prom.ParseKind(f.histogram); err != nil {
 		return req, nil, fmt.Errorf("--histogram: %w", err)

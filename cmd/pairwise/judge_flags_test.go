@@ -234,6 +234,11 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--lb-metric", "lb_seconds", "--lb-canary", `x y`}, want: "--lb-canary"},
 			{args: []string{"--lb-metric", "lb_seconds", "--lb-canary", `{a="c"}`}},
 		},
+		"source": {
+			{args: []string{"--source", "cache"}, want: "--source"},
+			{args: []string{"--source", "recorded"}},
+			{args: []string{"--source", "auto"}},
+		},
 		"max-divergence": {
 			{args: []string{"--max-divergence", "0"}, want: "--max-divergence"},
 			{args: []string{"--max-divergence", "+Inf"}, want: "--max-divergence"},

@@ -42,6 +42,10 @@ type Request struct {
 	// load-balancer selector without its metric); Analyze passes them on as
 	// the result's first warnings.
 	Notices []string
+	// Read says whether the rule pack's recorded minute series are read
+	// (see Reading); empty means ReadRaw, so callers that do not ask read
+	// raw series as before.
+	Read Reading
 }
 
 // LoadBalancer names the load-balancer-side histogram of both fleets.
@@ -59,6 +63,9 @@ type Result struct {
 	BaselineKind, CanaryKind prom.Kind
 	// Warnings are facts a user should see beside the result.
 	Warnings []string
+	// Served tells, per query, whether the recorded minute series or raw
+	// series answered it.
+	Served []Served
 }
 
 // ErrNoData means neither fleet has a single observation in the window.
@@ -142,7 +149,11 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 			fetchSpec{what: "baseline load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Baseline},
 			fetchSpec{what: "canary load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Canary})
 	}
-	results, err := fetchAll(ctx, src, queries, req.Kind, fetch)
+	read, err := ParseReading(string(req.Read))
+	if err != nil {
+		return nil, err
+	}
+	results, err := fetchAll(ctx, src, read, queries, req.Kind, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +173,19 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if early := sp.judged.First.Add(-time.Duration(lead) * time.Minute); early.Before(healthRange.Start) {
 		healthRange.Start = early
 	}
-	healths, err := fetchHealth(ctx, src, req, []fetched{base, canary}, healthRange)
+	healths, healthServed, err := fetchHealth(ctx, src, req, []fetched{base, canary}, healthRange)
 	if err != nil {
 		return nil, err
 	}
 
 	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
+	for _, f := range results {
+		res.Served = append(res.Served, f.served)
+		if f.warning != "" {
+			res.Warnings = append(res.Warnings, f.warning)
+		}
+	}
+	res.Served = append(res.Served, healthServed...)
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
@@ -218,8 +236,9 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 
 // fetchHealth asks for each fleet's health per minute, with the kind its
 // histograms were read as; a fleet without data needs none.
-func fetchHealth(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) ([]map[int64]prom.Health, error) {
+func fetchHealth(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) ([]map[int64]prom.Health, []Served, error) {
 	out := make([]map[int64]prom.Health, len(fleets))
+	served := make([]Served, len(fleets))
 	errs := make([]error, len(fleets))
 	sels := []selector.Selector{req.Baseline, req.Canary}
 	var wg sync.WaitGroup
@@ -230,14 +249,21 @@ func fetchHealth(ctx context.Context, src Source, req Request, fleets []fetched,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = src.FleetHealth(ctx, req.Metric, sels[i], f.kind, r)
+			out[i], served[i], errs[i] = readHealth(ctx, src, f.served, req.Metric, sels[i], f.kind, r)
+			served[i].What = []string{"baseline", "canary"}[i] + " health"
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("query %s health: %w", []string{"baseline", "canary"}[i], errs[i])
 			}
 		}()
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	var used []Served
+	for i, f := range fleets {
+		if len(f.series) > 0 {
+			used = append(used, served[i])
+		}
+	}
+	return out, used, errors.Join(errs...)
 }
 
 // verdictValue is the verdict quantile of a series at minute t, NaN without data.
@@ -255,14 +281,16 @@ type fetchSpec struct {
 }
 
 type fetched struct {
-	series prom.Series
-	kind   prom.Kind
-	err    error
+	series  prom.Series
+	kind    prom.Kind
+	served  Served
+	warning string
+	err     error
 }
 
 // fetchAll runs every query at once; the first failure cancels the others
 // and is the error returned.
-func fetchAll(ctx context.Context, src Source, specs []fetchSpec, kind prom.Kind, r prom.Range) ([]fetched, error) {
+func fetchAll(ctx context.Context, src Source, read Reading, specs []fetchSpec, kind prom.Kind, r prom.Range) ([]fetched, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	out := make([]fetched, len(specs))
@@ -272,7 +300,7 @@ func fetchAll(ctx context.Context, src Source, specs []fetchSpec, kind prom.Kind
 		go func() {
 			defer wg.Done()
 			f := &out[i]
-			f.series, f.kind, f.err = src.FleetHistograms(ctx, spec.metric, spec.sel, kind, r)
+			f.series, f.kind, f.served, f.warning, f.err = readFleet(ctx, src, read, spec, kind, r)
 			if f.err != nil {
 				f.err = fmt.Errorf("query %s: %w", spec.what, f.err)
 				cancel(f.err) // the other queries are of no use now

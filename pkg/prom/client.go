@@ -231,17 +231,6 @@ type apiResponse struct {
 	Warnings  []string        `json:"warnings"`
 }
 
-type matrixData struct {
-	ResultType string         `json:"resultType"`
-	Result     []matrixSeries `json:"result"`
-}
-
-type matrixSeries struct {
-	Metric     map[string]string    `json:"metric"`
-	Values     [][2]json.RawMessage `json:"values"`
-	Histograms [][2]json.RawMessage `json:"histograms"`
-}
-
 func (c *Client) rangeQuery(ctx context.Context, query string, r Range) (*matrixData, error) {
 	form := url.Values{
 		"query": {query},

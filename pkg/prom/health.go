@@ -27,7 +27,7 @@ func HealthQuery(metric string, sel selector.Selector, kind Kind) string {
 	series := countedSeries(metric, sel, kind)
 	counted := "count_over_time(" + series + "[1m])"
 	figure := func(name, expr string) string {
-		return `label_replace(` + expr + `, "pairwise_health", "` + name + `", "", "")`
+		return `label_replace(` + expr + `, "` + healthLabel + `", "` + name + `", "", "")`
 	}
 	return figure("samples", "sum("+counted+")") +
 		" or " + figure("series", "count("+counted+")") +
@@ -45,15 +45,20 @@ func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Se
 	if err != nil {
 		return nil, err
 	}
+	return healthByMinute(res)
+}
+
+// healthLabel tells HealthQuery's figures apart.
+const healthLabel = "pairwise_health"
+
+// healthByMinute reads HealthQuery's answer by minute end.
+func healthByMinute(res *matrixData) (map[int64]Health, error) {
 	out := map[int64]Health{}
 	for _, s := range res.Result {
-		for _, pair := range s.Values {
-			ts, v, err := parseSample(pair)
-			if err != nil {
-				return nil, err
-			}
+		for _, fs := range s.Values {
+			ts, v := unixSeconds(fs.T), fs.V
 			h := out[ts]
-			switch s.Metric["pairwise_health"] {
+			switch s.Metric[healthLabel] {
 			case "samples":
 				h.Samples = v
 			case "series":

@@ -220,6 +220,14 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 		if truncated {
 			return fmt.Errorf("%w: the answer from %s exceeds %d MiB; shorten the range or narrow the selectors", ErrBadQuery, host, MaxResponseBytes>>20)
 		}
+		if d, ok := into.(streamDecoder); ok {
+			// One pass over the body; on anything unexpected the generic
+			// path below reads it again and classifies the failure.
+			if status, warnings, err := d.decodeEnvelope(body); err == nil && status == "success" {
+				reportWarnings(req.Context(), warnings)
+				return nil
+			}
+		}
 		var env apiResponse
 		if err := json.Unmarshal(body, &env); err != nil || env.Status == "" {
 			return fmt.Errorf("%w: %s answered %s with no Prometheus API response%s", ErrNotProm, host, status, bodyNote(body, false))

@@ -1,0 +1,562 @@
+package main
+
+// The rules-scale mode measures the rule pack at scale and the readers of
+// its recorded minute series, side by side in one run:
+//
+//  1. reader: engine.Analyze of a long window read from the recorded
+//     minute series vs from raw pods (classic records, backfilled by
+//     promtool from the generated pods: see pkg/prom/recordtest);
+//  2. per canary: the evaluation time of one canary's rule group (rendered
+//     by pkg/rulegen.Render, whatever pack the branch holds) vs a floor
+//     group that only records sum(increase(h{fleet}[1m])) for both fleets,
+//     at several pod counts and window lengths;
+//  3. fleet: many canaries at a one-minute interval: missed iterations,
+//     evaluation time against the interval, memory and series per canary.
+//
+// Rule groups evaluate at the wall clock, so parts 2 and 3 generate fleets
+// whose data ends at a whole minute E shortly ahead. Part 2 evaluates every
+// 5 s and keeps the evaluations in (E, E+20s], whose last minute still
+// holds at least three of each pod's 15 s samples (a steady state for
+// groups that read raw series; appends before E are refused, after the
+// generated blocks' end). Part 3 runs at the one-minute interval from E for
+// its whole duration, so its later evaluations see fewer raw samples.
+// Minutes a group records itself exist only since E: window rules over a
+// group's own records read at most the run's length of them, which a pack
+// that reads its own minute records must be measured with in mind.
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/procs"
+	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/prom/recordtest"
+	"github.com/pairwise-canary/pairwise/pkg/rulegen"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// rulesPlan is the sizes of one rules-scale run.
+type rulesPlan struct {
+	ReaderPods, ReaderMinutes, ReaderReps int
+	GroupPods, GroupWindows               []int
+	FleetCanaries, FleetPods              int
+	FleetSeconds                          int
+}
+
+func rulesFullPlan() rulesPlan {
+	return rulesPlan{ReaderPods: 1000, ReaderMinutes: 1440, ReaderReps: 5,
+		GroupPods: []int{10, 100}, GroupWindows: []int{60, 240},
+		FleetCanaries: 200, FleetPods: 20, FleetSeconds: 330}
+}
+
+func rulesSmokePlan() rulesPlan {
+	return rulesPlan{ReaderPods: 10, ReaderMinutes: 120, ReaderReps: 3,
+		GroupPods: []int{10}, GroupWindows: []int{60, 240},
+		FleetCanaries: 20, FleetPods: 20, FleetSeconds: 140}
+}
+
+type readerRow struct {
+	Pods, Minutes   int
+	Recorded, Raw   timing
+	Equal           bool
+	Served          string
+	BackfillSeconds float64
+}
+
+type groupRow struct {
+	Pods, Window       int
+	Pack, Floor        []float64 // evaluation seconds, one per evaluation
+	PackRules, Samples int
+}
+
+type fleetRow struct {
+	Canaries, Pods            int
+	Seconds                   int
+	Missed                    float64
+	Evaluations               int
+	Groups                    int     // groups evaluated at least once in the run
+	MaxGroup, SumGroups       float64 // seconds: the slowest group's median evaluation, and all groups' medians summed
+	RSSBefore, RSSAfter       float64
+	HeapBefore, HeapAfter     float64
+	SeriesBefore, SeriesAfter float64
+}
+
+// runRulesScale is `pairwise-bench rules-scale`.
+func runRulesScale(args []string) error {
+	fs := flag.NewFlagSet("rules-scale", flag.ContinueOnError)
+	smoke := fs.Bool("smoke", false, "small sizes (a few minutes)")
+	cache := fs.String("cache", "", "directory keeping generated data sets (and backfilled records) between runs")
+	only := fs.String("only", "", "comma-separated parts: reader,group,fleet (default all)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p := rulesFullPlan()
+	if *smoke {
+		p = rulesSmokePlan()
+	}
+	want := func(s string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), s) }
+	started := time.Now()
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, a...))
+	}
+	e, err := newEnv(*cache, logf)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	ctx := context.Background()
+	var readers []readerRow
+	var groups []groupRow
+	var fleet *fleetRow
+	if want("reader") {
+		row, err := benchReader(ctx, e, p)
+		if err != nil {
+			return fmt.Errorf("reader: %w", err)
+		}
+		readers = append(readers, row)
+	}
+	if want("group") {
+		for _, pods := range p.GroupPods {
+			for _, w := range p.GroupWindows {
+				row, err := benchGroup(ctx, e, p, pods, w)
+				if err != nil {
+					return fmt.Errorf("group %d pods %d minutes: %w", pods, w, err)
+				}
+				groups = append(groups, row)
+			}
+		}
+	}
+	if want("fleet") {
+		row, err := benchFleet(ctx, e, p)
+		if err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+		fleet = &row
+	}
+	printRulesScale(os.Stdout, started, readers, groups, fleet)
+	return nil
+}
+
+// benchReader times the engine over the recorded minute series and over
+// raw pods on the same Prometheus, and checks that both give one result.
+func benchReader(ctx context.Context, e *env, p rulesPlan) (readerRow, error) {
+	row := readerRow{Pods: p.ReaderPods, Minutes: p.ReaderMinutes}
+	ds, err := e.generate("--scenario", "clean", "--pods", strconv.Itoa(p.ReaderPods), "--minutes", strconv.Itoa(p.ReaderMinutes+1),
+		"--end", benchEnd.Format(time.RFC3339), "--seed", "7", "--buckets", "0.01,0.025,0.05,0.1,0.25,1", "--truth-pod-p99=false")
+	if err != nil {
+		return row, err
+	}
+	// The records are backfilled once per data set, next to it, from the
+	// data's first minute (the pack ran before the canary) up to the minute
+	// before the window's end (the newest minute is not recorded yet, as in
+	// a live Prometheus).
+	start := benchEnd.Add(-time.Duration(p.ReaderMinutes+1) * time.Minute)
+	recDir := filepath.Join(filepath.Dir(ds.Dir), "records-"+strconv.FormatInt(start.Unix(), 10))
+	if _, err := os.Stat(recDir); err != nil {
+		srv, err := e.serve(ds)
+		if err != nil {
+			return row, err
+		}
+		rules := filepath.Join(e.tmp, "records.yml")
+		text, err := recordtest.Rules(metric, prom.Classic, []recordtest.Fleet{{Canary: "checkout", Name: "baseline", Sel: baseSel}, {Canary: "checkout", Name: "canary", Sel: canSel}})
+		if err == nil {
+			err = os.WriteFile(rules, []byte(text), 0o644)
+		}
+		if err != nil {
+			srv.Stop()
+			return row, err
+		}
+		tmp := recDir + ".tmp"
+		os.RemoveAll(tmp)
+		e.logf("reader: backfilling the minute records of %d pods x %d minutes with promtool", p.ReaderPods, p.ReaderMinutes)
+		t0 := time.Now()
+		promtool, perr := procs.Binary("promtool")
+		if perr != nil {
+			srv.Stop()
+			return row, perr
+		}
+		err = recordtest.Backfill(promtool, srv.URL, rules, tmp, start, benchEnd.Add(-time.Second))
+		srv.Stop()
+		if err != nil {
+			return row, err
+		}
+		row.BackfillSeconds = time.Since(t0).Seconds()
+		if err := os.Rename(tmp, recDir); err != nil {
+			return row, err
+		}
+	}
+	withRecords := &dataset{Dir: filepath.Join(e.tmp, fmt.Sprintf("reader-%d", p.ReaderPods))}
+	os.RemoveAll(withRecords.Dir)
+	if err := linkTree(ds.Dir, withRecords.Dir); err != nil {
+		return row, err
+	}
+	if err := linkTree(recDir, withRecords.Dir); err != nil {
+		return row, err
+	}
+	srv, err := e.serve(withRecords)
+	if err != nil {
+		return row, err
+	}
+	defer srv.Stop()
+	client, err := newClient(srv.URL)
+	if err != nil {
+		return row, err
+	}
+	req, err := analysisRequest(benchEnd, p.ReaderMinutes, prom.Classic)
+	if err != nil {
+		return row, err
+	}
+	results := map[engine.Reading]*engine.Result{}
+	analyze := func(read engine.Reading) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			r := req
+			r.Read = read
+			t0 := time.Now()
+			res, err := engine.Analyze(ctx, client, r)
+			results[read] = res
+			return time.Since(t0), err
+		}
+	}
+	e.logf("reader: %d pods x %d minutes, %d reps", p.ReaderPods, p.ReaderMinutes, p.ReaderReps)
+	ts, err := alternate(p.ReaderReps, analyze(engine.ReadRecorded), analyze(engine.ReadRaw))
+	if err != nil {
+		return row, err
+	}
+	row.Recorded, row.Raw = ts[0], ts[1]
+	rec, raw := results[engine.ReadRecorded], results[engine.ReadRaw]
+	row.Equal = fmt.Sprintf("%+v", rec.Window) == fmt.Sprintf("%+v", raw.Window)
+	var served []string
+	for _, s := range rec.Served {
+		served = append(served, fmt.Sprintf("%s: %s %d+%d raw", s.What, s.Path, s.RecordedMinutes, s.RawMinutes))
+	}
+	row.Served = strings.Join(served, "; ")
+	return row, nil
+}
+
+// liveData generates fleets whose data ends at a whole minute far enough
+// ahead for the generation and the start of Prometheus to finish before it,
+// for rule groups evaluating at the wall clock.
+func liveData(e *env, pods, minutes int) (*dataset, time.Time, error) {
+	// pairwise-gen writes about a pod-minute per millisecond here; twice that, and 30 s.
+	lead := 30*time.Second + time.Duration(2*pods*minutes)*time.Millisecond
+	end := time.Now().Add(lead).UTC().Truncate(time.Minute).Add(time.Minute)
+	ds, err := e.generate("--scenario", "clean", "--pods", strconv.Itoa(pods), "--minutes", strconv.Itoa(minutes),
+		"--end", end.Format(time.RFC3339), "--seed", "7", "--buckets", "0.1,1", "--truth-pod-p99=false")
+	return ds, end, err
+}
+
+// loadRules writes rule files and a configuration naming them next to the
+// server's configuration and asks Prometheus to reload it.
+func loadRules(srv *procs.Prometheus, interval time.Duration, files map[string]string) error {
+	dir := srv.ConfigDir
+	var names []string
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+		names = append(names, strconv.Quote(name))
+	}
+	slices.Sort(names)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 15s\n  evaluation_interval: %s\nrule_files: [%s]\n", interval, strings.Join(names, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	return srv.Reload()
+}
+
+// ruleGroup is one group of GET /api/v1/rules.
+type ruleGroup struct {
+	Name           string    `json:"name"`
+	File           string    `json:"file"`
+	EvaluationTime float64   `json:"evaluationTime"`
+	LastEvaluation time.Time `json:"lastEvaluation"`
+	Rules          []struct {
+		Health    string `json:"health"`
+		LastError string `json:"lastError"`
+	} `json:"rules"`
+}
+
+func apiGet(ctx context.Context, base, path string, q url.Values, into any) error {
+	u := base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil || env.Status != "success" {
+		return fmt.Errorf("GET %s: %s %s %s", path, resp.Status, env.Error, procs.TailLines(string(b), 3))
+	}
+	return json.Unmarshal(env.Data, into)
+}
+
+func ruleGroups(ctx context.Context, base string) ([]ruleGroup, error) {
+	var data struct {
+		Groups []ruleGroup `json:"groups"`
+	}
+	err := apiGet(ctx, base, "/api/v1/rules", url.Values{"type": {"record"}}, &data)
+	return data.Groups, err
+}
+
+// selfMetric sums the samples of a metric Prometheus exposes about itself
+// on /metrics (it does not scrape itself here).
+func selfMetric(ctx context.Context, base, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	sum, found := 0.0, false
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("/metrics: %s: %q", name, line)
+		}
+		sum, found = sum+v, true
+	}
+	if !found {
+		return 0, fmt.Errorf("/metrics has no %s", name)
+	}
+	return sum, nil
+}
+
+// collect polls the rule groups until a few seconds past until and returns
+// each group's evaluation times of evaluations in (from, until], one per
+// evaluation.
+func collect(ctx context.Context, base string, from, until time.Time) (map[string][]float64, []ruleGroup, error) {
+	out := map[string][]float64{}
+	seen := map[string]time.Time{}
+	var last []ruleGroup
+	for time.Now().Before(until.Add(3 * time.Second)) {
+		groups, err := ruleGroups(ctx, base)
+		if err != nil {
+			return nil, nil, err
+		}
+		last = groups
+		for _, g := range groups {
+			if g.LastEvaluation.After(from) && !g.LastEvaluation.After(until) && !g.LastEvaluation.Equal(seen[g.Name]) {
+				seen[g.Name] = g.LastEvaluation
+				out[g.Name] = append(out[g.Name], g.EvaluationTime)
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	return out, last, nil
+}
+
+// ruleErrors names the first failing rule of the groups last evaluated
+// after from, if any (evaluations before the generated data's end fail to
+// append, out of bounds).
+func ruleErrors(groups []ruleGroup, from time.Time) error {
+	for _, g := range groups {
+		if !g.LastEvaluation.After(from) {
+			continue
+		}
+		for _, r := range g.Rules {
+			if r.LastError != "" {
+				return fmt.Errorf("group %s: %s", g.Name, r.LastError)
+			}
+		}
+	}
+	return nil
+}
+
+// packFile renders the pack on the branch for n canaries over the bench's
+// fleets (same fleets, distinct names).
+func packFile(n, window int) (string, error) {
+	f := rulegen.File{}
+	for i := 0; i < n; i++ {
+		c := rulegen.Canary{Name: fmt.Sprintf("c%03d", i), Metric: metric, Baseline: baseSel.String(), Canary: canSel.String(), Histogram: string(prom.Native)}
+		if window > 0 {
+			c.Overrides = verdict.Overrides{WindowMinutes: &window}
+		}
+		f.Canaries = append(f.Canaries, c)
+	}
+	b, err := rulegen.Render(f)
+	return string(b), err
+}
+
+// floorGroup only records each fleet's merged histogram of the last minute.
+func floorGroup() string {
+	return "groups:\n- name: floor\n  rules:\n" +
+		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, baseSel)) + "\n    labels: {fleet: baseline}\n" +
+		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, canSel)) + "\n    labels: {fleet: canary}\n"
+}
+
+// benchGroup times one canary's group beside the floor group.
+func benchGroup(ctx context.Context, e *env, p rulesPlan, pods, window int) (groupRow, error) {
+	row := groupRow{Pods: pods, Window: window}
+	ds, end, err := liveData(e, pods, 2*window+10)
+	if err != nil {
+		return row, err
+	}
+	srv, err := e.serve(ds)
+	if err != nil {
+		return row, err
+	}
+	defer srv.Stop()
+	pack, err := packFile(1, window)
+	if err != nil {
+		return row, err
+	}
+	row.PackRules = strings.Count(pack, "- record:")
+	if err := loadRules(srv, 5*time.Second, map[string]string{"pack.yml": pack, "floor.yml": floorGroup()}); err != nil {
+		return row, err
+	}
+	from, until := end, end.Add(20*time.Second)
+	if time.Now().After(from) {
+		return row, fmt.Errorf("the data ends %s, before the rules were loaded: generation took longer than planned", end.Format(time.TimeOnly))
+	}
+	e.logf("group: %d pods, %d-minute window: collecting evaluations in (%s, %s]", pods, window, from.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	evals, last, err := collect(ctx, srv.URL, from, until)
+	if err != nil {
+		return row, err
+	}
+	if err := ruleErrors(last, from); err != nil {
+		return row, err
+	}
+	row.Pack, row.Floor = evals["pairwise-c000"], evals["floor"]
+	if len(row.Pack) == 0 || len(row.Floor) == 0 {
+		return row, fmt.Errorf("no evaluation after %s (pack %d, floor %d)", from.Format(time.TimeOnly), len(row.Pack), len(row.Floor))
+	}
+	return row, nil
+}
+
+// benchFleet runs many canaries at a one-minute interval.
+func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
+	row := fleetRow{Canaries: p.FleetCanaries, Pods: p.FleetPods, Seconds: p.FleetSeconds}
+	ds, end, err := liveData(e, p.FleetPods, 2*verdict.Default().WindowMinutes+10)
+	if err != nil {
+		return row, err
+	}
+	srv, err := e.serve(ds)
+	if err != nil {
+		return row, err
+	}
+	defer srv.Stop()
+	pack, err := packFile(p.FleetCanaries, 0)
+	if err != nil {
+		return row, err
+	}
+	figures := func() (rss, heap, series float64, err error) {
+		if rss, err = selfMetric(ctx, srv.URL, "process_resident_memory_bytes"); err != nil {
+			return
+		}
+		if heap, err = selfMetric(ctx, srv.URL, "go_memstats_heap_inuse_bytes"); err != nil {
+			return
+		}
+		series, err = selfMetric(ctx, srv.URL, "prometheus_tsdb_head_series")
+		return
+	}
+	if row.RSSBefore, row.HeapBefore, row.SeriesBefore, err = figures(); err != nil {
+		return row, err
+	}
+	if err := loadRules(srv, time.Minute, map[string]string{"pack.yml": pack}); err != nil {
+		return row, err
+	}
+	from := end
+	if now := time.Now(); now.After(from) {
+		from = now
+	}
+	e.logf("fleet: %d canaries x %d pods, 1-minute interval, for %ds", p.FleetCanaries, p.FleetPods, p.FleetSeconds)
+	evals, last, err := collect(ctx, srv.URL, from, from.Add(time.Duration(p.FleetSeconds)*time.Second))
+	if err != nil {
+		return row, err
+	}
+	if err := ruleErrors(last, from); err != nil {
+		return row, err
+	}
+	for _, ts := range evals {
+		row.Evaluations += len(ts)
+		m := median(ts)
+		row.SumGroups += m
+		row.MaxGroup = max(row.MaxGroup, m)
+	}
+	row.Groups = len(evals)
+	if row.Missed, err = selfMetric(ctx, srv.URL, "prometheus_rule_group_iterations_missed_total"); err != nil {
+		return row, err
+	}
+	row.RSSAfter, row.HeapAfter, row.SeriesAfter, err = figures()
+	return row, err
+}
+
+func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups []groupRow, fleet *fleetRow) {
+	m := machine()
+	fmt.Fprintf(w, "\nPairwise rules-scale benchmark, %s, %d CPU (%s), %s, %s; %s\n\n", started.UTC().Format(time.RFC3339), m.NProc, m.CPU, m.GoVersion, m.Prometheus, time.Since(started).Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "item\tmeasured\ttarget\tstatus")
+	for _, r := range readers {
+		rec, raw := r.Recorded.median(), r.Raw.median()
+		fmt.Fprintf(tw, "reader %d pods x %d min: recorded vs raw\t%s vs %s (%.1fx faster; same result: %v)\t<= 0.5 s\t%s\n",
+			r.Pods, r.Minutes, ms(rec), ms(raw), raw/rec, r.Equal, metStr(rec <= 0.5 && r.Equal))
+	}
+	for _, g := range groups {
+		pack, floor := median(g.Pack), median(g.Floor)
+		fmt.Fprintf(tw, "group %d pods, %d-min window: pack (%d rules) / floor\t%.1fx (%s vs %s; %d and %d evaluations)\t<= 3x\t%s\n",
+			g.Pods, g.Window, g.PackRules, pack/floor, ms(pack), ms(floor), len(g.Pack), len(g.Floor), metStr(pack <= 3*floor))
+	}
+	// Flatness: the longest window's pack time over the shortest's, per pod count.
+	for i, a := range groups {
+		for _, b := range groups[i+1:] {
+			if a.Pods == b.Pods && b.Window > a.Window {
+				ratio := median(b.Pack) / median(a.Pack)
+				fmt.Fprintf(tw, "group %d pods: pack %d-min / %d-min window\t%.2fx\t~1x (flat)\t%s\n", a.Pods, b.Window, a.Window, ratio, metStr(ratio <= 1.5))
+			}
+		}
+	}
+	if f := fleet; f != nil {
+		fmt.Fprintf(tw, "fleet %d canaries x %d pods, %ds: missed iterations\t%.0f (%d of %d groups evaluated)\t0\t%s\n", f.Canaries, f.Pods, f.Seconds, f.Missed, f.Groups, f.Canaries, metStr(f.Missed == 0 && f.Groups == f.Canaries))
+		fmt.Fprintf(tw, "fleet: evaluation / 1-min interval\tslowest group %.2f%%, all groups %.1f%% (%d evaluations)\t< 10%%\t%s\n",
+			100*f.MaxGroup/60, 100*f.SumGroups/60, f.Evaluations, metStr(f.SumGroups < 6))
+		fmt.Fprintf(tw, "fleet: memory\tRSS %.0f -> %.0f MiB, heap in use %.0f -> %.0f MiB\t\t\n", f.RSSBefore/(1<<20), f.RSSAfter/(1<<20), f.HeapBefore/(1<<20), f.HeapAfter/(1<<20))
+		fmt.Fprintf(tw, "fleet: head series added per canary\t%.1f (%.0f -> %.0f)\t\t\n", (f.SeriesAfter-f.SeriesBefore)/float64(f.Canaries), f.SeriesBefore, f.SeriesAfter)
+	}
+	tw.Flush()
+	for _, r := range readers {
+		fmt.Fprintf(w, "\nreader: %s\n", r.Served)
+	}
+}

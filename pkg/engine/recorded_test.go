@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/prom/recordtest"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// TestRecordedEqualsRaw: on generated fleets in a real Prometheus, with
+// the minute series recorded by real recording expressions, reading the
+// record gives minute for minute what reading raw pods gives (histograms,
+// health, verdicts, decision), including a minute missing from the record,
+// minutes before it starts and the newest minute, not yet recorded. The
+// records are classic: promtool, which writes them, backfills floats only.
+func TestRecordedEqualsRaw(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
+		"--scenario", "regression", "--regression-start-minute", "50", "--seed", "11")
+	const metric = "http_request_duration_seconds"
+	fleets := func(b, c string) [2]selector.Selector {
+		base, err1 := selector.Parse(b)
+		canary, err2 := selector.Parse(c)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		return [2]selector.Selector{base, canary}
+	}
+	cases := []struct {
+		name     string
+		kind     prom.Kind
+		canaries []string // per-canary groups; none: label-driven
+		fleets   [2]selector.Selector
+		// ambiguous: two groups record the fleets, so the record is not read.
+		ambiguous bool
+	}{
+		{name: "per-canary classic", kind: prom.Classic, canaries: []string{"checkout"}, fleets: fleets(`{track="baseline"}`, `{track="canary"}`)},
+		{name: "label-driven classic", kind: prom.Classic, fleets: fleets(`{job="checkout",track="baseline"}`, `{job="checkout",track="canary"}`)},
+		{name: "ambiguous", kind: prom.Classic, canaries: []string{"a", "b"}, ambiguous: true,
+			fleets: fleets(`{track="baseline",job=~"checkout"}`, `{track="canary",job=~"checkout"}`)},
+	}
+	// The record starts 40 minutes before the end (earlier minutes of the
+	// window are read raw), lacks the minute 15 minutes before the end, and
+	// stops before the newest minute.
+	gap := end.Add(-15 * time.Minute)
+	recStart, recEnd := end.Add(-40*time.Minute), end.Add(-time.Minute)
+
+	src := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
+	promtool := testenv.Binary(t, "promtool")
+	blocks := t.TempDir()
+	for _, c := range cases {
+		var text string
+		if len(c.canaries) == 0 {
+			text = recordtest.LabelDrivenRules(metric, []string{"job", "track"}, `track=~"baseline|canary"`)
+		} else {
+			var fleets []recordtest.Fleet
+			for _, name := range c.canaries {
+				fleets = append(fleets, recordtest.Fleet{Canary: name, Name: "baseline", Sel: c.fleets[0]}, recordtest.Fleet{Canary: name, Name: "canary", Sel: c.fleets[1]})
+			}
+			var err error
+			if text, err = recordtest.Rules(metric, c.kind, fleets); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rules := filepath.Join(t.TempDir(), "rules.yml")
+		if err := os.WriteFile(rules, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Evaluations stamped in [M, M+60s) record minute M: the first run
+		// ends before the gap's minute, the second starts after it.
+		for _, span := range [][2]time.Time{{recStart, gap.Add(-time.Second)}, {gap.Add(time.Minute), recEnd.Add(59 * time.Second)}} {
+			if err := recordtest.Backfill(promtool, src.URL, rules, blocks, span[0], span[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src.Stop()
+	if n, err := recordtest.MoveBlocks(blocks, dataDir); err != nil || n == 0 {
+		t.Fatalf("promtool wrote %d blocks: %v", n, err)
+	}
+	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
+	client, err := prom.New(srv.URL, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := pairing.Ending(end, 45, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := verdict.Default()
+			base, canary := c.fleets[0], c.fleets[1]
+			req := Request{Metric: metric, Baseline: base, Canary: canary, Kind: c.kind, Config: cfg, Window: w}
+			if c.ambiguous {
+				_, err := client.RecordedHistograms(ctx, metric, base, c.kind, prom.Range{Start: w.First, End: w.Last})
+				if !errors.Is(err, prom.ErrRecordAmbiguous) {
+					t.Fatalf("RecordedHistograms: %v, want ErrRecordAmbiguous", err)
+				}
+				req.Read = ReadRecorded
+				if _, err := Analyze(ctx, client, req); !errors.Is(err, ErrNotRecorded) {
+					t.Fatalf("recorded reading: %v, want ErrNotRecorded", err)
+				}
+				req.Read = ReadRaw
+				rawRes, err := Analyze(ctx, client, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Read = ReadAuto
+				autoRes, err := Analyze(ctx, client, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, b := fmt.Sprintf("%+v", rawRes.Window), fmt.Sprintf("%+v", autoRes.Window); a != b {
+					t.Errorf("the automatic reading of an ambiguous record differs from the raw one")
+				}
+				if len(autoRes.Warnings) != len(rawRes.Warnings)+2 || !strings.Contains(strings.Join(autoRes.Warnings, "\n"), "more than one recorded series") {
+					t.Errorf("warnings %q, want the raw ones and one per fleet naming the ambiguity", autoRes.Warnings)
+				}
+				for _, s := range autoRes.Served {
+					if s.Path != "raw" {
+						t.Errorf("%s served %+v, want raw", s.What, s)
+					}
+				}
+				return
+			}
+
+			// The record itself: only the recorded minutes, each equal to the raw one.
+			r := prom.Range{Start: end.Add(-60 * time.Minute), End: end}
+			for _, sel := range []selector.Selector{base, canary} {
+				rec, err := client.RecordedHistograms(ctx, metric, sel, c.kind, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _, err := client.FleetHistograms(ctx, metric, sel, c.kind, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				recHealth, err := client.RecordedHealth(ctx, metric, sel, c.kind, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rawHealth, err := client.FleetHealth(ctx, metric, sel, c.kind, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for m := r.Start; !m.After(r.End); m = m.Add(time.Minute) {
+					ts := m.Unix()
+					recorded := !m.Before(recStart) && !m.After(recEnd) && !m.Equal(gap)
+					if _, ok := rec[ts]; ok != recorded {
+						t.Errorf("%s %s: recorded histogram present %v, want %v", sel, m.Format(time.TimeOnly), ok, recorded)
+					}
+					if _, ok := recHealth[ts]; ok != recorded {
+						t.Errorf("%s %s: recorded health present %v, want %v", sel, m.Format(time.TimeOnly), ok, recorded)
+					}
+					if !recorded {
+						continue
+					}
+					if !reflect.DeepEqual(rec[ts], raw[ts]) {
+						t.Errorf("%s %s: recorded histogram %v, raw %v", sel, m.Format(time.TimeOnly), rec[ts], raw[ts])
+					}
+					if recHealth[ts] != rawHealth[ts] {
+						t.Errorf("%s %s: recorded health %+v, raw %+v", sel, m.Format(time.TimeOnly), recHealth[ts], rawHealth[ts])
+					}
+				}
+			}
+
+			// The analysis: the same minute for minute, whatever the reading.
+			req.Read = ReadAuto
+			autoRes, err := Analyze(ctx, client, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Read = ReadRaw
+			rawRes, err := Analyze(ctx, client, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Read = ReadRecorded
+			recRes, err := Analyze(ctx, client, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rawRes.Minutes) != len(recRes.Minutes) || len(rawRes.Minutes) != w.Minutes() {
+				t.Fatalf("%d raw minutes, %d recorded, want %d", len(rawRes.Minutes), len(recRes.Minutes), w.Minutes())
+			}
+			if a, b := fmt.Sprintf("%+v %+v", recRes.Window, recRes.Served), fmt.Sprintf("%+v %+v", autoRes.Window, autoRes.Served); a != b {
+				t.Errorf("automatic and recorded readings differ")
+			}
+			for i := range rawRes.Minutes {
+				if a, b := fmt.Sprintf("%+v", rawRes.Minutes[i]), fmt.Sprintf("%+v", recRes.Minutes[i]); a != b {
+					t.Errorf("minute %s differs:\nraw      %s\nrecorded %s", rawRes.Minutes[i].Time.Format(time.TimeOnly), a, b)
+				}
+			}
+			if rawRes.Decision != recRes.Decision || rawRes.Reason != recRes.Reason || !reflect.DeepEqual(rawRes.Warnings, recRes.Warnings) {
+				t.Errorf("decision raw %s (%s) %q, recorded %s (%s) %q", rawRes.Decision, rawRes.Reason, rawRes.Warnings, recRes.Decision, recRes.Reason, recRes.Warnings)
+			}
+			if rawRes.BaselineKind != recRes.BaselineKind || rawRes.CanaryKind != recRes.CanaryKind {
+				t.Errorf("kinds raw %s/%s, recorded %s/%s", rawRes.BaselineKind, rawRes.CanaryKind, recRes.BaselineKind, recRes.CanaryKind)
+			}
+			t.Logf("decision %s: %s; served %+v", recRes.Decision, recRes.Reason, recRes.Served)
+			for _, s := range recRes.Served {
+				if s.Path != "recorded" || s.RecordedMinutes == 0 || s.RawMinutes == 0 {
+					t.Errorf("%s served %+v, want recorded with the unrecorded minutes raw", s.What, s)
+				}
+			}
+			for _, s := range rawRes.Served {
+				if s.Path != "raw" {
+					t.Errorf("raw reading: %s served %+v", s.What, s)
+				}
+			}
+		})
+	}
+}

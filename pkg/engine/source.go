@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
+
+// RecordedSource is what a Source offers when it can read the rule pack's
+// recorded minute series (prom.MinuteHistogramRecord, MinuteHealthRecord);
+// *prom.Client implements it. Each returns only the minutes the record
+// holds.
+type RecordedSource interface {
+	RecordedHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, error)
+	RecordedHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error)
+	// HasSamples says whether raw series have any sample the minutes of r
+	// read, so that minutes the record lacks are only read raw when there
+	// is something to read.
+	HasSamples(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error)
+}
+
+// Reading says where Analyze reads the fleets.
+type Reading string
+
+// Readings. Auto reads the recorded minute series when the Source offers
+// them and they exist for the fleet, and raw series otherwise; Raw never
+// reads the record; Recorded fails when a fleet has no recorded series.
+// Whatever the reading, minutes the record does not hold are read from
+// raw series, so the result is the raw one.
+const (
+	ReadAuto     Reading = "auto"
+	ReadRaw      Reading = "raw"
+	ReadRecorded Reading = "recorded"
+)
+
+// ParseReading accepts auto, raw or recorded (empty means raw).
+func ParseReading(s string) (Reading, error) {
+	switch Reading(s) {
+	case "", ReadRaw:
+		return ReadRaw, nil
+	case ReadAuto, ReadRecorded:
+		return Reading(s), nil
+	}
+	return "", fmt.Errorf("source %q is not one of auto, raw, recorded", s)
+}
+
+// Served tells how one query of an analysis was answered.
+type Served struct {
+	// What is the query: "baseline histogram", "canary health", ...
+	What string `json:"what"`
+	// Path is "recorded" when the record answered (RawMinutes of the
+	// minutes it does not hold were read raw; the others hold no raw
+	// sample either), else "raw".
+	Path            string `json:"path"`
+	RecordedMinutes int    `json:"recordedMinutes"`
+	RawMinutes      int    `json:"rawMinutes"`
+}
+
+// ErrNotRecorded means Recorded reading was asked for and a fleet has no
+// recorded minute series (or more than one answers for it).
+var ErrNotRecorded = errors.New("no recorded minute series for the fleet")
+
+// maxRawRuns bounds the raw queries that fill the minutes a record lacks:
+// beyond it one query spans them all.
+const maxRawRuns = 3
+
+// readFleet reads one fleet's histograms as req.Read says, falling back to
+// raw series; served tells how, and warning is for the user.
+func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, Served, string, error) {
+	served := Served{What: spec.what, Path: "raw", RawMinutes: r.Minutes()}
+	rs, ok := src.(RecordedSource)
+	if read == ReadRaw || !ok {
+		if read == ReadRecorded {
+			return nil, kind, served, "", fmt.Errorf("%w: this data source cannot read recorded series", ErrNotRecorded)
+		}
+		series, k, err := src.FleetHistograms(ctx, spec.metric, spec.sel, kind, r)
+		return series, k, served, "", err
+	}
+	recKind := kind
+	if recKind == prom.Auto {
+		// A native record decides auto as the raw path would (it is made of
+		// native samples); without one, auto reads raw series.
+		recKind = prom.Native
+	}
+	rec, err := rs.RecordedHistograms(ctx, spec.metric, spec.sel, recKind, r)
+	warning := ""
+	switch {
+	case errors.Is(err, prom.ErrRecordAmbiguous), errors.Is(err, prom.ErrNotFound):
+		if read == ReadRecorded {
+			return nil, kind, served, "", fmt.Errorf("%w: %v", ErrNotRecorded, err)
+		}
+		warning = "the " + spec.what + " is read from raw series: " + err.Error()
+		rec = nil
+	case err != nil:
+		return nil, kind, served, "", err
+	}
+	if len(rec) == 0 {
+		if read == ReadRecorded {
+			return nil, kind, served, "", fmt.Errorf("%w: %s of %s between %s and %s", ErrNotRecorded, prom.MinuteHistogramRecord(spec.metric, recKind), spec.sel,
+				r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
+		}
+		series, k, err := src.FleetHistograms(ctx, spec.metric, spec.sel, kind, r)
+		return series, k, served, warning, err
+	}
+	served.Path, served.RecordedMinutes = "recorded", len(rec)
+	missing := missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok })
+	served.RawMinutes = 0
+	for _, run := range missing {
+		if has, err := hasSamples(ctx, rs, spec.metric, spec.sel, recKind, run); err != nil || !has {
+			if err != nil {
+				return nil, kind, served, "", err
+			}
+			continue // nothing raw either: the minutes stay empty, as raw
+		}
+		raw, _, err := src.FleetHistograms(ctx, spec.metric, spec.sel, recKind, run)
+		if err != nil {
+			return nil, kind, served, "", err
+		}
+		fill(rec, raw, run)
+		served.RawMinutes += run.Minutes()
+	}
+	return rec, recKind, served, "", nil
+}
+
+// readHealth reads one fleet's health: from the record when the fleet's
+// histograms were, the minutes it lacks from raw series.
+func readHealth(ctx context.Context, src Source, histograms Served, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, Served, error) {
+	served := Served{What: histograms.What, Path: "raw", RawMinutes: r.Minutes()}
+	rs, ok := src.(RecordedSource)
+	if histograms.Path != "recorded" || !ok {
+		h, err := src.FleetHealth(ctx, metric, sel, kind, r)
+		return h, served, err
+	}
+	rec, err := rs.RecordedHealth(ctx, metric, sel, kind, r)
+	if errors.Is(err, prom.ErrRecordAmbiguous) {
+		h, err := src.FleetHealth(ctx, metric, sel, kind, r)
+		return h, served, err
+	}
+	if err != nil {
+		return nil, served, err
+	}
+	served.Path, served.RecordedMinutes, served.RawMinutes = "recorded", len(rec), 0
+	for _, run := range missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok }) {
+		if has, err := hasSamples(ctx, rs, metric, sel, kind, run); err != nil || !has {
+			if err != nil {
+				return nil, served, err
+			}
+			continue
+		}
+		raw, err := src.FleetHealth(ctx, metric, sel, kind, run)
+		if err != nil {
+			return nil, served, err
+		}
+		fill(rec, raw, run)
+		served.RawMinutes += run.Minutes()
+	}
+	return rec, served, nil
+}
+
+// hasSamples asks rs whether a long run has raw samples; a run of a few
+// minutes (the newest minute, a gap) is read without asking, which costs
+// no more than the question.
+func hasSamples(ctx context.Context, rs RecordedSource, metric string, sel selector.Selector, kind prom.Kind, run prom.Range) (bool, error) {
+	if run.Minutes() <= shortRun {
+		return true, nil
+	}
+	return rs.HasSamples(ctx, metric, sel, kind, run)
+}
+
+// shortRun is the longest run of missing minutes read raw without asking
+// whether it has samples.
+const shortRun = 5
+
+// fill copies into dst the minutes of run that dst lacks.
+func fill[V any](dst, src map[int64]V, run prom.Range) {
+	for t, v := range src {
+		if _, ok := dst[t]; !ok && t >= run.Start.Unix() && t <= run.End.Unix() {
+			dst[t] = v
+		}
+	}
+}
+
+// missingRuns are the runs of r's minutes that has says are missing, at
+// most maxRawRuns of them (beyond that, one run from the first missing
+// minute to the last).
+func missingRuns(r prom.Range, has func(int64) bool) []prom.Range {
+	var runs []prom.Range
+	for t := r.Start; !t.After(r.End); t = t.Add(time.Minute) {
+		if has(t.Unix()) {
+			continue
+		}
+		if n := len(runs); n > 0 && runs[n-1].End.Equal(t.Add(-time.Minute)) {
+			runs[n-1].End = t
+			continue
+		}
+		runs = append(runs, prom.Range{Start: t, End: t})
+	}
+	if len(runs) > maxRawRuns {
+		runs = []prom.Range{{Start: runs[0].Start, End: runs[len(runs)-1].End}}
+	}
+	return runs
+}

@@ -1,0 +1,445 @@
+package prom
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/pairwise-canary/pairwise/pkg/histogram"
+)
+
+// Matrix answers (range queries, and instant queries of a range selector)
+// are decoded in one pass over the body, straight into samples: decoding
+// them into generic JSON values first and parsing those afterwards cost
+// the engine more than Prometheus took to answer. Anything this reader
+// does not accept is handed to encoding/json, so errors keep their
+// classification (see Client.once).
+
+// matrixData is a matrix answer's data.
+type matrixData struct {
+	ResultType string
+	Result     []matrixSeries
+}
+
+type matrixSeries struct {
+	Metric     map[string]string
+	Values     []floatSample
+	Histograms []histSample
+}
+
+// floatSample and histSample are one sample of a series; T is the Unix
+// time in seconds as the API writes it (milliseconds as decimals).
+type floatSample struct {
+	T float64
+	V float64
+}
+
+type histSample struct {
+	T          float64
+	Count, Sum float64
+	Buckets    []histogram.APIBucket
+}
+
+// unixSeconds is a sample's time rounded to the second: a range query's
+// steps are whole seconds.
+func unixSeconds(t float64) int64 { return int64(math.Round(t)) }
+
+// streamDecoder is a response data type that reads the whole API envelope
+// itself in one pass; Client.once falls back to encoding/json when it
+// cannot.
+type streamDecoder interface {
+	decodeEnvelope(body []byte) (status string, warnings []string, err error)
+}
+
+// UnmarshalJSON lets encoding/json decode the data document with the same
+// reader (the fallback path).
+func (m *matrixData) UnmarshalJSON(data []byte) error {
+	*m = matrixData{}
+	s := scanner{b: data}
+	if err := s.matrixData(m); err != nil {
+		return err
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return s.errorf("data after the document")
+	}
+	return nil
+}
+
+// decodeEnvelope reads {"status":..., "data":{...}, "warnings":[...]}.
+// An error answer (status other than success) is left to the caller.
+func (m *matrixData) decodeEnvelope(body []byte) (status string, warnings []string, err error) {
+	*m = matrixData{}
+	s := scanner{b: body}
+	err = s.object(func(key []byte) error {
+		switch string(key) {
+		case "status":
+			var err error
+			status, err = s.str()
+			return err
+		case "data":
+			return s.matrixData(m)
+		case "warnings":
+			return s.array(func() error {
+				w, err := s.str()
+				warnings = append(warnings, w)
+				return err
+			})
+		}
+		return s.skip()
+	})
+	if err == nil {
+		s.ws()
+		if s.i != len(s.b) {
+			err = s.errorf("data after the document")
+		}
+	}
+	return status, warnings, err
+}
+
+// scanner reads the JSON the Prometheus API writes.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s at byte %d of the response", ErrNotProm, fmt.Sprintf(format, args...), s.i)
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *scanner) expect(c byte) error {
+	if s.peek() != c {
+		return s.errorf("expected %q", c)
+	}
+	s.i++
+	return nil
+}
+
+// rawString returns a string's bytes without quotes; escaped says it holds
+// escapes still to be decoded.
+func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
+	if err := s.expect('"'); err != nil {
+		return nil, false, err
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return s.b[start : s.i-1], escaped, nil
+		case c == '\\':
+			escaped = true
+			s.i += 2
+		case c < 0x20:
+			return nil, false, s.errorf("control character in a string")
+		default:
+			s.i++
+		}
+	}
+	return nil, false, s.errorf("unterminated string")
+}
+
+func (s *scanner) str() (string, error) {
+	s.ws()
+	from := s.i
+	raw, escaped, err := s.rawString()
+	if err != nil {
+		return "", err
+	}
+	if !escaped {
+		return string(raw), nil
+	}
+	var out string
+	if err := json.Unmarshal(s.b[from:s.i], &out); err != nil {
+		return "", s.errorf("string: %v", err)
+	}
+	return out, nil
+}
+
+// quotedFloat reads a sample value, a JSON string such as "12.5" or "+Inf".
+func (s *scanner) quotedFloat() (float64, error) {
+	if s.peek() != '"' {
+		return 0, s.errorf("a sample value is not a quoted number")
+	}
+	raw, escaped, err := s.rawString()
+	if err != nil {
+		return 0, err
+	}
+	if escaped {
+		return 0, s.errorf("a sample value %q is not a number", raw)
+	}
+	return parseFloat(string(raw))
+}
+
+// number reads a JSON number.
+func (s *scanner) number() (float64, error) {
+	s.ws()
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			s.i++
+			continue
+		}
+		break
+	}
+	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, s.errorf("%q is not a number", s.b[start:s.i])
+	}
+	return f, nil
+}
+
+// object calls field for each key, positioned at its value, which field
+// must consume.
+func (s *scanner) object(field func(key []byte) error) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		key, escaped, err := s.rawString()
+		if err != nil {
+			return err
+		}
+		if escaped {
+			k, err := strconv.Unquote(`"` + string(key) + `"`)
+			if err != nil {
+				return s.errorf("key %q", key)
+			}
+			key = []byte(k)
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.errorf("expected , or }")
+		}
+	}
+}
+
+// array calls elem for each element, which elem must consume.
+func (s *scanner) array(elem func() error) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return s.errorf("expected , or ]")
+		}
+	}
+}
+
+// skip consumes any value.
+func (s *scanner) skip() error {
+	switch c := s.peek(); {
+	case c == '{':
+		return s.object(func([]byte) error { return s.skip() })
+	case c == '[':
+		return s.array(s.skip)
+	case c == '"':
+		_, _, err := s.rawString()
+		return err
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := s.number()
+		return err
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+			s.i += len(lit)
+			return nil
+		}
+	}
+	return s.errorf("unexpected value")
+}
+
+func (s *scanner) matrixData(m *matrixData) error {
+	if s.peek() == 'n' {
+		return s.skip() // null: no data
+	}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "resultType":
+			var err error
+			m.ResultType, err = s.str()
+			return err
+		case "result":
+			if s.peek() == 'n' {
+				return s.skip()
+			}
+			return s.array(func() error {
+				var ms matrixSeries
+				if err := s.series(&ms); err != nil {
+					return err
+				}
+				m.Result = append(m.Result, ms)
+				return nil
+			})
+		}
+		return s.skip()
+	})
+}
+
+func (s *scanner) series(ms *matrixSeries) error {
+	if s.peek() != '{' {
+		return s.skip() // a scalar or string result: the result type says so
+	}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "metric":
+			ms.Metric = map[string]string{}
+			return s.object(func(name []byte) error {
+				v, err := s.str()
+				ms.Metric[string(name)] = v
+				return err
+			})
+		case "values":
+			return s.array(func() error {
+				var fs floatSample
+				if err := s.sampleTime(&fs.T); err != nil {
+					return err
+				}
+				var err error
+				if fs.V, err = s.quotedFloat(); err != nil {
+					return err
+				}
+				ms.Values = append(ms.Values, fs)
+				return s.expect(']')
+			})
+		case "histograms":
+			return s.array(func() error {
+				var hs histSample
+				if err := s.sampleTime(&hs.T); err != nil {
+					return err
+				}
+				if err := s.nativeHistogram(&hs); err != nil {
+					return err
+				}
+				ms.Histograms = append(ms.Histograms, hs)
+				return s.expect(']')
+			})
+		}
+		return s.skip()
+	})
+}
+
+// sampleTime reads `[time,` of a sample pair.
+func (s *scanner) sampleTime(t *float64) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	var err error
+	if *t, err = s.number(); err != nil {
+		return fmt.Errorf("%w: sample time: %v", ErrNotProm, err)
+	}
+	return s.expect(',')
+}
+
+// nativeHistogram reads {"count":"..","sum":"..","buckets":[...]}.
+func (s *scanner) nativeHistogram(hs *histSample) error {
+	return s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "count":
+			hs.Count, err = s.quotedFloat()
+		case "sum":
+			hs.Sum, err = s.quotedFloat()
+		case "buckets":
+			err = s.array(func() error {
+				var b apiBucket
+				if err := s.bucket(&b); err != nil {
+					return err
+				}
+				hs.Buckets = append(hs.Buckets, histogram.APIBucket(b))
+				return nil
+			})
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+}
+
+// apiBucket is one bucket, [boundaryRule, "lower", "upper", "count"].
+type apiBucket histogram.APIBucket
+
+func (b *apiBucket) UnmarshalJSON(data []byte) error {
+	s := scanner{b: data}
+	if err := s.bucket(b); err != nil {
+		return err
+	}
+	if s.ws(); s.i != len(s.b) {
+		return s.errorf("data after the bucket")
+	}
+	return nil
+}
+
+func (s *scanner) bucket(b *apiBucket) error {
+	if err := s.expect('['); err != nil {
+		return fmt.Errorf("%w: a bucket is not an array", ErrNotProm)
+	}
+	rule, err := s.number()
+	if err != nil || rule != math.Trunc(rule) {
+		return fmt.Errorf("%w: bucket boundary rule: %v", ErrNotProm, err)
+	}
+	b.Boundaries = int(rule)
+	for _, v := range []*float64{&b.Lower, &b.Upper, &b.Count} {
+		if err := s.expect(','); err != nil {
+			return fmt.Errorf("%w: a bucket does not have 4 fields", ErrNotProm)
+		}
+		if *v, err = s.quotedFloat(); err != nil {
+			return err
+		}
+	}
+	if err := s.expect(']'); err != nil {
+		return fmt.Errorf("%w: a bucket does not have 4 fields", ErrNotProm)
+	}
+	return nil
+}

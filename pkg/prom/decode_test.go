@@ -1,0 +1,62 @@
+package prom
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/pairwise-canary/pairwise/pkg/histogram"
+)
+
+// TestMatrixDecoding: the one-pass reader accepts what the API writes in any
+// field order, with escapes, warnings and nulls, and refuses what it is not.
+func TestMatrixDecoding(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		want     matrixData
+		warnings []string
+		status   string
+		wantErr  bool
+	}{
+		{name: "floats and histograms",
+			body: `{"status":"success","data":{"resultType":"matrix","result":[` +
+				`{"metric":{"le":"0.1","a\"b":"x\u00e9"},"values":[[1800000000,"1.5"],[1800000060.5,"+Inf"]]},` +
+				`{"metric":{},"histograms":[[1800000000,{"count":"3","sum":"0.3","buckets":[[0,"0.1","0.2","3"]]}]]}]}}`,
+			status: "success",
+			want: matrixData{ResultType: "matrix", Result: []matrixSeries{
+				{Metric: map[string]string{"le": "0.1", `a"b`: "xé"}, Values: []floatSample{{1800000000, 1.5}, {1800000060.5, posInf}}},
+				{Metric: map[string]string{}, Histograms: []histSample{{T: 1800000000, Count: 3, Sum: 0.3, Buckets: []histogram.APIBucket{{Boundaries: 0, Lower: 0.1, Upper: 0.2, Count: 3}}}}},
+			}}},
+		{name: "result before resultType, warnings, unknown fields",
+			body:   ` { "data" : { "result" : [ ] , "x": {"y":[1,true,null]}, "resultType" : "matrix" } , "warnings":["partial"], "status" : "success" } `,
+			status: "success", warnings: []string{"partial"},
+			want: matrixData{ResultType: "matrix"}},
+		{name: "an error answer", body: `{"status":"error","errorType":"bad_data","error":"x"}`, status: "error"},
+		{name: "unquoted value", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,1]]}]}}`, wantErr: true},
+		{name: "time not a number", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[["1","1"]]}]}}`, wantErr: true},
+		{name: "truncated", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{}`, wantErr: true},
+		{name: "trailing data", body: `{"status":"success"} x`, status: "success", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m matrixData
+			status, warnings, err := m.decodeEnvelope([]byte(tt.body))
+			if tt.wantErr {
+				if !errors.Is(err, ErrNotProm) {
+					t.Fatalf("error %v, want ErrNotProm", err)
+				}
+				return
+			}
+			if err != nil || status != tt.status || !reflect.DeepEqual(warnings, tt.warnings) {
+				t.Fatalf("status %q warnings %q error %v", status, warnings, err)
+			}
+			if !reflect.DeepEqual(m, tt.want) {
+				t.Errorf("got %+v\nwant %+v", m, tt.want)
+			}
+		})
+	}
+}
+
+var posInf = math.Inf(1)

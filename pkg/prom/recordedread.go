@@ -1,0 +1,271 @@
+package prom
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/histogram"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
+
+// ErrRecordAmbiguous means more than one recorded series answers for a
+// fleet (two groups recording the same fleet under different labels, for
+// example): the reader cannot tell which is the fleet's and the caller reads
+// raw series instead.
+var ErrRecordAmbiguous = errors.New("more than one recorded series matches the fleet")
+
+// RecordedHistograms reads a fleet's recorded minute histograms (see
+// MinuteHistogramRecord) for the minutes of r. Only minutes the record
+// holds are in the Series; the others (before the rules started, the
+// newest minute not yet evaluated, a gap, a minute without data) are the
+// caller's to read from raw series. kind must be Native or Classic. It
+// reads raw samples: one instant query of a range selector, each sample
+// stamped in [M, M+60s) being minute M.
+func (c *Client) RecordedHistograms(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (Series, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return nil, err
+	}
+	part := ""
+	if kind == Classic {
+		part = "le"
+	} else if kind != Native {
+		return nil, fmt.Errorf("recorded histograms are native or classic, not %q", kind)
+	}
+	series, err := c.recordedMatrix(ctx, MinuteHistogramRecord(metric, kind), sel, r, part)
+	if err != nil {
+		return nil, err
+	}
+	out := Series{}
+	if kind == Native {
+		for _, s := range series {
+			if len(s.Values) > 0 {
+				return nil, fmt.Errorf("%w: the recorded minute series holds float samples, not native histograms", ErrNotFound)
+			}
+			for _, hs := range s.Histograms {
+				if m, ok := recordedMinute(hs.T, r); ok {
+					h, err := histogram.FromNative(hs.Buckets, hs.Count, hs.Sum)
+					if err != nil {
+						return nil, err
+					}
+					out[m] = h
+				}
+			}
+		}
+		return out, nil
+	}
+	m := &matrixData{ResultType: "matrix"}
+	for _, s := range series {
+		if len(s.Histograms) > 0 {
+			return nil, fmt.Errorf("%w: the recorded _bucket series hold native histograms", ErrNotFound)
+		}
+		ms := matrixSeries{Metric: map[string]string{"le": s.Metric["le"]}}
+		ms.Values = byMinute(s.Values, r)
+		m.Result = append(m.Result, ms)
+	}
+	byGroup, err := classicSeries(m, "")
+	if err != nil {
+		return nil, err
+	}
+	if s := byGroup[""]; s != nil {
+		return s, nil
+	}
+	return out, nil
+}
+
+// RecordedHealth reads a fleet's recorded minute health (see
+// MinuteHealthRecord) for the minutes of r; like RecordedHistograms, only
+// the minutes the record holds are returned.
+func (c *Client) RecordedHealth(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (map[int64]Health, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return nil, err
+	}
+	series, err := c.recordedMatrix(ctx, MinuteHealthRecord(metric, kind), sel, r, healthLabel)
+	if err != nil {
+		return nil, err
+	}
+	m := &matrixData{ResultType: "matrix"}
+	for _, s := range series {
+		ms := matrixSeries{Metric: map[string]string{healthLabel: s.Metric[healthLabel]}}
+		ms.Values = byMinute(s.Values, r)
+		m.Result = append(m.Result, ms)
+	}
+	return healthByMinute(m)
+}
+
+// byMinute keeps the last sample of each of r's minutes, stamped with
+// the minute (a group evaluated twice in a minute records it twice).
+func byMinute(values []floatSample, r Range) []floatSample {
+	var out []floatSample
+	for _, fs := range values {
+		t, ok := recordedMinute(fs.T, r)
+		if !ok {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].T == float64(t) {
+			out[n-1].V = fs.V
+			continue
+		}
+		out = append(out, floatSample{T: float64(t), V: fs.V})
+	}
+	return out
+}
+
+// recordedMinute is the minute a recorded sample stamped t belongs to
+// (t truncated to the minute), if it is one of r's.
+func recordedMinute(t float64, r Range) (int64, bool) {
+	m := int64(math.Floor(t/60)) * 60
+	return m, m >= r.Start.Unix() && m <= r.End.Unix()
+}
+
+// recordedMatrix returns the samples of the one group of recorded series
+// name that is the fleet sel's: a per-canary group's, labelled with the
+// selector (RecordedSelector), or else, for a selector of equality
+// matchers only, the series whose labels are exactly those matchers (a
+// label-driven group). part is the label that tells a group's series apart
+// (le, pairwise_health), "" when a group is one series. Several groups
+// are ErrRecordAmbiguous; none is an empty answer.
+func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.Selector, r Range, part string) ([]matrixSeries, error) {
+	if r.Start.Unix()%60 != 0 || r.End.Unix()%60 != 0 || r.End.Before(r.Start) {
+		return nil, fmt.Errorf("recorded minutes are read over whole minutes, not %s..%s", r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
+	}
+	series, err := c.rangeSelector(ctx, RecordedSelector(sel).With(name), r)
+	if err != nil {
+		return nil, err
+	}
+	if len(series) == 0 && equalityOnly(sel) {
+		all, err := c.rangeSelector(ctx, sel.With(name), r)
+		if err != nil {
+			return nil, err
+		}
+		want := map[string]string{}
+		for _, m := range sel {
+			want[m.Name] = m.Value
+		}
+		for _, s := range all {
+			if maps.Equal(identity(s.Metric, part), want) {
+				series = append(series, s)
+			}
+		}
+	}
+	groups := map[string]bool{}
+	for _, s := range series {
+		groups[labelKey(identity(s.Metric, part))] = true
+	}
+	if len(groups) > 1 {
+		keys := slices.Sorted(maps.Keys(groups))
+		return nil, fmt.Errorf("%w: %s for %s: %s", ErrRecordAmbiguous, name, sel, strings.Join(keys, ", "))
+	}
+	parts := map[string]bool{}
+	for _, s := range series {
+		if parts[s.Metric[part]] {
+			return nil, fmt.Errorf("%w: %s for %s has two series with %s=%q", ErrRecordAmbiguous, name, sel, part, s.Metric[part])
+		}
+		parts[s.Metric[part]] = true
+	}
+	return series, nil
+}
+
+// identity is a recorded series' labels without its name and part label.
+func identity(labels map[string]string, part string) map[string]string {
+	out := maps.Clone(labels)
+	delete(out, "__name__")
+	if part != "" {
+		delete(out, part)
+	}
+	return out
+}
+
+func labelKey(labels map[string]string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(labels)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + strconv.Quote(labels[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func equalityOnly(sel selector.Selector) bool {
+	for _, m := range sel {
+		if m.Op != selector.Equal {
+			return false
+		}
+	}
+	return len(sel) > 0
+}
+
+// rangeSelector reads every raw sample of the series sel selects whose
+// minute is one of r's: an instant query of sel[range] at End+59.999s.
+func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matrixSeries, error) {
+	span := r.End.Sub(r.Start) + time.Minute
+	query := sel + "[" + strconv.FormatInt(int64(span/time.Second), 10) + "s]"
+	at := r.End.Add(time.Minute - time.Millisecond)
+	form := url.Values{
+		"query": {query},
+		"time":  {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)},
+	}
+	if c.Timeout > 0 {
+		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
+	}
+	var data matrixData
+	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
+		return nil, fmt.Errorf("%w (query %s)", err, query)
+	}
+	if data.ResultType != "matrix" {
+		return nil, fmt.Errorf("%w: a range selector returned %q, not a matrix", ErrNotProm, data.ResultType)
+	}
+	return data.Result, nil
+}
+
+// HasSamples says whether any series a fleet's minutes of r read (its
+// histogram series, counted as SamplesQuery counts them, and its targets'
+// up) has a sample in them: one instant query over the span, far cheaper
+// than a range query of minutes that turn out empty (the minutes before
+// a record starts, for example). kind must be Native or Classic.
+func (c *Client) HasSamples(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (bool, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return false, err
+	}
+	span := "[" + strconv.FormatInt(int64((r.End.Sub(r.Start)+time.Minute)/time.Second), 10) + "s]"
+	query := "count(count_over_time(" + countedSeries(metric, sel, kind) + span + ")) or count(count_over_time(" + sel.With("up") + span + "))"
+	form := url.Values{"query": {query}, "time": {strconv.FormatInt(r.End.Unix(), 10)}}
+	if c.Timeout > 0 {
+		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
+	}
+	var data vectorData
+	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
+		return false, fmt.Errorf("%w (query %s)", err, query)
+	}
+	return data.Samples > 0, nil
+}
+
+// vectorData is an instant query's answer, of which only the number of
+// samples is kept.
+type vectorData struct{ Samples int }
+
+func (v *vectorData) UnmarshalJSON(b []byte) error {
+	var d struct {
+		ResultType string            `json:"resultType"`
+		Result     []json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	if d.ResultType != "vector" {
+		return fmt.Errorf("%w: an instant query returned %q, not a vector", ErrNotProm, d.ResultType)
+	}
+	v.Samples = len(d.Result)
+	return nil
+}
