@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,9 +66,34 @@ func TestBackfillChainsNativeHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	from, to := start.Add(2*time.Minute), start.Add(minutes*time.Minute)
-	if err := run([]string{"--tsdb", dir, "--rules", ruleFile, "--quiet",
+	timings := filepath.Join(t.TempDir(), "timings.tsv")
+	if err := run([]string{"--tsdb", dir, "--rules", ruleFile, "--quiet", "--timings", timings,
 		"--start", from.Format(time.RFC3339), "--end", strconv.FormatInt(to.Unix(), 10)}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+	// --timings: one line per evaluation of each group, in time order.
+	tb, err := os.ReadFile(timings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perGroup := map[string][]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(tb)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			t.Fatalf("timings line %q: want group, time, seconds", line)
+		}
+		at, err1 := strconv.ParseInt(f[1], 10, 64)
+		secs, err2 := strconv.ParseFloat(f[2], 64)
+		if err1 != nil || err2 != nil || secs < 0 || at < from.UnixMilli() || at > to.UnixMilli() {
+			t.Fatalf("timings line %q: bad time or duration", line)
+		}
+		perGroup[f[0]] = append(perGroup[f[0]], at)
+	}
+	for _, g := range []string{"minutes", "readers"} {
+		ats := perGroup[g]
+		if len(ats) < 28 || len(ats) > 29 || !slices.IsSorted(ats) {
+			t.Errorf("timings of group %s: %d evaluations %v, want one a minute in order (28 or 29)", g, len(ats), ats)
+		}
 	}
 
 	db, err := tsdb.OpenDBReadOnly(dir, t.TempDir(), logger)
