@@ -13,16 +13,16 @@ package main
 //  3. fleet: many canaries at a one-minute interval: missed iterations,
 //     evaluation time against the interval, memory and series per canary.
 //
-// Rule groups evaluate at the wall clock, so parts 2 and 3 generate fleets
-// whose data ends at a whole minute E shortly ahead. Part 2 evaluates every
-// 5 s and keeps the evaluations in (E, E+20s], whose last minute still
-// holds at least three of each pod's 15 s samples (a steady state for
-// groups that read raw series; appends before E are refused, after the
-// generated blocks' end). Part 3 runs at the one-minute interval from E for
-// its whole duration, so its later evaluations see fewer raw samples.
-// Minutes a group records itself exist only since E: window rules over a
-// group's own records read at most the run's length of them, which a pack
-// that reads its own minute records must be measured with in mind.
+// Part 2 and part 3's evaluation times come from pairwise-backfill
+// --timings: Prometheus's own rule engine (rules.Group.Eval, promql.Engine)
+// over the generated TSDB, evaluating the pack and the floor group once a
+// minute over history, so every evaluation reads a minute full of raw
+// samples and, after the first window's minutes, window rules read a whole
+// window of the group's own records (the steady state of a pack running for
+// hours). The last steadyEvaluations of each group are kept. Part 3 also
+// runs the canaries in a live Prometheus at the one-minute interval for
+// missed iterations, memory and series; its data end when the run starts,
+// so its live evaluations read empty raw minutes and say nothing of time.
 
 import (
 	"context"
@@ -88,7 +88,7 @@ type fleetRow struct {
 	Missed                    float64
 	Evaluations               int
 	Groups                    int     // groups evaluated at least once in the run
-	MaxGroup, SumGroups       float64 // seconds: the slowest group's median evaluation, and all groups' medians summed
+	MaxGroup, SumGroups       float64 // seconds, over history: the slowest group's median evaluation, and the most all groups took in one minute
 	RSSBefore, RSSAfter       float64
 	HeapBefore, HeapAfter     float64
 	SeriesBefore, SeriesAfter float64
@@ -427,43 +427,105 @@ func floorGroup() string {
 		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, canSel)) + "\n    labels: {fleet: canary}\n"
 }
 
+// steadyEvaluations is how many of each group's last evaluations a timing
+// keeps: all of them read a whole window of the group's own records.
+const steadyEvaluations = 15
+
 // benchGroup times one canary's group beside the floor group.
 func benchGroup(ctx context.Context, e *env, p rulesPlan, pods, window int) (groupRow, error) {
 	row := groupRow{Pods: pods, Window: window}
-	ds, end, err := liveData(e, pods, 2*window+10)
+	evaluated := window + steadyEvaluations + 5
+	ds, err := e.generate("--scenario", "clean", "--pods", strconv.Itoa(pods), "--minutes", strconv.Itoa(evaluated+5),
+		"--end", benchEnd.Format(time.RFC3339), "--seed", "7", "--buckets", "0.1,1", "--truth-pod-p99=false")
 	if err != nil {
 		return row, err
 	}
-	srv, err := e.serve(ds)
-	if err != nil {
-		return row, err
-	}
-	defer srv.Stop()
 	pack, err := packFile(1, window)
 	if err != nil {
 		return row, err
 	}
 	row.PackRules = strings.Count(pack, "- record:")
-	if err := loadRules(srv, 5*time.Second, map[string]string{"pack.yml": pack, "floor.yml": floorGroup()}); err != nil {
-		return row, err
-	}
-	from, until := end, end.Add(20*time.Second)
-	if time.Now().After(from) {
-		return row, fmt.Errorf("the data ends %s, before the rules were loaded: generation took longer than planned", end.Format(time.TimeOnly))
-	}
-	e.logf("group: %d pods, %d-minute window: collecting evaluations in (%s, %s]", pods, window, from.Format(time.TimeOnly), until.Format(time.TimeOnly))
-	evals, last, err := collect(ctx, srv.URL, from, until)
+	e.logf("group: %d pods, %d-minute window: evaluating the pack and the floor group over %d minutes", pods, window, evaluated)
+	times, _, err := e.groupTimings(ds, map[string]string{"pack.yml": pack, "floor.yml": floorGroup()}, benchEnd.Add(-time.Duration(evaluated)*time.Minute), benchEnd)
 	if err != nil {
 		return row, err
 	}
-	if err := ruleErrors(last, from); err != nil {
-		return row, err
-	}
-	row.Pack, row.Floor = evals["pairwise-c000"], evals["floor"]
-	if len(row.Pack) == 0 || len(row.Floor) == 0 {
-		return row, fmt.Errorf("no evaluation after %s (pack %d, floor %d)", from.Format(time.TimeOnly), len(row.Pack), len(row.Floor))
+	row.Pack, row.Floor = lastN(times["pairwise-c000"], steadyEvaluations), lastN(times["floor"], steadyEvaluations)
+	if len(row.Pack) < steadyEvaluations || len(row.Floor) < steadyEvaluations {
+		return row, fmt.Errorf("too few evaluations (pack %d, floor %d)", len(row.Pack), len(row.Floor))
 	}
 	return row, nil
+}
+
+// groupTimings evaluates the rule files over [start, end] of a private copy
+// of the data set with pairwise-backfill and returns each group's evaluation
+// durations in seconds, in time order, and the sum over groups at each
+// evaluation minute.
+func (e *env) groupTimings(ds *dataset, files map[string]string, start, end time.Time) (map[string][]float64, map[int64]float64, error) {
+	bin, err := e.backfillBinary()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp(e.tmp, "timings-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "data")
+	if err := linkTree(ds.Dir, data); err != nil {
+		return nil, nil, err
+	}
+	var ruleFiles []string
+	for name, text := range files {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			return nil, nil, err
+		}
+		ruleFiles = append(ruleFiles, f)
+	}
+	slices.Sort(ruleFiles)
+	timingsFile := filepath.Join(dir, "timings.tsv")
+	summary, err := procs.Backfill(bin, data, ruleFiles, start, end, time.Minute, timingsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.logf("%s", summary)
+	b, err := os.ReadFile(timingsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	perGroup, perMinute := map[string][]float64{}, map[int64]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			return nil, nil, fmt.Errorf("pairwise-backfill --timings: line %q", line)
+		}
+		at, err1 := strconv.ParseInt(f[1], 10, 64)
+		secs, err2 := strconv.ParseFloat(f[2], 64)
+		if err1 != nil || err2 != nil {
+			return nil, nil, fmt.Errorf("pairwise-backfill --timings: line %q", line)
+		}
+		perGroup[f[0]] = append(perGroup[f[0]], secs)
+		perMinute[at/60000] += secs
+	}
+	return perGroup, perMinute, nil
+}
+
+// backfillBinary builds pairwise-backfill once per run.
+func (e *env) backfillBinary() (string, error) {
+	bin := filepath.Join(e.tmp, "pairwise-backfill")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	return bin, procs.BuildBackfill(bin)
+}
+
+// lastN is the last n values of xs (all of them when there are fewer).
+func lastN(xs []float64, n int) []float64 {
+	if len(xs) > n {
+		return xs[len(xs)-n:]
+	}
+	return xs
 }
 
 // benchFleet runs many canaries at a one-minute interval.
@@ -512,16 +574,42 @@ func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
 	}
 	for _, ts := range evals {
 		row.Evaluations += len(ts)
-		m := median(ts)
-		row.SumGroups += m
-		row.MaxGroup = max(row.MaxGroup, m)
 	}
 	row.Groups = len(evals)
 	if row.Missed, err = selfMetric(ctx, srv.URL, "prometheus_rule_group_iterations_missed_total"); err != nil {
 		return row, err
 	}
-	row.RSSAfter, row.HeapAfter, row.SeriesAfter, err = figures()
-	return row, err
+	if row.RSSAfter, row.HeapAfter, row.SeriesAfter, err = figures(); err != nil {
+		return row, err
+	}
+	srv.Stop()
+
+	// The time: the same canaries evaluated once a minute over history with
+	// full raw minutes and full windows (groupTimings).
+	window := verdict.Default().WindowMinutes
+	evaluated := window + steadyEvaluations + 5
+	hist, err := e.generate("--scenario", "clean", "--pods", strconv.Itoa(p.FleetPods), "--minutes", strconv.Itoa(evaluated+5),
+		"--end", benchEnd.Format(time.RFC3339), "--seed", "7", "--buckets", "0.1,1", "--truth-pod-p99=false")
+	if err != nil {
+		return row, err
+	}
+	e.logf("fleet: evaluating %d canaries over %d minutes of history", p.FleetCanaries, evaluated)
+	perGroup, perMinute, err := e.groupTimings(hist, map[string]string{"pack.yml": pack}, benchEnd.Add(-time.Duration(evaluated)*time.Minute), benchEnd)
+	if err != nil {
+		return row, err
+	}
+	for _, ts := range perGroup {
+		row.MaxGroup = max(row.MaxGroup, median(lastN(ts, steadyEvaluations)))
+	}
+	var minutes []int64
+	for m := range perMinute {
+		minutes = append(minutes, m)
+	}
+	slices.Sort(minutes)
+	for _, m := range minutes[max(0, len(minutes)-steadyEvaluations):] {
+		row.SumGroups = max(row.SumGroups, perMinute[m])
+	}
+	return row, nil
 }
 
 func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups []groupRow, fleet *fleetRow) {
@@ -549,9 +637,9 @@ func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups
 		}
 	}
 	if f := fleet; f != nil {
-		fmt.Fprintf(tw, "fleet %d canaries x %d pods, %ds: missed iterations\t%.0f (%d of %d groups evaluated)\t0\t%s\n", f.Canaries, f.Pods, f.Seconds, f.Missed, f.Groups, f.Canaries, metStr(f.Missed == 0 && f.Groups == f.Canaries))
-		fmt.Fprintf(tw, "fleet: evaluation / 1-min interval\tslowest group %.2f%%, all groups %.1f%% (%d evaluations)\t< 10%%\t%s\n",
-			100*f.MaxGroup/60, 100*f.SumGroups/60, f.Evaluations, metStr(f.SumGroups < 6))
+		fmt.Fprintf(tw, "fleet %d canaries x %d pods, live %ds: missed iterations\t%.0f (%d of %d groups evaluated, %d evaluations)\t0\t%s\n", f.Canaries, f.Pods, f.Seconds, f.Missed, f.Groups, f.Canaries, f.Evaluations, metStr(f.Missed == 0 && f.Groups == f.Canaries))
+		fmt.Fprintf(tw, "fleet: evaluation / 1-min interval (history, full windows)\tslowest group %.2f%%, all groups at most %.1f%% in a minute\t< 10%%\t%s\n",
+			100*f.MaxGroup/60, 100*f.SumGroups/60, metStr(f.SumGroups < 6))
 		fmt.Fprintf(tw, "fleet: memory\tRSS %.0f -> %.0f MiB, heap in use %.0f -> %.0f MiB\t\t\n", f.RSSBefore/(1<<20), f.RSSAfter/(1<<20), f.HeapBefore/(1<<20), f.HeapAfter/(1<<20))
 		fmt.Fprintf(tw, "fleet: head series added per canary\t%.1f (%.0f -> %.0f)\t\t\n", (f.SeriesAfter-f.SeriesBefore)/float64(f.Canaries), f.SeriesBefore, f.SeriesAfter)
 	}
