@@ -95,7 +95,16 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 		}
 		warning = "the " + spec.what + " is read from raw series: " + err.Error()
 		rec = nil
+	case read == ReadAuto && lookupUnsupported(err):
+		// A backend that rejects the look-up (no instant query API, or no
+		// range selector in one) is read raw, as before the record; if it
+		// is the address that is wrong, the raw query says so.
+		warning = "the " + spec.what + " is read from raw series: the recorded minute series could not be looked up: " + err.Error()
+		rec = nil
 	case err != nil:
+		// Unreachable, too slow, refusing the credentials, failing: the raw
+		// queries go to the same server, so this is the error they would
+		// give, and no answer is made without them.
 		return nil, kind, served, "", err
 	}
 	if len(rec) == 0 {
@@ -124,6 +133,13 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 		served.RawMinutes += run.Minutes()
 	}
 	return rec, recKind, served, "", nil
+}
+
+// lookupUnsupported says whether a failed look-up of the record means the
+// backend does not serve it (it rejected the query, or does not answer the
+// instant query API like Prometheus), rather than that it is unwell.
+func lookupUnsupported(err error) bool {
+	return errors.Is(err, prom.ErrBadQuery) || errors.Is(err, prom.ErrNotProm)
 }
 
 // readHealth reads one fleet's health: from the record when the fleet's
