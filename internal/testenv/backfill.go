@@ -1,15 +1,14 @@
 package testenv
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/procs"
 )
 
 var (
@@ -34,11 +33,8 @@ func BackfillBinary(t testing.TB) string {
 			return
 		}
 		tmp := filepath.Join(dir, fmt.Sprintf(".pairwise-backfill.%d", os.Getpid()))
-		cmd := exec.Command("go", "build", "-o", tmp, "./cmd/pairwise-backfill")
-		cmd.Dir = filepath.Join(root, "tools")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if backfillErr = procs.BuildBackfill(tmp); backfillErr != nil {
 			os.Remove(tmp)
-			backfillErr = fmt.Errorf("go build ./cmd/pairwise-backfill in %s: %v\n%s", cmd.Dir, err, out)
 			return
 		}
 		backfillPath = filepath.Join(dir, "pairwise-backfill")
@@ -56,19 +52,9 @@ func BackfillBinary(t testing.TB) string {
 // none (0: one minute).
 func Backfill(t testing.TB, dataDir, ruleFile string, start, end time.Time, interval time.Duration) {
 	t.Helper()
-	bin := BackfillBinary(t)
-	if interval == 0 {
-		interval = time.Minute
+	summary, err := procs.Backfill(BackfillBinary(t), dataDir, ruleFile, start, end, interval)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
 	}
-	args := []string{"--tsdb", dataDir, "--rules", ruleFile,
-		"--start", strconv.FormatInt(start.Unix(), 10), "--end", strconv.FormatInt(end.Unix(), 10),
-		"--interval", interval.String()}
-	cmd := exec.Command(bin, args...)
-	// The summary is on stdout; progress and errors on stderr.
-	var out, progress bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &progress
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("testenv: pairwise-backfill %q: %v\n%s%s", args, err, progress.String(), out.String())
-	}
-	t.Logf("%s", bytes.TrimSpace(out.Bytes()))
+	t.Logf("%s", summary)
 }
