@@ -213,23 +213,33 @@ func TestRecordedEqualsRaw(t *testing.T) {
 					t.Errorf("raw reading: %s served %+v", s.What, s)
 				}
 			}
-			if c.kind != prom.Native {
-				return
+			// The histogram kind left to the judge (the default): the raw
+			// path reads these fleets' native series, so a native record
+			// answers and a classic one does not.
+			req.Kind, req.Read = prom.Auto, ReadRaw
+			rawAuto, err := Analyze(ctx, client, req)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// The histogram kind left to the judge (the default): a native
-			// record answers, as native raw series would.
-			req.Kind, req.Read = prom.Auto, ReadAuto
+			req.Read = ReadAuto
 			autoKind, err := Analyze(ctx, client, req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a, b := fmt.Sprintf("%+v %s/%s", recRes.Window, recRes.BaselineKind, recRes.CanaryKind), fmt.Sprintf("%+v %s/%s", autoKind.Window, autoKind.BaselineKind, autoKind.CanaryKind); a != b {
-				t.Errorf("histogram kind auto differs from native:\nnative %s\nauto   %s", a, b)
+			if a, b := fmt.Sprintf("%+v %s/%s", rawAuto.Window, rawAuto.BaselineKind, rawAuto.CanaryKind), fmt.Sprintf("%+v %s/%s", autoKind.Window, autoKind.BaselineKind, autoKind.CanaryKind); a != b {
+				t.Errorf("histogram kind auto: the automatic reading differs from the raw one:\nraw  %s\nauto %s", a, b)
+			}
+			if rawAuto.BaselineKind != prom.Native {
+				t.Errorf("histogram kind auto read %s raw series, want native", rawAuto.BaselineKind)
 			}
 			for _, s := range autoKind.Served {
-				if s.Path != "recorded" {
-					t.Errorf("histogram kind auto: %s served %+v, want recorded", s.What, s)
+				if want := map[bool]string{true: "recorded", false: "raw"}[c.kind == prom.Native]; s.Path != want {
+					t.Errorf("histogram kind auto: %s served %+v, want %s", s.What, s, want)
 				}
+			}
+			req.Read = ReadRecorded
+			if _, err := Analyze(ctx, client, req); (err == nil) != (c.kind == prom.Native) || err != nil && !errors.Is(err, ErrNotRecorded) {
+				t.Errorf("histogram kind auto, recorded reading: %v", err)
 			}
 		})
 	}

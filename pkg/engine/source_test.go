@@ -209,3 +209,110 @@ func TestAutoWithoutRecord(t *testing.T) {
 		})
 	}
 }
+
+// classicSource holds fleets of classic histograms only, and a classic
+// record of them, answering as Prometheus would: native queries find
+// nothing, and every answer holds only the minutes of the range asked.
+type classicSource struct {
+	raw, rec map[string]prom.Series // by selector
+	queries  []string
+}
+
+func within[V any](m map[int64]V, r prom.Range) map[int64]V {
+	out := map[int64]V{}
+	for t, v := range m {
+		if t >= r.Start.Unix() && t <= r.End.Unix() {
+			out[t] = v
+		}
+	}
+	return out
+}
+
+func (s *classicSource) note(what string, kind prom.Kind) {
+	s.queries = append(s.queries, what+" "+string(kind))
+}
+
+func (s *classicSource) FleetHistograms(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error) {
+	s.note("raw", kind)
+	if kind == prom.Native {
+		return nil, prom.Native, nil
+	}
+	return within(s.raw[sel.String()], r), prom.Classic, nil
+}
+
+func (s *classicSource) FleetHealth(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
+	s.note("raw health", kind)
+	return s.health(s.raw[sel.String()], kind, r), nil
+}
+
+func (s *classicSource) health(series prom.Series, kind prom.Kind, r prom.Range) map[int64]prom.Health {
+	out := map[int64]prom.Health{}
+	if kind != prom.Classic {
+		return out
+	}
+	for t := range within(series, r) {
+		out[t] = prom.Health{Samples: 4, Series: 1, Reporting: 1}
+	}
+	return out
+}
+
+func (s *classicSource) RecordedHistograms(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, error) {
+	s.note("record", kind)
+	if kind != prom.Classic {
+		return prom.Series{}, nil
+	}
+	return within(s.rec[sel.String()], r), nil
+}
+
+func (s *classicSource) RecordedHealth(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
+	s.note("record health", kind)
+	return s.health(s.rec[sel.String()], kind, r), nil
+}
+
+func (s *classicSource) HasSamples(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error) {
+	s.note("has samples", kind)
+	return kind == prom.Classic && len(within(s.raw[sel.String()], r)) > 0, nil
+}
+
+// TestAutoKindReadsClassicRecord: with the histogram kind left to the judge
+// (auto) and fleets of classic histograms only, the classic record is read
+// (the raw path's own native query finding nothing first), the newest
+// minute, not recorded yet, raw; the result is the raw one. (Fleets with
+// native series and a classic record: TestRecordedEqualsRaw.)
+func TestAutoKindReadsClassicRecord(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	src := &classicSource{raw: map[string]prom.Series{base: minutes(t, 20, 10), canary: minutes(t, 20, 40)}, rec: map[string]prom.Series{}}
+	for sel, s := range src.raw {
+		src.rec[sel] = within(s, prom.Range{Start: end.Add(-19 * time.Minute), End: end.Add(-time.Minute)})
+	}
+	req := request(t, 0)
+	req.Read = ReadRaw
+	raw, err := Analyze(context.Background(), src, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, read := range []Reading{ReadAuto, ReadRecorded} {
+		src.queries = nil
+		req.Read = read
+		res, err := Analyze(context.Background(), src, req)
+		if err != nil {
+			t.Fatalf("%s: %v", read, err)
+		}
+		if a, b := fmt.Sprintf("%+v %s/%s", raw.Window, raw.BaselineKind, raw.CanaryKind), fmt.Sprintf("%+v %s/%s", res.Window, res.BaselineKind, res.CanaryKind); a != b {
+			t.Errorf("%s reading differs from the raw one:\nraw %s\ngot %s", read, a, b)
+		}
+		for _, s := range res.Served {
+			// Health reads a few minutes earlier (before the data: a short
+			// run, read raw without asking).
+			if s.Path != "recorded" || s.RawMinutes != 1 && !strings.HasSuffix(s.What, "health") || s.RawMinutes == 0 {
+				t.Errorf("%s reading: %s served %+v, want recorded but the newest minute", read, s.What, s)
+			}
+		}
+		if n := strings.Count(strings.Join(src.queries, "\n"), "raw native"); n != 2 {
+			t.Errorf("%s reading: %d native raw queries, want one per fleet: %q", read, n, src.queries)
+		}
+	}
+	if raw.BaselineKind != prom.Classic || raw.Decision != verdict.Rollback {
+		t.Fatalf("the fixture is not the classic rollback it should be: %s, %s", raw.BaselineKind, raw.Decision)
+	}
+}
