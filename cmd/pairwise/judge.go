@@ -154,8 +154,8 @@ func judge(args []string, stdout, stderr io.Writer) int {
 }
 
 // servedNote says whether the judge tells where each query was read: when
-// the record was asked for, or when it answered part of the analysis (an
-// automatic reading that found nothing recorded read raw, as --source raw).
+// the record was asked for, or when it answered part of the analysis. An
+// automatic reading that found no record says nothing, as --source raw.
 func servedNote(read engine.Reading, served []engine.Served) bool {
 	if read == engine.ReadRecorded {
 		return true
