@@ -4,8 +4,8 @@ package main
 // its recorded minute series, side by side in one run:
 //
 //  1. reader: engine.Analyze of a long window read from the recorded
-//     minute series vs from raw pods (classic records, backfilled by
-//     promtool from the generated pods: see pkg/prom/recordtest);
+//     minute series vs from raw pods (the rule pack's classic records,
+//     backfilled by pairwise-backfill from the generated pods);
 //  2. per canary: the evaluation time of one canary's rule group (rendered
 //     by pkg/rulegen.Render, whatever pack the branch holds) vs a floor
 //     group that only records sum(increase(h{fleet}[1m])) for both fleets,
@@ -43,7 +43,6 @@ import (
 	"github.com/pairwise-canary/pairwise/internal/procs"
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
-	"github.com/pairwise-canary/pairwise/pkg/prom/recordtest"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -150,6 +149,68 @@ func runRulesScale(args []string) error {
 	return nil
 }
 
+// backfillRecords writes into recDir the blocks the rule pack (rendered by
+// pkg/rulegen for the checkout fleets, classic) records over the data set's
+// minutes from start to the minute before the window's end, evaluated by
+// pairwise-backfill over a linked copy of dataDir: the blocks it adds to
+// the copy are the records. It returns the backfill's duration.
+func backfillRecords(e *env, dataDir, recDir string, p rulesPlan, start time.Time) (float64, error) {
+	text, err := rulegen.Render(rulegen.File{Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric,
+		Baseline: baseSel.String(), Canary: canSel.String(), Histogram: string(prom.Classic)}}})
+	if err != nil {
+		return 0, err
+	}
+	rules := filepath.Join(e.tmp, "records.yml")
+	if err := os.WriteFile(rules, text, 0o644); err != nil {
+		return 0, err
+	}
+	bin, err := e.backfillBinary()
+	if err != nil {
+		return 0, err
+	}
+	work, tmp := recDir+".data", recDir+".tmp"
+	os.RemoveAll(work)
+	os.RemoveAll(tmp)
+	defer os.RemoveAll(work)
+	if err := linkTree(dataDir, work); err != nil {
+		return 0, err
+	}
+	before, err := os.ReadDir(work)
+	if err != nil {
+		return 0, err
+	}
+	e.logf("reader: backfilling the rule pack's minute records of %d pods x %d minutes with pairwise-backfill", p.ReaderPods, p.ReaderMinutes)
+	t0 := time.Now()
+	summary, err := procs.Backfill(bin, work, []string{rules}, start, benchEnd.Add(-time.Second), 0, "")
+	if err != nil {
+		return 0, err
+	}
+	took := time.Since(t0).Seconds()
+	e.logf("reader: %s", summary)
+	after, err := os.ReadDir(work)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return 0, err
+	}
+	added := 0
+	for _, a := range after {
+		// New blocks only: the copy's WAL, lock and head chunks are not records.
+		if !a.IsDir() || a.Name() == "wal" || a.Name() == "chunks_head" || slices.ContainsFunc(before, func(b os.DirEntry) bool { return b.Name() == a.Name() }) {
+			continue
+		}
+		if err := os.Rename(filepath.Join(work, a.Name()), filepath.Join(tmp, a.Name())); err != nil {
+			return 0, err
+		}
+		added++
+	}
+	if added == 0 {
+		return 0, fmt.Errorf("pairwise-backfill added no block to %s: %s", work, summary)
+	}
+	return took, os.Rename(tmp, recDir)
+}
+
 // benchReader times the engine over the recorded minute series and over
 // raw pods on the same Prometheus, and checks that both give one result.
 func benchReader(ctx context.Context, e *env, p rulesPlan) (readerRow, error) {
@@ -166,35 +227,7 @@ func benchReader(ctx context.Context, e *env, p rulesPlan) (readerRow, error) {
 	start := benchEnd.Add(-time.Duration(p.ReaderMinutes+1) * time.Minute)
 	recDir := filepath.Join(filepath.Dir(ds.Dir), "records-"+strconv.FormatInt(start.Unix(), 10))
 	if _, err := os.Stat(recDir); err != nil {
-		srv, err := e.serve(ds)
-		if err != nil {
-			return row, err
-		}
-		rules := filepath.Join(e.tmp, "records.yml")
-		text, err := recordtest.Rules(metric, prom.Classic, []recordtest.Fleet{{Canary: "checkout", Name: "baseline", Sel: baseSel}, {Canary: "checkout", Name: "canary", Sel: canSel}})
-		if err == nil {
-			err = os.WriteFile(rules, []byte(text), 0o644)
-		}
-		if err != nil {
-			srv.Stop()
-			return row, err
-		}
-		tmp := recDir + ".tmp"
-		os.RemoveAll(tmp)
-		e.logf("reader: backfilling the minute records of %d pods x %d minutes with promtool", p.ReaderPods, p.ReaderMinutes)
-		t0 := time.Now()
-		promtool, perr := procs.Binary("promtool")
-		if perr != nil {
-			srv.Stop()
-			return row, perr
-		}
-		err = recordtest.Backfill(promtool, srv.URL, rules, tmp, start, benchEnd.Add(-time.Second))
-		srv.Stop()
-		if err != nil {
-			return row, err
-		}
-		row.BackfillSeconds = time.Since(t0).Seconds()
-		if err := os.Rename(tmp, recDir); err != nil {
+		if row.BackfillSeconds, err = backfillRecords(e, ds.Dir, recDir, p, start); err != nil {
 			return row, err
 		}
 	}

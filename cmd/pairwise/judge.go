@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -64,7 +65,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto, native or classic")
-	fs.StringVar(&f.source, "source", "raw", "where fleets are read: raw (pods' series), recorded (the rule pack's minute series; fails without them) or auto (recorded when they exist); minutes not recorded are read raw, so the result is the same")
+	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without the record); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
 	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the window that starts with it is one sequential test")
@@ -144,12 +145,22 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, scrub("pairwise: warning: "+oneLine(w)))
 	}
-	if req.Read != engine.ReadRaw {
+	if servedNote(req.Read, res.Served) {
 		for _, s := range res.Served {
 			fmt.Fprintf(stderr, "pairwise: %s read from %s series (%d minutes recorded, %d raw)\n", s.What, s.Path, s.RecordedMinutes, s.RawMinutes)
 		}
 	}
 	return res.Decision.Code()
+}
+
+// servedNote says whether the judge tells where each query was read: when
+// the record was asked for, or when it answered part of the analysis. An
+// automatic reading that found no record says nothing, as --source raw.
+func servedNote(read engine.Reading, served []engine.Served) bool {
+	if read == engine.ReadRecorded {
+		return true
+	}
+	return read == engine.ReadAuto && slices.ContainsFunc(served, func(s engine.Served) bool { return s.Path == "recorded" })
 }
 
 // maxSecretFile bounds a credentials file.

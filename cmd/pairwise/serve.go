@@ -40,7 +40,7 @@ const serveUsage = `Usage: pairwise serve --prometheus URL [--config rules/pairw
 Answers canary decisions over HTTP, for Argo Rollouts (web metric provider)
 and Flagger (webhooks); see docs/integrations.md.
 
-  GET  /api/v1/decision?canary=NAME[&since=T&at=T&window=60m&rule=evidence]
+  GET  /api/v1/decision?canary=NAME[&since=T&at=T&window=60m&rule=evidence&source=auto]
   GET  /api/v1/decision?metric=M&baseline={...}&canary={...}[&histogram=auto&...]
        200: the judge's JSON report (decision promote, hold or rollback);
        400: a bad parameter; 404: no such canary; 503: cannot judge

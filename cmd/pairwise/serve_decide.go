@@ -20,7 +20,7 @@ import (
 
 // decisionParams are the parameters a decision request may carry, as URL
 // query parameters or as Flagger webhook metadata.
-var decisionParams = []string{"canary", "metric", "baseline", "histogram", "window", "rule", "since", "at"}
+var decisionParams = []string{"canary", "metric", "baseline", "histogram", "window", "rule", "since", "at", "source"}
 
 // errNoCanary: the request names a canary the config does not hold.
 var errNoCanary = errors.New("no such canary")
@@ -28,7 +28,8 @@ var errNoCanary = errors.New("no such canary")
 // parseDecision builds the analysis a request asks for. Either canary names
 // a canary of the config, or metric, baseline and canary (label matchers)
 // describe one; window and rule override its configuration; since and at
-// are RFC 3339 or Unix seconds, at defaulting to now less settle.
+// are RFC 3339 or Unix seconds, at defaulting to now less settle; source
+// is the judge's --source, auto by default.
 func parseDecision(get func(string) string, canaries map[string]rulegen.Queries, settle time.Duration, now time.Time) (engine.Request, error) {
 	var req engine.Request
 	var cfg verdict.Config
@@ -103,6 +104,13 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 			return req, fmt.Errorf("since: %w", err)
 		}
 	}
+	source := get("source")
+	if source == "" {
+		source = string(engine.ReadAuto)
+	}
+	if req.Read, err = engine.ParseReading(source); err != nil {
+		return req, fmt.Errorf("source: %w", err)
+	}
 	req.Config = cfg
 	return req, nil
 }
@@ -128,7 +136,8 @@ func requestKey(req engine.Request) string {
 		Kind                     prom.Kind
 		Config                   verdict.Config
 		First, Last, Since       time.Time
-	}{req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, req.Config, req.Window.First, req.Window.Last, req.Since})
+		Read                     engine.Reading
+	}{req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, req.Config, req.Window.First, req.Window.Last, req.Since, req.Read})
 	return string(b)
 }
 

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -100,8 +101,17 @@ func TestParseDecision(t *testing.T) {
 			t.Fatalf("%v %+v", err, req)
 		}
 	})
+	t.Run("source: auto unless asked", func(t *testing.T) {
+		for q, want := range map[string]engine.Reading{"canary=checkout": engine.ReadAuto, "canary=checkout&source=raw": engine.ReadRaw, "canary=checkout&source=recorded": engine.ReadRecorded} {
+			req, err := parseDecision(params(q), canaries, 0, now)
+			if err != nil || req.Read != want {
+				t.Fatalf("%s: %v, read %q, want %q", q, err, req.Read, want)
+			}
+		}
+	})
 	bad := []struct{ q, want string }{
 		{"", "name a canary"},
+		{"canary=checkout&source=cache", "source: "},
 		{"canary=nope", "no such canary"},
 		{`canary=checkout&baseline={a="b"}`, "need metric"},
 		{"metric=m&canary=x", "needs baseline and canary"},

@@ -4,31 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 )
 
 // BuildBackfill builds tools/cmd/pairwise-backfill into out with the go
-// command, as BuildGenerator builds pairwise-gen.
-func BuildBackfill(out string) error {
-	root, err := Root()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/pairwise-backfill")
-	cmd.Dir = filepath.Join(root, "tools")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/pairwise-backfill in %s: %v\n%s", cmd.Dir, err, b)
-	}
-	return nil
-}
+// command.
+func BuildBackfill(out string) error { return buildTool("pairwise-backfill", out) }
 
 // Backfill runs the pairwise-backfill binary bin: the rule files evaluated
 // over [start, end] of the TSDB in dataDir (no Prometheus may run on it),
 // groups without an interval of their own every interval (0: one minute),
-// their results added to it, each group evaluation's duration written to
-// timings when it is not empty. It returns the tool's summary line.
+// their results added to it as new blocks, each group evaluation's duration
+// written to timings when it is not empty. It returns the tool's summary
+// line.
 func Backfill(bin, dataDir string, ruleFiles []string, start, end time.Time, interval time.Duration, timings string) (string, error) {
 	if interval == 0 {
 		interval = time.Minute
@@ -41,6 +30,7 @@ func Backfill(bin, dataDir string, ruleFiles []string, start, end time.Time, int
 		args = append(args, "--timings", timings)
 	}
 	cmd := exec.Command(bin, args...)
+	// The summary is on stdout; progress and errors on stderr.
 	var out, progress bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &progress
 	if err := cmd.Run(); err != nil {

@@ -14,15 +14,18 @@ import (
 
 // BuildGenerator builds tools/cmd/pairwise-gen (tools/ is a module of its
 // own) into out with the go command.
-func BuildGenerator(out string) error {
+func BuildGenerator(out string) error { return buildTool("pairwise-gen", out) }
+
+// buildTool builds the command tools/cmd/<name> into out.
+func buildTool(name, out string) error {
 	root, err := Root()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/pairwise-gen")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
 	cmd.Dir = filepath.Join(root, "tools")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/pairwise-gen in %s: %v\n%s\n(if go.mod updates are needed after a change of the root go.mod: cd tools && go mod tidy)", cmd.Dir, err, b)
+		return fmt.Errorf("go build ./cmd/%s in %s: %v\n%s\n(if go.mod updates are needed after a change of the root go.mod: cd tools && go mod tidy)", name, cmd.Dir, err, b)
 	}
 	return nil
 }

@@ -33,9 +33,8 @@ func BackfillBinary(t testing.TB) string {
 			return
 		}
 		tmp := filepath.Join(dir, fmt.Sprintf(".pairwise-backfill.%d", os.Getpid()))
-		if err := procs.BuildBackfill(tmp); err != nil {
+		if backfillErr = procs.BuildBackfill(tmp); backfillErr != nil {
 			os.Remove(tmp)
-			backfillErr = err
 			return
 		}
 		backfillPath = filepath.Join(dir, "pairwise-backfill")

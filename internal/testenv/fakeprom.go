@@ -26,7 +26,10 @@ import (
 // each fleet holds the same log-normal latency distribution (median 50 ms),
 // the canary's slowed by FakeOptions.CanarySlowdown. The fleet health query
 // (prom.HealthQuery) answers 4 pods scraped 4 times a minute, none down;
-// other count_over_time queries 4, classic queries an empty matrix.
+// other count_over_time queries 4, classic queries an empty matrix. Instant
+// queries (/api/v1/query, with which the judge looks up the rule pack's
+// recorded minute series) find nothing: an empty matrix for a range
+// selector, an empty vector otherwise, so every fleet is read raw.
 type FakeProm struct {
 	URL  string
 	opts FakeOptions
@@ -55,6 +58,9 @@ type FakeOptions struct {
 	// Warnings are attached to every successful answer, as Thanos or
 	// Mimir do when an answer is partial.
 	Warnings []string
+	// NoInstantQuery answers /api/v1/query 404, as a backend serving
+	// range queries only would.
+	NoInstantQuery bool
 }
 
 // Fault is one scripted answer.
@@ -149,6 +155,16 @@ func (f *FakeProm) serve(w http.ResponseWriter, r *http.Request) {
 		writeAPI(w, map[string]string{"version": "3.13.5-fake"})
 	case "/api/v1/query_range":
 		f.queryRange(w, r)
+	case "/api/v1/query":
+		if f.opts.NoInstantQuery {
+			http.NotFound(w, r)
+			return
+		}
+		resultType := "vector"
+		if strings.HasSuffix(strings.TrimSpace(r.Form.Get("query")), "]") {
+			resultType = "matrix"
+		}
+		writeAPI(w, map[string]any{"resultType": resultType, "result": []any{}}, f.opts.Warnings...)
 	case "/api/v1/metadata":
 		writeAPI(w, map[string][]map[string]string{"http_request_duration_seconds": {{"type": "histogram"}}})
 	case "/api/v1/label/__name__/values":

@@ -14,17 +14,19 @@ import (
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
-	"github.com/pairwise-canary/pairwise/pkg/prom/recordtest"
+	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 // TestRecordedEqualsRaw: on generated fleets in a real Prometheus, with
-// the minute series recorded by real recording expressions, reading the
-// record gives minute for minute what reading raw pods gives (histograms,
-// health, verdicts, decision), including a minute missing from the record,
-// minutes before it starts and the newest minute, not yet recorded. The
-// records are classic: promtool, which writes them, backfills floats only.
+// the minute series recorded by the rule pack itself (rendered by
+// pkg/rulegen for the fleets, evaluated over the data's history by
+// pairwise-backfill with Prometheus's rule engine), reading the record
+// gives minute for minute what reading raw pods gives (histograms, health,
+// verdicts, decision), for classic and native histograms, per-canary and
+// label-driven groups, including a minute missing from the record, minutes
+// before it starts and the newest minute, not yet recorded.
 func TestRecordedEqualsRaw(t *testing.T) {
 	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
@@ -41,55 +43,43 @@ func TestRecordedEqualsRaw(t *testing.T) {
 	cases := []struct {
 		name     string
 		kind     prom.Kind
-		canaries []string // per-canary groups; none: label-driven
+		canaries []string // per-canary groups; none: a label-driven group
 		fleets   [2]selector.Selector
 		// ambiguous: two groups record the fleets, so the record is not read.
 		ambiguous bool
 	}{
 		{name: "per-canary classic", kind: prom.Classic, canaries: []string{"checkout"}, fleets: fleets(`{track="baseline"}`, `{track="canary"}`)},
+		{name: "per-canary native", kind: prom.Native, canaries: []string{"checkout-native"}, fleets: fleets(`{track="baseline",service=~".+"}`, `{track="canary",service=~".+"}`)},
 		{name: "label-driven classic", kind: prom.Classic, fleets: fleets(`{job="checkout",track="baseline"}`, `{job="checkout",track="canary"}`)},
 		{name: "ambiguous", kind: prom.Classic, canaries: []string{"a", "b"}, ambiguous: true,
 			fleets: fleets(`{track="baseline",job=~"checkout"}`, `{track="canary",job=~"checkout"}`)},
 	}
+	// The rule pack for these fleets, as a user renders it.
+	pack := rulegen.File{Generic: []rulegen.Generic{{Name: "tracks", Metric: metric, Histogram: string(prom.Classic), By: []string{"job"},
+		FleetLabel: "track", Baseline: "baseline", Canary: "canary"}}}
+	for _, c := range cases {
+		for _, name := range c.canaries {
+			pack.Canaries = append(pack.Canaries, rulegen.Canary{Name: name, Metric: metric, Histogram: string(c.kind),
+				Baseline: c.fleets[0].String(), Canary: c.fleets[1].String()})
+		}
+	}
+	text, err := rulegen.Render(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
+	if err := os.WriteFile(rules, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The record starts 40 minutes before the end (earlier minutes of the
 	// window are read raw), lacks the minute 15 minutes before the end, and
-	// stops before the newest minute.
+	// stops before the newest minute. Evaluations stamped in [M, M+60s)
+	// record minute M: the first run ends before the gap's minute, the
+	// second starts after it.
 	gap := end.Add(-15 * time.Minute)
 	recStart, recEnd := end.Add(-40*time.Minute), end.Add(-time.Minute)
-
-	src := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
-	promtool := testenv.Binary(t, "promtool")
-	blocks := t.TempDir()
-	for _, c := range cases {
-		var text string
-		if len(c.canaries) == 0 {
-			text = recordtest.LabelDrivenRules(metric, []string{"job", "track"}, `track=~"baseline|canary"`)
-		} else {
-			var fleets []recordtest.Fleet
-			for _, name := range c.canaries {
-				fleets = append(fleets, recordtest.Fleet{Canary: name, Name: "baseline", Sel: c.fleets[0]}, recordtest.Fleet{Canary: name, Name: "canary", Sel: c.fleets[1]})
-			}
-			var err error
-			if text, err = recordtest.Rules(metric, c.kind, fleets); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rules := filepath.Join(t.TempDir(), "rules.yml")
-		if err := os.WriteFile(rules, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// Evaluations stamped in [M, M+60s) record minute M: the first run
-		// ends before the gap's minute, the second starts after it.
-		for _, span := range [][2]time.Time{{recStart, gap.Add(-time.Second)}, {gap.Add(time.Minute), recEnd.Add(59 * time.Second)}} {
-			if err := recordtest.Backfill(promtool, src.URL, rules, blocks, span[0], span[1]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	src.Stop()
-	if n, err := recordtest.MoveBlocks(blocks, dataDir); err != nil || n == 0 {
-		t.Fatalf("promtool wrote %d blocks: %v", n, err)
-	}
+	testenv.Backfill(t, dataDir, rules, recStart, gap.Add(-time.Second), 0)
+	testenv.Backfill(t, dataDir, rules, gap.Add(time.Minute), recEnd.Add(59*time.Second), 0)
 	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
 	client, err := prom.New(srv.URL, time.Minute)
 	if err != nil {
@@ -222,6 +212,34 @@ func TestRecordedEqualsRaw(t *testing.T) {
 				if s.Path != "raw" {
 					t.Errorf("raw reading: %s served %+v", s.What, s)
 				}
+			}
+			// The histogram kind left to the judge (the default): the raw
+			// path reads these fleets' native series, so a native record
+			// answers and a classic one does not.
+			req.Kind, req.Read = prom.Auto, ReadRaw
+			rawAuto, err := Analyze(ctx, client, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Read = ReadAuto
+			autoKind, err := Analyze(ctx, client, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := fmt.Sprintf("%+v %s/%s", rawAuto.Window, rawAuto.BaselineKind, rawAuto.CanaryKind), fmt.Sprintf("%+v %s/%s", autoKind.Window, autoKind.BaselineKind, autoKind.CanaryKind); a != b {
+				t.Errorf("histogram kind auto: the automatic reading differs from the raw one:\nraw  %s\nauto %s", a, b)
+			}
+			if rawAuto.BaselineKind != prom.Native {
+				t.Errorf("histogram kind auto read %s raw series, want native", rawAuto.BaselineKind)
+			}
+			for _, s := range autoKind.Served {
+				if want := map[bool]string{true: "recorded", false: "raw"}[c.kind == prom.Native]; s.Path != want {
+					t.Errorf("histogram kind auto: %s served %+v, want %s", s.What, s, want)
+				}
+			}
+			req.Read = ReadRecorded
+			if _, err := Analyze(ctx, client, req); (err == nil) != (c.kind == prom.Native) || err != nil && !errors.Is(err, ErrNotRecorded) {
+				t.Errorf("histogram kind auto, recorded reading: %v", err)
 			}
 		})
 	}

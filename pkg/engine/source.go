@@ -83,27 +83,38 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 	recKind := kind
 	if recKind == prom.Auto {
 		// A native record decides auto as the raw path would (it is made of
-		// native samples); without one, auto reads raw series.
+		// native samples).
 		recKind = prom.Native
 	}
-	rec, err := rs.RecordedHistograms(ctx, spec.metric, spec.sel, recKind, r)
-	warning := ""
-	switch {
-	case errors.Is(err, prom.ErrRecordAmbiguous), errors.Is(err, prom.ErrNotFound):
-		if read == ReadRecorded {
-			return nil, kind, served, "", fmt.Errorf("%w: %v", ErrNotRecorded, err)
-		}
-		warning = "the " + spec.what + " is read from raw series: " + err.Error()
-		rec = nil
-	case err != nil:
+	rec, warning, err := lookup(ctx, rs, read, spec, recKind, r)
+	if err != nil {
 		return nil, kind, served, "", err
+	}
+	rawKind := kind // what minutes without a record are read as
+	if len(rec) == 0 && kind == prom.Auto && warning == "" {
+		// No native record: the raw path reads the fleet's native series
+		// when it has any (this is its first query), else its classic
+		// series, for which a classic record stands.
+		native, _, err := src.FleetHistograms(ctx, spec.metric, spec.sel, prom.Native, r)
+		if err != nil {
+			return nil, kind, served, "", err
+		}
+		if len(native) > 0 && read != ReadRecorded {
+			return native, prom.Native, served, "", nil
+		}
+		if len(native) == 0 {
+			recKind, rawKind = prom.Classic, prom.Classic
+			if rec, warning, err = lookup(ctx, rs, read, spec, recKind, r); err != nil {
+				return nil, kind, served, "", err
+			}
+		}
 	}
 	if len(rec) == 0 {
 		if read == ReadRecorded {
 			return nil, kind, served, "", fmt.Errorf("%w: %s of %s between %s and %s", ErrNotRecorded, prom.MinuteHistogramRecord(spec.metric, recKind), spec.sel,
 				r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
 		}
-		series, k, err := src.FleetHistograms(ctx, spec.metric, spec.sel, kind, r)
+		series, k, err := src.FleetHistograms(ctx, spec.metric, spec.sel, rawKind, r)
 		return series, k, served, warning, err
 	}
 	served.Path, served.RecordedMinutes = "recorded", len(rec)
@@ -124,6 +135,40 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 		served.RawMinutes += run.Minutes()
 	}
 	return rec, recKind, served, "", nil
+}
+
+// lookup reads a fleet's recorded minute histograms of kind (native or
+// classic). A record that cannot stand for the fleet (ambiguous, or of the
+// wrong sample type), or a backend that rejects the look-up, is no record
+// and a warning under ReadAuto, ErrNotRecorded under ReadRecorded; any
+// other failure is returned.
+func lookup(ctx context.Context, rs RecordedSource, read Reading, spec fetchSpec, kind prom.Kind, r prom.Range) (prom.Series, string, error) {
+	rec, err := rs.RecordedHistograms(ctx, spec.metric, spec.sel, kind, r)
+	switch {
+	case errors.Is(err, prom.ErrRecordAmbiguous), errors.Is(err, prom.ErrNotFound):
+		if read == ReadRecorded {
+			return nil, "", fmt.Errorf("%w: %v", ErrNotRecorded, err)
+		}
+		return nil, "the " + spec.what + " is read from raw series: " + err.Error(), nil
+	case read == ReadAuto && lookupUnsupported(err):
+		// A backend that rejects the look-up (no instant query API, or no
+		// range selector in one) is read raw, as before the record; if it
+		// is the address that is wrong, the raw query says so.
+		return nil, "the " + spec.what + " is read from raw series: the recorded minute series could not be looked up: " + err.Error(), nil
+	case err != nil:
+		// Unreachable, too slow, refusing the credentials, failing: the raw
+		// queries go to the same server, so this is the error they would
+		// give, and no answer is made without them.
+		return nil, "", err
+	}
+	return rec, "", nil
+}
+
+// lookupUnsupported says whether a failed look-up of the record means the
+// backend does not serve it (it rejected the query, or does not answer the
+// instant query API like Prometheus), rather than that it is unwell.
+func lookupUnsupported(err error) bool {
+	return errors.Is(err, prom.ErrBadQuery) || errors.Is(err, prom.ErrNotProm)
 }
 
 // readHealth reads one fleet's health: from the record when the fleet's

@@ -1,10 +1,18 @@
 package engine
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 func TestMissingRuns(t *testing.T) {
@@ -49,5 +57,262 @@ func TestParseReading(t *testing.T) {
 	}
 	if _, err := ParseReading("cache"); err == nil {
 		t.Error("ParseReading(cache) accepted")
+	}
+}
+
+// TestAutoWithoutRecord: against a backend holding no recorded minute
+// series, the automatic reading gives the raw result, and costs one
+// instant query per fleet, two when the fleet's selector is made of
+// equality matchers only (the per-canary look-up, then the label-driven
+// one). A backend without the instant query API is read raw with a
+// warning. A failed look-up fails the analysis with the error class the raw
+// queries meet on the same fault: never a decision made without the data.
+func TestAutoWithoutRecord(t *testing.T) {
+	w, err := pairing.Ending(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), 30, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := func(base, canary string, read Reading) Request {
+		b, err1 := selector.Parse(base)
+		c, err2 := selector.Parse(canary)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		return Request{Metric: "http_request_duration_seconds", Baseline: b, Canary: c, Kind: prom.Auto, Config: verdict.Default(), Window: w, Read: read}
+	}
+	count := func(fake *testenv.FakeProm) map[string]int {
+		n := map[string]int{}
+		for _, r := range fake.Requests() {
+			n[r.Path]++
+		}
+		return n
+	}
+	analyze := func(t *testing.T, fake *testenv.FakeProm, timeout time.Duration, req Request) (*Result, error) {
+		t.Helper()
+		client, err := prom.New(fake.URL, timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Analyze(context.Background(), client, req)
+	}
+
+	for _, c := range []struct {
+		name, base, canary string
+		lookups            int
+	}{
+		{name: "equality selectors", base: `{service="checkout",track="baseline"}`, canary: `{service="checkout",track="canary"}`, lookups: 4},
+		{name: "a regular expression", base: `{service=~"checkout",track="baseline"}`, canary: `{service=~"checkout",track="canary"}`, lookups: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+			raw, err := analyze(t, fake, 10*time.Second, request(c.base, c.canary, ReadRaw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rawCount := count(fake)
+			if rawCount["/api/v1/query_range"] != 4 || rawCount["/api/v1/query"] != 0 {
+				t.Fatalf("raw reading made %v, want 4 range queries (each fleet's histograms and health)", rawCount)
+			}
+			fake = testenv.FakePrometheus(t, testenv.FakeOptions{})
+			auto, err := analyze(t, fake, 10*time.Second, request(c.base, c.canary, ReadAuto))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := count(fake); got["/api/v1/query_range"] != 4 || got["/api/v1/query"] != c.lookups {
+				t.Errorf("automatic reading made %v, want the raw 4 range queries and %d look-ups", got, c.lookups)
+			}
+			if a, b := fmt.Sprintf("%+v %q", raw.Window, raw.Warnings), fmt.Sprintf("%+v %q", auto.Window, auto.Warnings); a != b {
+				t.Errorf("automatic reading differs from the raw one:\nraw  %s\nauto %s", a, b)
+			}
+			for _, s := range auto.Served {
+				if s.Path != "raw" {
+					t.Errorf("%s served %+v, want raw", s.What, s)
+				}
+			}
+		})
+	}
+
+	t.Run("no instant query API", func(t *testing.T) {
+		req := request(`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`, ReadAuto)
+		raw, err := analyze(t, testenv.FakePrometheus(t, testenv.FakeOptions{}), 10*time.Second, request(`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`, ReadRaw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		auto, err := analyze(t, testenv.FakePrometheus(t, testenv.FakeOptions{NoInstantQuery: true}), 10*time.Second, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := fmt.Sprintf("%+v", raw.Window), fmt.Sprintf("%+v", auto.Window); a != b {
+			t.Errorf("automatic reading differs from the raw one:\nraw  %s\nauto %s", a, b)
+		}
+		if len(auto.Warnings) != len(raw.Warnings)+2 || !strings.Contains(strings.Join(auto.Warnings, "\n"), "could not be looked up") {
+			t.Errorf("warnings %q, want the raw ones and one per fleet saying the record could not be looked up", auto.Warnings)
+		}
+		req.Read = ReadRecorded
+		if _, err := analyze(t, testenv.FakePrometheus(t, testenv.FakeOptions{NoInstantQuery: true}), 10*time.Second, req); !errors.Is(err, prom.ErrNotProm) {
+			t.Errorf("recorded reading without the instant query API: %v, want the failed look-up", err)
+		}
+	})
+
+	classes := []error{prom.ErrAuth, prom.ErrTimeout, prom.ErrServer, prom.ErrOverloaded, prom.ErrUnavailable, prom.ErrBadQuery, prom.ErrNotProm} // ErrOverloaded is an ErrUnavailable
+	class := func(err error) error {
+		for _, c := range classes {
+			if errors.Is(err, c) {
+				return c
+			}
+		}
+		return err
+	}
+	for _, f := range []struct {
+		name  string
+		fault testenv.Fault
+		want  error
+	}{
+		{name: "401", fault: testenv.Fault{Status: 401}, want: prom.ErrAuth},
+		{name: "503", fault: testenv.Fault{Status: 503, Body: "<html>Service Unavailable</html>"}, want: prom.ErrServer},
+		{name: "500 from Prometheus", fault: testenv.Fault{Status: 500, Body: `{"status":"error","errorType":"internal","error":"boom"}`}, want: prom.ErrServer},
+		{name: "502 from a proxy", fault: testenv.Fault{Status: 502}, want: prom.ErrUnavailable},
+		{name: "429", fault: testenv.Fault{Status: 429}, want: prom.ErrOverloaded},
+		{name: "a hang", fault: testenv.Fault{Hang: true}, want: prom.ErrTimeout},
+		{name: "bad query", fault: testenv.Fault{Status: 400, Body: `{"status":"error","errorType":"bad_data","error":"bad"}`}, want: prom.ErrBadQuery},
+		{name: "not the API", fault: testenv.Fault{Status: 404}, want: prom.ErrNotProm},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			req := request(`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`, ReadRaw)
+			errs := map[Reading]error{}
+			for _, read := range []Reading{ReadRaw, ReadAuto} {
+				fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+				fault := f.fault
+				fake.FailAlways(&fault)
+				req.Read = read
+				res, err := analyze(t, fake, time.Second, req)
+				if err == nil {
+					t.Fatalf("%s reading: a result (%s) though every query fails", read, res.Decision)
+				}
+				errs[read] = err
+			}
+			if class(errs[ReadRaw]) != f.want || class(errs[ReadAuto]) != f.want {
+				t.Errorf("raw reading: %v\nautomatic reading: %v\nwant both %v", errs[ReadRaw], errs[ReadAuto], f.want)
+			}
+			// Only the look-up fails, the raw queries would answer: a look-up
+			// that failed for the server's sake fails the analysis; one the
+			// server rejected is read raw.
+			fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+			fake.Fail(f.fault)
+			req.Read = ReadAuto
+			_, err := analyze(t, fake, time.Second, req)
+			if unsupported := f.want == prom.ErrBadQuery || f.want == prom.ErrNotProm; unsupported != (err == nil) {
+				t.Errorf("only the first look-up fails: %v", err)
+			} else if err != nil && class(err) != f.want {
+				t.Errorf("only the first look-up fails: %v, want %v", err, f.want)
+			}
+		})
+	}
+}
+
+// classicSource holds fleets of classic histograms only, and a classic
+// record of them, answering as Prometheus would: native queries find
+// nothing, and every answer holds only the minutes of the range asked.
+type classicSource struct {
+	raw, rec map[string]prom.Series // by selector
+	queries  []string
+}
+
+func within[V any](m map[int64]V, r prom.Range) map[int64]V {
+	out := map[int64]V{}
+	for t, v := range m {
+		if t >= r.Start.Unix() && t <= r.End.Unix() {
+			out[t] = v
+		}
+	}
+	return out
+}
+
+func (s *classicSource) note(what string, kind prom.Kind) {
+	s.queries = append(s.queries, what+" "+string(kind))
+}
+
+func (s *classicSource) FleetHistograms(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error) {
+	s.note("raw", kind)
+	if kind == prom.Native {
+		return nil, prom.Native, nil
+	}
+	return within(s.raw[sel.String()], r), prom.Classic, nil
+}
+
+func (s *classicSource) FleetHealth(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
+	s.note("raw health", kind)
+	return s.health(s.raw[sel.String()], kind, r), nil
+}
+
+func (s *classicSource) health(series prom.Series, kind prom.Kind, r prom.Range) map[int64]prom.Health {
+	out := map[int64]prom.Health{}
+	if kind != prom.Classic {
+		return out
+	}
+	for t := range within(series, r) {
+		out[t] = prom.Health{Samples: 4, Series: 1, Reporting: 1}
+	}
+	return out
+}
+
+func (s *classicSource) RecordedHistograms(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, error) {
+	s.note("record", kind)
+	if kind != prom.Classic {
+		return prom.Series{}, nil
+	}
+	return within(s.rec[sel.String()], r), nil
+}
+
+func (s *classicSource) RecordedHealth(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
+	s.note("record health", kind)
+	return s.health(s.rec[sel.String()], kind, r), nil
+}
+
+func (s *classicSource) HasSamples(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error) {
+	s.note("has samples", kind)
+	return kind == prom.Classic && len(within(s.raw[sel.String()], r)) > 0, nil
+}
+
+// TestAutoKindReadsClassicRecord: with the histogram kind left to the judge
+// (auto) and fleets of classic histograms only, the classic record is read
+// (the raw path's own native query finding nothing first), the newest
+// minute, not recorded yet, raw; the result is the raw one. (Fleets with
+// native series and a classic record: TestRecordedEqualsRaw.)
+func TestAutoKindReadsClassicRecord(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	src := &classicSource{raw: map[string]prom.Series{base: minutes(t, 20, 10), canary: minutes(t, 20, 40)}, rec: map[string]prom.Series{}}
+	for sel, s := range src.raw {
+		src.rec[sel] = within(s, prom.Range{Start: end.Add(-19 * time.Minute), End: end.Add(-time.Minute)})
+	}
+	req := request(t, 0)
+	req.Read = ReadRaw
+	raw, err := Analyze(context.Background(), src, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, read := range []Reading{ReadAuto, ReadRecorded} {
+		src.queries = nil
+		req.Read = read
+		res, err := Analyze(context.Background(), src, req)
+		if err != nil {
+			t.Fatalf("%s: %v", read, err)
+		}
+		if a, b := fmt.Sprintf("%+v %s/%s", raw.Window, raw.BaselineKind, raw.CanaryKind), fmt.Sprintf("%+v %s/%s", res.Window, res.BaselineKind, res.CanaryKind); a != b {
+			t.Errorf("%s reading differs from the raw one:\nraw %s\ngot %s", read, a, b)
+		}
+		for _, s := range res.Served {
+			// Health reads a few minutes earlier (before the data: a short
+			// run, read raw without asking).
+			if s.Path != "recorded" || s.RawMinutes != 1 && !strings.HasSuffix(s.What, "health") || s.RawMinutes == 0 {
+				t.Errorf("%s reading: %s served %+v, want recorded but the newest minute", read, s.What, s)
+			}
+		}
+		if n := strings.Count(strings.Join(src.queries, "\n"), "raw native"); n != 2 {
+			t.Errorf("%s reading: %d native raw queries, want one per fleet: %q", read, n, src.queries)
+		}
+	}
+	if raw.BaselineKind != prom.Classic || raw.Decision != verdict.Rollback {
+		t.Fatalf("the fixture is not the classic rollback it should be: %s, %s", raw.BaselineKind, raw.Decision)
 	}
 }

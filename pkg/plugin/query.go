@@ -130,6 +130,9 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	var err error
 	r := &q.Request
 	r.Metric = m.Metric
+	// The rule pack's recorded minute series when they exist, else raw
+	// series: the result is the raw one either way.
+	r.Read = engine.ReadAuto
 	if r.Baseline, err = selector.Parse(m.BaselineSelector); err != nil {
 		return nil, &fieldError{Field: "baselineSelector", Err: err}
 	}
