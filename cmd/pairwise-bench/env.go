@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,13 @@ func newEnv(cacheDir string, logf func(string, ...any)) (*env, error) {
 }
 
 func (e *env) close() { os.RemoveAll(e.tmp) }
+
+// stderrLog logs a line on stderr, stamped with the seconds since started.
+func stderrLog(started time.Time) func(format string, args ...any) {
+	return func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, a...))
+	}
+}
 
 // dataset is one generated TSDB with its ground truth.
 type dataset struct {

@@ -193,9 +193,7 @@ func run(args []string) error {
 	want := func(s string) bool { return len(sections) == 0 || sections[s] }
 
 	started := time.Now()
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, a...))
-	}
+	logf := stderrLog(started)
 	e, err := newEnv(*cache, logf)
 	if err != nil {
 		return err

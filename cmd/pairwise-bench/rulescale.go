@@ -108,10 +108,7 @@ func runRulesScale(args []string) error {
 	}
 	want := func(s string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), s) }
 	started := time.Now()
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, a...))
-	}
-	e, err := newEnv(*cache, logf)
+	e, err := newEnv(*cache, stderrLog(started))
 	if err != nil {
 		return err
 	}
