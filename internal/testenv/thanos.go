@@ -61,18 +61,21 @@ func (s *ThanosServer) LogTail(n int) string { return s.proc.Tail(n) }
 func (s *ThanosServer) Stop() { s.proc.Stop() }
 
 // startThanos runs `thanos <component> args(http, grpc)...` on free ports
-// (HTTP on httpAddr when set) and waits for /-/ready, retrying on a port
-// taken meanwhile.
-func startThanos(t testing.TB, component, dir, httpAddr string, args func() []string) *ThanosServer {
+// (HTTP on httpAddr, gRPC on grpcAddr when set) and waits for /-/ready,
+// retrying on a port taken meanwhile.
+func startThanos(t testing.TB, component, dir, httpAddr, grpcAddr string, args func() []string) *ThanosServer {
 	t.Helper()
 	bin := Binary(t, "thanos")
-	fixed := httpAddr != ""
+	fixed := httpAddr != "" || grpcAddr != ""
+	fixedHTTP, fixedGRPC := httpAddr != "", grpcAddr != ""
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		if !fixed {
+		if !fixedHTTP {
 			httpAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 		}
-		grpcAddr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		if !fixedGRPC {
+			grpcAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		}
 		all := append([]string{component,
 			"--http-address=" + httpAddr,
 			"--grpc-address=" + grpcAddr,
@@ -100,7 +103,7 @@ func startThanos(t testing.TB, component, dir, httpAddr string, args func() []st
 func ThanosSidecar(t testing.TB, prom *PromServer) *ThanosServer {
 	t.Helper()
 	dir := t.TempDir()
-	return startThanos(t, "sidecar", dir, "", func() []string {
+	return startThanos(t, "sidecar", dir, "", "", func() []string {
 		return []string{"--prometheus.url=" + prom.URL, "--tsdb.path=" + prom.DataDir}
 	})
 }
@@ -113,6 +116,9 @@ type ThanosQueryOptions struct {
 	// port): a Thanos Ruler started before this Query can then be pointed
 	// at it, and this Query at the ruler's StoreAPI.
 	Addr string
+	// GRPCAddr, when set, is the gRPC address (StoreAPI and query API) to
+	// listen on (default: a free port), for a ruler started before it.
+	GRPCAddr string
 	// Args are extra command-line flags.
 	Args []string
 }
@@ -122,7 +128,7 @@ type ThanosQueryOptions struct {
 func ThanosQuery(t testing.TB, opts ThanosQueryOptions) *ThanosServer {
 	t.Helper()
 	dir := t.TempDir()
-	s := startThanos(t, "query", dir, opts.Addr, func() []string {
+	s := startThanos(t, "query", dir, opts.Addr, opts.GRPCAddr, func() []string {
 		var args []string
 		for _, e := range opts.Endpoints {
 			args = append(args, "--endpoint="+e)
@@ -186,9 +192,15 @@ func (s *ThanosServer) WaitStores(n int, timeout time.Duration) error {
 
 // ThanosRulerOptions configure Thanos Ruler.
 type ThanosRulerOptions struct {
-	// QueryAddr is the host:port of the Thanos Query the rules are
-	// evaluated by (--query); it may start after the ruler.
+	// QueryAddr is the host:port of the HTTP API of the Thanos Query the
+	// rules are evaluated by (--query); it may start after the ruler.
+	// Thanos Ruler 0.42.4 reads that API's answers as floats only: a native
+	// histogram result is recorded as a float 0.
 	QueryAddr string
+	// GRPCQueryAddr, instead of QueryAddr, is the host:port of the gRPC
+	// query API of that Thanos Query (--grpc-query-endpoint), whose answers
+	// keep native histograms.
+	GRPCQueryAddr string
 	// Files are rule files, name -> contents, all loaded (--rule-file).
 	Files map[string]string
 	// EvalInterval is --eval-interval (default 15 s).
@@ -206,8 +218,8 @@ type ThanosRulerOptions struct {
 // waits until it is ready. Its StoreAPI (GRPCAddr) serves what it recorded.
 func ThanosRuler(t testing.TB, opts ThanosRulerOptions) *ThanosServer {
 	t.Helper()
-	if opts.QueryAddr == "" {
-		t.Fatal("testenv: ThanosRuler needs the address of a Thanos Query")
+	if (opts.QueryAddr == "") == (opts.GRPCQueryAddr == "") {
+		t.Fatal("testenv: ThanosRuler needs the address of a Thanos Query, HTTP or gRPC, one of them")
 	}
 	if opts.EvalInterval == 0 {
 		opts.EvalInterval = 15 * time.Second
@@ -228,11 +240,15 @@ func ThanosRuler(t testing.TB, opts ThanosRulerOptions) *ThanosServer {
 		files = append(files, p)
 	}
 	slices.Sort(files)
-	return startThanos(t, "rule", dir, "", func() []string {
+	return startThanos(t, "rule", dir, "", "", func() []string {
 		args := []string{
 			"--data-dir=" + filepath.Join(dir, "data"),
-			"--query=" + opts.QueryAddr,
 			"--eval-interval=" + opts.EvalInterval.String(),
+		}
+		if opts.QueryAddr != "" {
+			args = append(args, "--query="+opts.QueryAddr)
+		} else {
+			args = append(args, "--grpc-query-endpoint="+opts.GRPCQueryAddr)
 		}
 		for _, f := range files {
 			args = append(args, "--rule-file="+f)
