@@ -142,8 +142,13 @@ func runRulesScale(args []string) error {
 		}
 		fleet = &row
 	}
-	printRulesScale(os.Stdout, started, readers, groups, fleet)
-	return nil
+	var table strings.Builder
+	printRulesScale(io.MultiWriter(os.Stdout, &table), started, readers, groups, fleet)
+	if *smoke || *only != "" {
+		return nil
+	}
+	doc := "# Rule pack at scale: the last full run\n\nWritten by `go run ./cmd/pairwise-bench rules-scale --cache DIR` (method: `docs/benchmarks.md`).\n\n```" + table.String() + "```\n"
+	return os.WriteFile(filepath.Join(e.root, "docs", "benchmarks-rules-scale.md"), []byte(doc), 0o644)
 }
 
 // backfillRecords writes into recDir the blocks the rule pack (rendered by
