@@ -6,17 +6,15 @@ package live
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pairwise-canary/pairwise/internal/procs"
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
@@ -28,20 +26,7 @@ import (
 // end is a fixed whole minute, so generated data and results are reproducible.
 var end = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-const metric = "http_request_duration_seconds"
-
-func fleets(t *testing.T) (baseline, canary selector.Selector) {
-	t.Helper()
-	b, err := selector.Parse(`{service="checkout",track="baseline"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := selector.Parse(`{service="checkout",track="canary"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, c
-}
+const metric = testenv.GeneratedMetric
 
 // startFleets generates a scenario ending at `end` and serves it.
 func startFleets(t *testing.T, args ...string) *prom.Client {
@@ -59,35 +44,18 @@ func startFleets(t *testing.T, args ...string) *prom.Client {
 // minute of w (a range query at step 60 s evaluates at exactly those times).
 func promQuantiles(t *testing.T, base string, q float64, expr string, w pairing.Window) map[int64]float64 {
 	t.Helper()
-	form := url.Values{
-		"query": {fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64), expr)},
-		"start": {strconv.FormatInt(w.First.Unix(), 10)},
-		"end":   {strconv.FormatInt(w.Last.Unix(), 10)},
-		"step":  {"60"},
-	}
-	resp, err := http.PostForm(base+"/api/v1/query_range", form)
+	query := fmt.Sprintf("histogram_quantile(%s, %s)", strconv.FormatFloat(q, 'g', -1, 64), expr)
+	series, err := procs.QueryRange(base, query, w.First, w.Last, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Values [][2]any `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" {
-		t.Fatalf("query %s: %v %s", form.Get("query"), err, body.Error)
-	}
 	out := map[int64]float64{}
-	for _, s := range body.Data.Result {
+	for _, s := range series {
 		for _, v := range s.Values {
-			f, err := strconv.ParseFloat(v[1].(string), 64)
-			if err != nil {
-				t.Fatal(err)
+			text, ok := v[1].(string)
+			f, err := strconv.ParseFloat(text, 64)
+			if !ok || err != nil {
+				t.Fatalf("query %s: sample %v", query, v)
 			}
 			out[int64(v[0].(float64))] = f
 		}
@@ -111,7 +79,7 @@ func sameFloat(a, b float64) bool {
 func TestQuantilesEqualPrometheus(t *testing.T) {
 	client := startFleets(t, "--scenario", "regression", "--minutes", "130", "--pods", "12", "--regression-start-minute", "90",
 		"--restart", "checkout-canary-3@60", "--restart", "checkout-baseline-0@100")
-	baseline, canary := fleets(t)
+	baseline, canary := testenv.GeneratedFleets(t)
 	w, err := pairing.Ending(end, 120, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +135,7 @@ func TestQuantilesEqualPrometheus(t *testing.T) {
 // judge runs the default rules over the 60 minutes ending at `at`.
 func judge(t *testing.T, client *prom.Client, at time.Time) *engine.Result {
 	t.Helper()
-	baseline, canary := fleets(t)
+	baseline, canary := testenv.GeneratedFleets(t)
 	w, err := pairing.Ending(at, 60, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +187,7 @@ func TestCleanFleetsNeverRollBack(t *testing.T) {
 func TestSignificanceGate(t *testing.T) {
 	judgeWith := func(client *prom.Client, at time.Time, significance float64) *engine.Result {
 		t.Helper()
-		baseline, canary := fleets(t)
+		baseline, canary := testenv.GeneratedFleets(t)
 		w, err := pairing.Ending(at, 60, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -273,7 +241,7 @@ func TestSignificanceGate(t *testing.T) {
 func TestEvidenceRuleTimeline(t *testing.T) {
 	analyze := func(client *prom.Client, first, last, since time.Time) *engine.Result {
 		t.Helper()
-		baseline, canary := fleets(t)
+		baseline, canary := testenv.GeneratedFleets(t)
 		res, err := engine.Analyze(context.Background(), client, engine.Request{
 			Metric: metric, Baseline: baseline, Canary: canary, Kind: prom.Native, Config: verdict.Default(),
 			Window: pairing.Window{First: first, Last: last}, Since: since})
@@ -320,7 +288,7 @@ func TestEvidenceRuleTimeline(t *testing.T) {
 // share, the engine flags the traffic instead of trusting the win. Clean
 // fleets at their configured share are not flagged.
 func TestTrafficMixIsFlagged(t *testing.T) {
-	baseline, canary := fleets(t)
+	baseline, canary := testenv.GeneratedFleets(t)
 	for _, tt := range []struct {
 		scenario string
 		want     bool
@@ -359,7 +327,7 @@ func TestTrafficMixIsFlagged(t *testing.T) {
 func TestScrapeGaps(t *testing.T) {
 	judgeRule := func(client *prom.Client, rule string) *engine.Result {
 		t.Helper()
-		baseline, canary := fleets(t)
+		baseline, canary := testenv.GeneratedFleets(t)
 		cfg := verdict.Default()
 		cfg.Rule = rule
 		w, err := pairing.Ending(end, 60, 0)

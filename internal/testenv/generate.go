@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pairwise-canary/pairwise/internal/procs"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
 
@@ -76,4 +77,21 @@ func LoadTruth(t testing.TB, path string) *Truth {
 		t.Fatalf("testenv: %v", err)
 	}
 	return tr
+}
+
+// GeneratedMetric is the histogram pairwise-gen writes.
+const GeneratedMetric = "http_request_duration_seconds"
+
+// GeneratedFleets are the selectors of the two fleets pairwise-gen writes.
+func GeneratedFleets(t testing.TB) (baseline, canary selector.Selector) {
+	t.Helper()
+	b, err := selector.Parse(`{service="checkout",track="baseline"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := selector.Parse(`{service="checkout",track="canary"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c
 }

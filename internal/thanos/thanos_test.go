@@ -29,20 +29,7 @@ import (
 // end is the end of the judge's data: a fixed whole minute.
 var end = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-const metric = "http_request_duration_seconds"
-
-func fleets(t *testing.T) (baseline, canary selector.Selector) {
-	t.Helper()
-	b, err := selector.Parse(`{service="checkout",track="baseline"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := selector.Parse(`{service="checkout",track="canary"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, c
-}
+const metric = testenv.GeneratedMetric
 
 // judgeStack is generated fleets in a Prometheus with a sidecar, and a
 // Thanos Query over the sidecar.
@@ -92,7 +79,7 @@ func client(t *testing.T, url string) *prom.Client {
 
 func request(t *testing.T, kind prom.Kind, at time.Time) engine.Request {
 	t.Helper()
-	baseline, canary := fleets(t)
+	baseline, canary := testenv.GeneratedFleets(t)
 	w, err := pairing.Ending(at, 60, 0)
 	if err != nil {
 		t.Fatal(err)
