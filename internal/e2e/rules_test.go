@@ -763,49 +763,60 @@ func (st *stack) post(t *testing.T, path string, form url.Values, into any) {
 	}
 }
 
+// ruleGroup is a rule group as Prometheus's /api/v1/rules shows it.
+type ruleGroup struct {
+	Name           string    `json:"name"`
+	EvaluationTime float64   `json:"evaluationTime"`
+	LastEvaluation time.Time `json:"lastEvaluation"`
+	Rules          []struct {
+		Name      string `json:"name"`
+		Health    string `json:"health"`
+		LastError string `json:"lastError"`
+	} `json:"rules"`
+}
+
+// ruleGroups reads Prometheus's rule groups.
+func (st *stack) ruleGroups() ([]ruleGroup, error) {
+	resp, err := http.Get(st.promURL + "/api/v1/rules")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Groups []ruleGroup `json:"groups"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("/api/v1/rules: %v", err)
+	}
+	return out.Data.Groups, nil
+}
+
 // checkRuleHealth fails on any rule Prometheus could not evaluate. It
 // first waits until every group has evaluated since `since` (once a minute:
 // up to a minute, and slack), as a rule not yet evaluated has health
 // "unknown".
 func (st *stack) checkRuleHealth(t *testing.T, since time.Time) {
-	type groups struct {
-		Data struct {
-			Groups []struct {
-				Name           string    `json:"name"`
-				LastEvaluation time.Time `json:"lastEvaluation"`
-				Rules          []struct {
-					Name      string `json:"name"`
-					Health    string `json:"health"`
-					LastError string `json:"lastError"`
-				} `json:"rules"`
-			} `json:"groups"`
-		} `json:"data"`
-	}
-	var out groups
+	var groups []ruleGroup
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
-		out = groups{}
-		resp, err := http.Get(st.promURL + "/api/v1/rules")
-		if err != nil {
+		var err error
+		if groups, err = st.ruleGroups(); err != nil {
 			t.Fatal(err)
 		}
-		err = json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		evaluated := len(out.Data.Groups) > 0
-		for _, g := range out.Data.Groups {
+		evaluated := len(groups) > 0
+		for _, g := range groups {
 			evaluated = evaluated && g.LastEvaluation.After(since)
 		}
 		if evaluated {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not every rule group has evaluated since %s within 90s", since.Format(time.RFC3339))
+			t.Fatalf("not every rule group has evaluated since %s within 90s: %+v", since.Format(time.RFC3339), groups)
 		}
 	}
 	n := 0
-	for _, g := range out.Data.Groups {
+	for _, g := range groups {
 		for _, r := range g.Rules {
 			n++
 			if r.Health != "ok" {
