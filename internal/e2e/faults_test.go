@@ -18,11 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 )
-
-// faultEval is the rule evaluation interval of the fault tests: short, so a
-// few live evaluations take seconds.
-const faultEval = 5 * time.Second
 
 // TestFaultsEndToEnd runs the committed pack and routing through faults of
 // the real servers. Each subtest has servers of its own and runs in parallel.
@@ -62,15 +59,17 @@ func faultData(t *testing.T, minutes, recent int, genArgs ...string) (dataDir, p
 	return dataDir, packFile, end
 }
 
-// faultProm starts Prometheus on dataDir with the pack, evaluating every
-// faultEval and sending alerts to the Alertmanagers listed in the file
-// amTargets (file service discovery: an Alertmanager restarted on another
-// port is found again), re-sending firing alerts every resend.
+// faultProm starts Prometheus on dataDir with the pack (its groups evaluate
+// once a minute, interval: 1m), sending alerts to the Alertmanagers listed in
+// the file amTargets (file service discovery: an Alertmanager restarted on
+// another port is found again), re-sending firing alerts every resend. The
+// pack is loaded from packFile's path itself, so a restarted Prometheus
+// evaluates each group at the same offset inside the minute as before (the
+// offset depends on the group's name and file path).
 func faultProm(t *testing.T, dataDir, packFile, amTargets string, resend time.Duration) *testenv.PromServer {
 	t.Helper()
-	pack, err := os.ReadFile(packFile)
-	if err != nil {
-		t.Fatal(err)
+	if !filepath.IsAbs(packFile) {
+		t.Fatalf("faultProm: pack path %s is not absolute", packFile)
 	}
 	alerting := ""
 	if amTargets != "" {
@@ -84,12 +83,11 @@ func faultProm(t *testing.T, dataDir, packFile, amTargets string, resend time.Du
 	return testenv.Prometheus(t, testenv.PromOptions{
 		DataDir: dataDir,
 		Config: fmt.Sprintf(`global:
-  evaluation_interval: %s
+  evaluation_interval: 1m
 rule_files:
-  - pairwise.rules.yml
-%s`, faultEval, alerting),
-		Files: map[string]string{"pairwise.rules.yml": string(pack)},
-		Args:  []string{"--rules.alert.resend-delay=" + resend.String()},
+  - %q
+%s`, packFile, alerting),
+		Args: []string{"--rules.alert.resend-delay=" + resend.String()},
 	})
 }
 
@@ -116,15 +114,15 @@ func recordedSamples(t *testing.T, st *stack, sel string, span time.Duration, at
 	return got
 }
 
-// waitRecorded waits until every series of sel has at least n samples
-// recorded after since.
-func waitRecorded(t *testing.T, st *stack, sel string, since time.Time, n int, timeout time.Duration) {
+// waitRecorded waits until sel has at least series series (one per group
+// recording it), each with at least n samples recorded after since.
+func waitRecorded(t *testing.T, st *stack, sel string, series int, since time.Time, n int, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		now := time.Now()
 		got := recordedSamples(t, st, sel, now.Sub(since), now)
-		ok := len(got) > 0
+		ok := len(got) >= series
 		for _, s := range got {
 			ok = ok && len(s) >= n
 		}
@@ -132,32 +130,30 @@ func waitRecorded(t *testing.T, st *stack, sel string, since time.Time, n int, t
 			return
 		}
 		if now.After(deadline) {
-			groups := "unknown"
-			if resp, err := http.Get(st.promURL + "/api/v1/rules"); err == nil {
-				var out struct {
-					Data struct {
-						Groups []struct {
-							Name           string    `json:"name"`
-							EvaluationTime float64   `json:"evaluationTime"`
-							LastEvaluation time.Time `json:"lastEvaluation"`
-						} `json:"groups"`
-					} `json:"data"`
-				}
-				_ = json.NewDecoder(resp.Body).Decode(&out)
-				resp.Body.Close()
-				groups = fmt.Sprintf("%+v", out.Data.Groups)
+			var groups []string
+			gs, err := st.ruleGroups()
+			if err != nil {
+				groups = append(groups, err.Error())
 			}
-			t.Fatalf("%s: fewer than %d evaluations recorded within %s of %s: %v; rule groups (evaluation seconds, last evaluation): %s", sel, n, timeout, since.Format(time.RFC3339), got, groups)
+			for _, g := range gs {
+				groups = append(groups, fmt.Sprintf("%s %.1fs %s", g.Name, g.EvaluationTime, g.LastEvaluation.Format(time.RFC3339Nano)))
+			}
+			t.Fatalf("%s: fewer than %d series with %d evaluations each recorded within %s of %s: %v; rule groups (evaluation seconds, last evaluation): %s", sel, series, n, timeout, since.Format(time.RFC3339), got, groups)
 		}
 		time.Sleep(time.Second)
 	}
 }
 
-// testPrometheusRestart stops Prometheus for a while in the middle of live
-// evaluation and starts it again on the same data directory: every decision
-// and evidence sample recorded before the restart is still there, the
-// minutes of the outage are no-data (no sample, no bad verdict), and the
-// clean canary is never rolled back.
+// testPrometheusRestart stops Prometheus for longer than a minute in the
+// middle of live evaluation (the pack's groups evaluate once a minute) and
+// starts it again on the same data directory and rule file: every decision
+// and evidence sample recorded before the stop (backfilled and live) is still
+// there; at least one evaluation of each group is missed, and its minute has
+// no record and reads as no-data, never bad; the clean canary is never
+// rolled back. It takes 2.5 to 4 minutes: the generation and backfill
+// (seconds), up to a minute to the first live evaluation (the wait is
+// bounded at 90s), the outage (restartOutage, 70s), and up to a minute to the
+// first evaluation after the restart (again bounded at 90s).
 func testPrometheusRestart(t *testing.T) {
 	dataDir, packFile, end := faultData(t, 70, 3, "--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000")
 	p1 := faultProm(t, dataDir, packFile, "", time.Minute)
@@ -167,8 +163,12 @@ func testPrometheusRestart(t *testing.T) {
 		`canary:http_request_duration_seconds:decision_60m`,
 		`canary:http_request_duration_seconds:evidence_60m`,
 	}
+	// One evaluation of every group (a series each): up to a minute, and
+	// slack.
+	canaries := packQueries(t)
+	const evalWait = 90 * time.Second
 	for _, sel := range recorded {
-		waitRecorded(t, st, sel, began, 3, 2*time.Minute)
+		waitRecorded(t, st, sel, len(canaries), began, 1, evalWait)
 	}
 	before := map[string]map[string]map[int64]string{}
 	for _, sel := range recorded {
@@ -177,15 +177,20 @@ func testPrometheusRestart(t *testing.T) {
 	}
 	stopped := time.Now()
 	p1.Stop()
-	const outage = 15 * time.Second
-	time.Sleep(outage)
+	// Longer than the evaluation interval: each group's next evaluation
+	// time falls inside the outage, whatever its offset.
+	const restartOutage = 70 * time.Second
+	time.Sleep(restartOutage)
 	p2 := faultProm(t, dataDir, packFile, "", time.Minute)
 	restarted := time.Now()
 	st = &stack{promURL: p2.URL}
 	for _, sel := range recorded {
-		waitRecorded(t, st, sel, restarted, 2, 2*time.Minute)
+		waitRecorded(t, st, sel, len(canaries), restarted, 1, evalWait)
 	}
 	now := time.Now()
+	// missed holds, per canary, the minutes with no record: between the last
+	// record before the stop and the first after the restart.
+	missed := map[string][]time.Time{}
 	for _, sel := range recorded {
 		after := recordedSamples(t, st, sel, now.Sub(end.Add(-5*time.Minute)), now)
 		lost, kept := 0, 0
@@ -204,20 +209,79 @@ func testPrometheusRestart(t *testing.T) {
 		if lost > 0 {
 			t.Errorf("%s: %d samples recorded before the restart are lost", sel, lost)
 		}
-		// The outage has no evaluation: no sample between the last before
-		// the stop and the first after the start.
+		if len(before[sel]) == 0 {
+			t.Errorf("%s: nothing recorded before the stop", sel)
+		}
 		for series, samples := range after {
+			var lastBefore, firstAfter time.Time
 			for ts := range samples {
 				at := time.UnixMilli(ts)
-				if at.After(stopped.Add(faultEval)) && at.Before(restarted.Add(-time.Second)) {
+				// The outage has no evaluation.
+				if at.After(stopped) && at.Before(restarted) {
 					t.Errorf("%s %s has a sample at %s, inside the outage %s..%s", sel, series, at.UTC().Format(time.RFC3339Nano), stopped.Format(time.RFC3339), restarted.Format(time.RFC3339))
 				}
+				if !at.After(stopped) && at.After(lastBefore) {
+					lastBefore = at
+				}
+				if !at.Before(restarted) && (firstAfter.IsZero() || at.Before(firstAfter)) {
+					firstAfter = at
+				}
+			}
+			if lastBefore.IsZero() || firstAfter.IsZero() {
+				t.Errorf("%s %s: no sample before the stop (%v) or none after the restart (%v)", sel, series, lastBefore, firstAfter)
+				continue
+			}
+			// A record stamped t holds the minute t truncates to.
+			var gap []time.Time
+			for m := lastBefore.Truncate(time.Minute).Add(time.Minute); m.Before(firstAfter.Truncate(time.Minute)); m = m.Add(time.Minute) {
+				gap = append(gap, m)
+			}
+			if len(gap) == 0 {
+				t.Errorf("%s %s: the last record before the stop (%s) and the first after the restart (%s) are of adjacent minutes: no evaluation was missed", sel, series, lastBefore.UTC().Format(time.RFC3339Nano), firstAfter.UTC().Format(time.RFC3339Nano))
+			}
+			if sel == recorded[0] {
+				missed[series] = gap
 			}
 		}
 		t.Logf("%s: %d samples recorded before the restart, all %d kept", sel, kept, kept)
 	}
-	// No decision recorded over the whole run is a rollback, and no minute
-	// of the live run (the outage included: no data was scraped) is bad.
+	// The missed minutes read as no-data (verdict code 4), never bad, with
+	// the pack's own per-minute expressions, read as the pack's rules read
+	// them (see readLag).
+	queries := map[string]rulegen.Queries{}
+	for _, q := range canaries {
+		queries[q.Name] = q
+	}
+	checked := 0
+	for series, gap := range missed {
+		name := regexp.MustCompile(`[\[ ]canary:([^ \]]+)`).FindStringSubmatch(series)
+		if name == nil {
+			t.Errorf("series %s has no canary label", series)
+			continue
+		}
+		q, ok := queries[name[1]]
+		if !ok {
+			t.Errorf("series %s: canary %s is not in the committed pack", series, name[1])
+			continue
+		}
+		for _, m := range gap {
+			checked++
+			if v, ok := st.instant(t, q.Verdict, m.Add(readLag)); !ok || v != 4 {
+				t.Errorf("canary %s, minute %s missed in the outage: verdict code %v (present %v), want 4 (no-data)", q.Name, m.UTC().Format(time.RFC3339), v, ok)
+			}
+			if v, ok := st.instant(t, q.Bad, m.Add(readLag)); ok {
+				t.Errorf("canary %s, minute %s missed in the outage: bad (%v)", q.Name, m.UTC().Format(time.RFC3339), v)
+			}
+			if got := recordedSamples(t, st, fmt.Sprintf(`canary:http_request_duration_seconds:verdict_1m{canary=%q}`, q.Name), time.Minute, m.Add(readLag)); len(got) > 0 {
+				t.Errorf("canary %s, minute %s missed in the outage: a verdict is recorded: %v", q.Name, m.UTC().Format(time.RFC3339), got)
+			}
+		}
+		t.Logf("canary %s: minutes %v missed in the outage, each no-data, none bad, none recorded", q.Name, gap)
+	}
+	if checked == 0 {
+		t.Error("no missed minute was checked")
+	}
+	// No decision recorded over the whole run is a rollback.
 	for series, samples := range recordedSamples(t, st, recorded[0], now.Sub(end.Add(-5*time.Minute)), now) {
 		for ts, v := range samples {
 			if v == "2" {
@@ -225,13 +289,8 @@ func testPrometheusRestart(t *testing.T) {
 			}
 		}
 	}
-	// Minutes after the history (nothing is scraped) are judged no-data
-	// (code 4), before and after the outage alike; never bad. The minute
-	// ending end+1m is the first without data.
-	if wait := time.Until(end.Add(time.Minute + 3*faultEval)); wait > 0 {
-		time.Sleep(wait)
-		now = time.Now()
-	}
+	// Minutes after the history (nothing is scraped) that were evaluated
+	// live are judged no-data (code 4), never bad.
 	verdicts := recordedSamples(t, st, `canary:http_request_duration_seconds:verdict_1m`, now.Sub(end.Add(time.Minute)), now)
 	judged := 0
 	for series, samples := range verdicts {
@@ -259,8 +318,15 @@ func testPrometheusRestart(t *testing.T) {
 // on) the rollback alert reaches an Alertmanager that
 // holds it (a 30 s group_wait) and is stopped before it notifies; a new
 // Alertmanager (another port, found through file discovery) gets the alert
-// again from Prometheus, which re-sends firing alerts every 5 s, and
-// delivers it to the webhook.
+// again from Prometheus, which re-sends firing alerts at its group's next
+// evaluation (alerts are sent only when the group evaluates: once a minute;
+// the 5 s resend delay only keeps it from waiting longer), and delivers it
+// to the webhook. The ten regressed minutes roll back on their own: the
+// regression (1.2x latency from minute 30 of the 70) is in every one of
+// them, and the window's evidence needs only a few such minutes at 2,000
+// requests a second a fleet (TestRulesEndToEnd's regression rolls back
+// within a minute or two of its start), so the first live evaluation, whose
+// window holds the ten backfilled minutes, fires the alert.
 func testAlertmanagerRestart(t *testing.T) {
 	dataDir, packFile, _ := faultData(t, 70, 10, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
 	hook := testenv.WebhookReceiver(t)
@@ -285,8 +351,9 @@ func testAlertmanagerRestart(t *testing.T) {
 	}
 	am2 := testenv.Alertmanager(t, amConfig)
 	writeTargets(t, targets, am2.Addr)
-	// Discovery (1 s refresh), a re-send (5 s), group_wait 30 s, and slack.
-	const bound = 60 * time.Second
+	// The group's next evaluation re-sends the alert (up to 60 s; discovery
+	// refreshes every 1 s meanwhile), group_wait 30 s, and 20 s of slack.
+	const bound = 60*time.Second + 30*time.Second + 20*time.Second
 	_, err := hook.WaitFor(func(p testenv.WebhookPayload) bool {
 		for _, a := range p.Alerts {
 			if a.Labels["alertname"] == "PairwiseCanaryRollback" && a.Status == "firing" {

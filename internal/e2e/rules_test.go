@@ -28,12 +28,25 @@ import (
 const repoRoot = "../.."
 
 // alertBound is how long the rollback alert may take from Prometheus being
-// ready to the webhook: a 15s rule evaluation interval (the evidence rule's
+// ready to the webhook. The pack's groups evaluate once a minute (interval:
+// 1m, at a per-group offset inside the minute), so a group's first live
+// evaluation comes up to 60s after Prometheus starts; the rollback alert has
+// no `for`, so it fires at that evaluation (the backfilled window already
+// holds the regression). Then Alertmanager's 5s group_wait of the rollback
+// route, and 20s of slack for a loaded 2-core machine (the evidence rule's
 // group takes a second or two to evaluate; four scenarios' Prometheus servers
-// share the machine with the parity queries), Alertmanager's 5s group_wait of
-// the rollback route, and slack for a loaded 2-core machine. The clean
-// scenario must stay silent for as long.
-const alertBound = 40 * time.Second
+// share the machine with the parity queries). The clean scenario must stay
+// silent for as long.
+const alertBound = 60*time.Second + 5*time.Second + 20*time.Second
+
+// readLag is when, after a whole minute T, the tests read the pack's
+// recorded and derived series for minute T. A group evaluates at T+d (d in
+// [0, 60s), its offset) and the sample it records there holds the minute
+// ending at T; last_over_time(x[1m]) at T+59.999s covers (T-1ms, T+59.999s],
+// which holds exactly the sample stamped in [T, T+60s), and a window sum
+// [60m] at that time holds minutes T-59m..T. At T itself it would see the
+// sample of the minute before. Results are mapped back to T.
+const readLag = time.Minute - time.Millisecond
 
 // TestRulesEndToEnd: generated data with a regression -> Prometheus 3.13.5
 // with the committed rule pack -> Alertmanager 0.31.1 with the committed
@@ -41,6 +54,23 @@ const alertBound = 40 * time.Second
 // scenario must record none. Then the pack's minutes must be the engine's.
 func TestRulesEndToEnd(t *testing.T) {
 	queries := packQueries(t)
+	// The committed canaries under the reference rule and with the
+	// significance gate: not in the committed pack, rendered by the same
+	// code into a file that is backfilled (never loaded by the live
+	// Prometheus, so its alerts notify no one), as their queries read the
+	// series its groups record.
+	reference := variantFile(t, "-reference", func(c *rulegen.Canary) { r := verdict.RuleReference; c.Rule = &r })
+	gated := variantFile(t, "-gated", func(c *rulegen.Canary) { s := 0.99; c.Significance = &s })
+	variants := reference
+	variants.Canaries = append(slices.Clone(reference.Canaries), gated.Canaries...)
+	variantSrc, err := rulegen.Render(variants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variantPack := filepath.Join(t.TempDir(), "variants.rules.yml")
+	if err := os.WriteFile(variantPack, variantSrc, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	testenv.GeneratorBinary(t) // build once, before the parallel subtests
 	testenv.BackfillBinary(t)
 	for _, sc := range []struct {
@@ -65,7 +95,7 @@ func TestRulesEndToEnd(t *testing.T) {
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			st := startStack(t, sc.args...)
+			st := startStack(t, variantPack, sc.args...)
 			switch sc.want {
 			case "rollback":
 				for _, canary := range []string{"checkout", "checkout-classic"} {
@@ -105,7 +135,7 @@ func TestRulesEndToEnd(t *testing.T) {
 						t.Errorf("clean scenario, canary %s: decision series = %v (present %v), want a recorded promote or hold", canary, v, ok)
 					}
 				}
-				st.checkRuleHealth(t)
+				st.checkRuleHealth(t, st.ready)
 			}
 			// The committed canaries (evidence rule) and the same canaries
 			// under the reference rule: verdicts, evidence, decisions and the
@@ -116,10 +146,10 @@ func TestRulesEndToEnd(t *testing.T) {
 					st.recordedMatchesInline(t, q)
 				})
 			}
-			for _, q := range ruleQueries(t, "-reference", func(c *rulegen.Canary) { r := verdict.RuleReference; c.Rule = &r }) {
+			for _, q := range ruleQueries(t, reference) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, true) })
 			}
-			for _, q := range ruleQueries(t, "-gated", func(c *rulegen.Canary) { s := 0.99; c.Significance = &s }) {
+			for _, q := range ruleQueries(t, gated) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, false) })
 			}
 		})
@@ -178,16 +208,22 @@ func packQueries(t *testing.T) []rulegen.Queries {
 	return qs
 }
 
-// ruleQueries are the committed canaries, renamed with suffix and changed by
-// edit: not in the committed pack, but rendered by the same code, so the
-// pack must judge them as the engine does.
-func ruleQueries(t *testing.T, suffix string, edit func(*rulegen.Canary)) []rulegen.Queries {
+// variantFile is the committed configuration with its canaries renamed with
+// suffix and changed by edit: not in the committed pack, but rendered by the
+// same code, so the pack must judge them as the engine does.
+func variantFile(t *testing.T, suffix string, edit func(*rulegen.Canary)) rulegen.File {
 	t.Helper()
 	f := packConfig(t)
 	for i := range f.Canaries {
 		f.Canaries[i].Name += suffix
 		edit(&f.Canaries[i])
 	}
+	return f
+}
+
+// ruleQueries are the per-minute queries of f's canaries.
+func ruleQueries(t *testing.T, f rulegen.File) []rulegen.Queries {
+	t.Helper()
 	qs, err := rulegen.MinuteQueries(f)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +247,10 @@ type stack struct {
 	first, end, ready time.Time
 }
 
-func startStack(t *testing.T, genArgs ...string) *stack {
+// startStack generates the data, backfills the committed pack and
+// variantPack over all of it and starts Prometheus (the committed pack) and
+// Alertmanager.
+func startStack(t *testing.T, variantPack string, genArgs ...string) *stack {
 	t.Helper()
 	// 90 minutes ending at the current whole minute: the rules evaluate "now",
 	// and their 60-minute window must lie inside the data.
@@ -249,12 +288,21 @@ func startStack(t *testing.T, genArgs ...string) *stack {
 	// The pack's rules read what it records, minute after minute: a fresh
 	// Prometheus over generated history would have none of it. Record it
 	// over the whole history first, as a Prometheus that had run the pack
-	// all along would have.
-	testenv.Backfill(t, dataDir, packFile, start.Add(time.Minute), end, 0)
+	// all along would have: every minute from the first to end, whose
+	// records are stamped at the minute plus the group's offset, so up to
+	// end+59.999s (the backfill's range is in whole seconds: to end+1m).
+	last := end.Add(time.Minute)
+	testenv.Backfill(t, dataDir, packFile, start.Add(time.Minute), last, 0)
+	testenv.Backfill(t, dataDir, variantPack, start.Add(time.Minute), last, 0)
+	// The live Prometheus evaluates at other offsets (they depend on the
+	// file's path): started after the backfill's last evaluation time, it
+	// records no minute up to end a second time (it would count twice in
+	// window sums) and appends nothing older than the backfilled blocks.
+	time.Sleep(time.Until(last.Add(time.Millisecond)))
 	p := testenv.Prometheus(t, testenv.PromOptions{
 		DataDir: dataDir,
 		Config: fmt.Sprintf(`global:
-  evaluation_interval: 15s
+  evaluation_interval: 1m
 rule_files:
   - pairwise.rules.yml
 alerting:
@@ -292,7 +340,7 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries, decisions bool) {
 		t.Fatalf("engine.Analyze: %v", err)
 	}
 	// One range query per expression, stepping on the window's whole minutes:
-	// each step is the instant query at that minute's end T.
+	// each step is the instant query reading minute T (at T+readLag).
 	badAt, goodAt, codeAt := st.rangeAt(t, q.Bad, window), st.rangeAt(t, q.Good, window), st.rangeAt(t, q.Verdict, window)
 	var engineBad, packBad []string
 	excused, counts := map[int64]bool{}, map[verdict.Verdict]int{}
@@ -313,8 +361,8 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries, decisions bool) {
 		// A disagreement. The only one rules/README.md allows: classic
 		// buckets that are not monotonic, with the two tail counts on either
 		// side of the threshold (histogram_fraction lacks the monotonicity fix).
-		baseTail, _ := st.instant(t, q.BaselineTail, m.Time)
-		canaryTail, _ := st.instant(t, q.CanaryTail, m.Time)
+		baseTail, _ := st.instant(t, q.BaselineTail, m.Time.Add(readLag))
+		canaryTail, _ := st.instant(t, q.CanaryTail, m.Time.Add(readLag))
 		detail := fmt.Sprintf("minute %s: engine %s (ratio %.6f, tails %.4f/%.4f), pack verdict code %v bad %v good %v (tails %.4f/%.4f)",
 			m.Time.Format(time.RFC3339), m.Verdict, m.Ratio, m.Baseline.Tail, m.Canary.Tail, code, bad, good, baseTail, canaryTail)
 		if q.Kind == prom.Classic && st.excusable(t, q, m, baseTail, canaryTail) {
@@ -327,8 +375,12 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries, decisions bool) {
 	if len(excused) == 0 && !slices.Equal(engineBad, packBad) {
 		t.Errorf("bad minutes differ:\nengine %v\npack   %v", engineBad, packBad)
 	}
-	// The window count the reference rule compares, evaluated at the end.
-	count, _ := st.instant(t, fmt.Sprintf("count_over_time((%s)[%dm:1m]) or vector(0)", q.Bad, q.Config.WindowMinutes), st.end)
+	// The window count the reference rule compares, over the window ending
+	// at end. A subquery's steps fall on whole minutes S, where the minute
+	// expression reads the record stamped in (S-60s, S]: minute S-1m (the
+	// group's offset d is above 0; with d = 0 it would read minute S). So
+	// the subquery at end+1m counts minutes end-59m..end.
+	count, _ := st.instant(t, fmt.Sprintf("count_over_time((%s)[%dm:1m]) or vector(0)", q.Bad, q.Config.WindowMinutes), st.end.Add(time.Minute))
 	if len(excused) == 0 && int(count) != res.Counts.Bad {
 		t.Errorf("subquery count of bad minutes at %s = %v, engine counts %d", st.end.Format(time.RFC3339), count, res.Counts.Bad)
 	}
@@ -425,9 +477,9 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		detail := fmt.Sprintf("window ending %s: engine %s (%s), pack decision code %v (present %v), rollback alert condition %v",
 			m.Time.Format(time.RFC3339), m.Decision, m.DecisionReason, code, ok, firing)
 		if q.Config.Rule == verdict.RuleEvidence {
-			stat, _ := st.instant(t, q.Evidence, m.Time)
-			promote, _ := st.instant(t, q.PromoteEvidence, m.Time)
-			minutes, _ := st.instant(t, q.EvidenceMinutes, m.Time)
+			stat, _ := st.instant(t, q.Evidence, m.Time.Add(readLag))
+			promote, _ := st.instant(t, q.PromoteEvidence, m.Time.Add(readLag))
+			minutes, _ := st.instant(t, q.EvidenceMinutes, m.Time.Add(readLag))
 			detail += fmt.Sprintf("; pack evidence %.6g, promote evidence %.6g over %v minutes; engine %.6g, %.6g over %d, best recent run %d minutes %.6g",
 				stat, promote, minutes, m.Window.Statistic, m.Window.PromoteStatistic, m.Window.Minutes, m.Window.RecentMinutes, m.Window.RecentStatistic)
 		}
@@ -443,7 +495,7 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 	// The flags raised over the last window (they keep it from promoting);
 	// the engine's flags from other sources have no counterpart in the pack.
 	var packFlags, engineFlags []string
-	for flag := range st.instantBy(t, q.Flags, st.end, "flag") {
+	for flag := range st.instantBy(t, q.Flags, st.end.Add(readLag), "flag") {
 		packFlags = append(packFlags, flag)
 	}
 	for _, f := range res.Flags {
@@ -491,10 +543,23 @@ func (st *stack) recordedMatchesInline(t *testing.T, q rulegen.Queries) {
 	}
 }
 
-// rangeBy runs query at every whole minute of w: label value -> minute end -> value.
+// minuteRange is the query_range form reading every whole minute T of w (at
+// T+readLag, see readLag); minuteOf maps a result's timestamp back to T.
+func minuteRange(query string, w pairing.Window) url.Values {
+	at := func(t time.Time) string {
+		return strconv.FormatFloat(float64(t.Add(readLag).UnixMilli())/1000, 'f', 3, 64)
+	}
+	return url.Values{"query": {query}, "start": {at(w.First)}, "end": {at(w.Last)}, "step": {"60"}}
+}
+
+func minuteOf(ts float64) int64 {
+	return (int64(math.Round(ts*1000)) - readLag.Milliseconds()) / 1000
+}
+
+// rangeBy reads query for every whole minute of w: label value -> minute end -> value.
 func (st *stack) rangeBy(t *testing.T, query string, w pairing.Window, label string) map[string]map[int64]float64 {
 	t.Helper()
-	form := url.Values{"query": {query}, "start": {strconv.FormatInt(w.First.Unix(), 10)}, "end": {strconv.FormatInt(w.Last.Unix(), 10)}, "step": {"60"}}
+	form := minuteRange(query, w)
 	var out struct {
 		Result []struct {
 			Metric map[string]string `json:"metric"`
@@ -511,7 +576,7 @@ func (st *stack) rangeBy(t *testing.T, query string, w pairing.Window, label str
 			if err != nil {
 				t.Fatalf("range query %s: value %v: %v", query, v[1], err)
 			}
-			series[int64(ts)] = f
+			series[minuteOf(ts)] = f
 		}
 		values[r.Metric[label]] = series
 	}
@@ -566,10 +631,10 @@ func appendIf(list []string, s string, ok bool) []string {
 	return list
 }
 
-// rangeAt runs query at every whole minute of w: minute end (Unix) -> value.
+// rangeAt reads query for every whole minute of w: minute end (Unix) -> value.
 func (st *stack) rangeAt(t *testing.T, query string, w pairing.Window) map[int64]float64 {
 	t.Helper()
-	form := url.Values{"query": {query}, "start": {strconv.FormatInt(w.First.Unix(), 10)}, "end": {strconv.FormatInt(w.Last.Unix(), 10)}, "step": {"60"}}
+	form := minuteRange(query, w)
 	var out struct {
 		Result []struct {
 			Values [][2]any `json:"values"`
@@ -587,7 +652,7 @@ func (st *stack) rangeAt(t *testing.T, query string, w pairing.Window) map[int64
 			if err != nil {
 				t.Fatalf("range query %s: value %v: %v", query, v[1], err)
 			}
-			values[int64(ts)] = f
+			values[minuteOf(ts)] = f
 		}
 	}
 	return values
@@ -674,7 +739,7 @@ func (st *stack) instant(t *testing.T, query string, at time.Time) (value float6
 
 func (st *stack) query(t *testing.T, query string, at time.Time, into any) {
 	t.Helper()
-	st.post(t, "/api/v1/query", url.Values{"query": {query}, "time": {strconv.FormatInt(at.Unix(), 10)}}, into)
+	st.post(t, "/api/v1/query", url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}, into)
 }
 
 func (st *stack) post(t *testing.T, path string, form url.Values, into any) {
@@ -698,30 +763,60 @@ func (st *stack) post(t *testing.T, path string, form url.Values, into any) {
 	}
 }
 
-// checkRuleHealth fails on any rule Prometheus could not evaluate.
-func (st *stack) checkRuleHealth(t *testing.T) {
+// ruleGroup is a rule group as Prometheus's /api/v1/rules shows it.
+type ruleGroup struct {
+	Name           string    `json:"name"`
+	EvaluationTime float64   `json:"evaluationTime"`
+	LastEvaluation time.Time `json:"lastEvaluation"`
+	Rules          []struct {
+		Name      string `json:"name"`
+		Health    string `json:"health"`
+		LastError string `json:"lastError"`
+	} `json:"rules"`
+}
+
+// ruleGroups reads Prometheus's rule groups.
+func (st *stack) ruleGroups() ([]ruleGroup, error) {
 	resp, err := http.Get(st.promURL + "/api/v1/rules")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	var out struct {
 		Data struct {
-			Groups []struct {
-				Name  string `json:"name"`
-				Rules []struct {
-					Name      string `json:"name"`
-					Health    string `json:"health"`
-					LastError string `json:"lastError"`
-				} `json:"rules"`
-			} `json:"groups"`
+			Groups []ruleGroup `json:"groups"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("/api/v1/rules: %v", err)
+	}
+	return out.Data.Groups, nil
+}
+
+// checkRuleHealth fails on any rule Prometheus could not evaluate. It
+// first waits until every group has evaluated since `since` (once a minute:
+// up to a minute, and slack), as a rule not yet evaluated has health
+// "unknown".
+func (st *stack) checkRuleHealth(t *testing.T, since time.Time) {
+	var groups []ruleGroup
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+		var err error
+		if groups, err = st.ruleGroups(); err != nil {
+			t.Fatal(err)
+		}
+		evaluated := len(groups) > 0
+		for _, g := range groups {
+			evaluated = evaluated && g.LastEvaluation.After(since)
+		}
+		if evaluated {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every rule group has evaluated since %s within 90s: %+v", since.Format(time.RFC3339), groups)
+		}
 	}
 	n := 0
-	for _, g := range out.Data.Groups {
+	for _, g := range groups {
 		for _, r := range g.Rules {
 			n++
 			if r.Health != "ok" {

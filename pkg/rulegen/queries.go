@@ -9,10 +9,13 @@ import (
 // Queries are one canary's per-minute expressions exactly as the pack's rules
 // evaluate them: they read the fleets' recorded minutes
 // (prom.MinuteHistogramRecord, prom.MinuteHealthRecord) and, for the window,
-// the per-minute series the group records from them, so an instant query at
-// a whole minute T judges the wall-clock minute (T-60s, T] once those series
-// hold T's minute (the group has run, or they were backfilled). The parity
-// test queries them to compare the pack with the Go engine minute by minute.
+// the per-minute series the group records from them. The group records the
+// wall-clock minute (T-60s, T] at T+d (d in [0, 60s), its offset inside the
+// minute), so an instant query judges minute T at any time in [T+d, T+60s):
+// at T+59.999s whatever d (at T itself it reads the minute before), once the
+// group has run or the series were backfilled; window figures read there
+// cover the minutes up to T. The parity test queries them so, to compare the
+// pack with the Go engine minute by minute.
 type Queries struct {
 	Name, Metric     string
 	Kind             prom.Kind
