@@ -559,6 +559,23 @@ func minuteOf(ts float64) int64 {
 // rangeBy reads query for every whole minute of w: label value -> minute end -> value.
 func (st *stack) rangeBy(t *testing.T, query string, w pairing.Window, label string) map[string]map[int64]float64 {
 	t.Helper()
+	values := map[string]map[int64]float64{}
+	for _, r := range st.rangeSeries(t, query, w) {
+		values[r.metric[label]] = r.values
+	}
+	return values
+}
+
+// minuteSeries is one series of a range query over whole minutes.
+type minuteSeries struct {
+	metric map[string]string
+	values map[int64]float64 // minute end (Unix) -> value
+}
+
+// rangeSeries reads query for every whole minute of w, each series keyed by
+// minute end.
+func (st *stack) rangeSeries(t *testing.T, query string, w pairing.Window) []minuteSeries {
+	t.Helper()
 	form := minuteRange(query, w)
 	var out struct {
 		Result []struct {
@@ -567,20 +584,20 @@ func (st *stack) rangeBy(t *testing.T, query string, w pairing.Window, label str
 		} `json:"result"`
 	}
 	st.post(t, "/api/v1/query_range", form, &out)
-	values := map[string]map[int64]float64{}
+	var series []minuteSeries
 	for _, r := range out.Result {
-		series := map[int64]float64{}
+		s := minuteSeries{metric: r.Metric, values: map[int64]float64{}}
 		for _, v := range r.Values {
 			ts, _ := v[0].(float64)
 			f, err := strconv.ParseFloat(fmt.Sprint(v[1]), 64)
 			if err != nil {
 				t.Fatalf("range query %s: value %v: %v", query, v[1], err)
 			}
-			series[minuteOf(ts)] = f
+			s.values[minuteOf(ts)] = f
 		}
-		values[r.Metric[label]] = series
+		series = append(series, s)
 	}
-	return values
+	return series
 }
 
 // instantBy runs query at `at`: label value -> value.
@@ -634,28 +651,15 @@ func appendIf(list []string, s string, ok bool) []string {
 // rangeAt reads query for every whole minute of w: minute end (Unix) -> value.
 func (st *stack) rangeAt(t *testing.T, query string, w pairing.Window) map[int64]float64 {
 	t.Helper()
-	form := minuteRange(query, w)
-	var out struct {
-		Result []struct {
-			Values [][2]any `json:"values"`
-		} `json:"result"`
+	series := st.rangeSeries(t, query, w)
+	switch len(series) {
+	case 0:
+		return map[int64]float64{}
+	case 1:
+		return series[0].values
 	}
-	st.post(t, "/api/v1/query_range", form, &out)
-	if len(out.Result) > 1 {
-		t.Fatalf("range query %s returned %d series, want at most one", query, len(out.Result))
-	}
-	values := map[int64]float64{}
-	for _, r := range out.Result {
-		for _, v := range r.Values {
-			ts, _ := v[0].(float64)
-			f, err := strconv.ParseFloat(fmt.Sprint(v[1]), 64)
-			if err != nil {
-				t.Fatalf("range query %s: value %v: %v", query, v[1], err)
-			}
-			values[minuteOf(ts)] = f
-		}
-	}
-	return values
+	t.Fatalf("range query %s returned %d series, want at most one", query, len(series))
+	return nil
 }
 
 // excusable reports whether a classic minute's disagreement is the
