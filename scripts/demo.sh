@@ -5,7 +5,8 @@
 #
 # 1. builds the pinned Prometheus 3.13.5 and Alertmanager 0.31.1 (tools/install.sh,
 #    cached), the pairwise command and the pairwise-gen backfill generator;
-# 2. backfills --minutes of the scenario ending at the current minute (a TSDB);
+# 2. backfills --minutes of the scenario ending at the current minute (a TSDB),
+#    and the rule pack's records over them (pairwise-backfill);
 # 3. starts, on 127.0.0.1 only: the simulator continuing the same scenario live,
 #    Prometheus on the backfill (scraping the simulator every 15 s with native and
 #    classic histograms, the rule pack rules/pairwise.rules.yml loaded), Alertmanager
@@ -103,12 +104,13 @@ wait_http() { # wait_http NAME URL LOG: up to 60 s
 
 # ---------------------------------------------------------------- build
 say "tools: pinned Prometheus and Alertmanager (tools/install.sh; cached after the first run)"
-bash "$root/tools/install.sh"
+PAIRWISE_SKIP_THANOS=1 bash "$root/tools/install.sh"
 
-say "build: pairwise and pairwise-gen into .tools/bin"
+say "build: pairwise, pairwise-gen and pairwise-backfill into .tools/bin"
 export GOTOOLCHAIN=local
 (cd "$root" && go build -o "$bin/pairwise" ./cmd/pairwise)
 (cd "$root/tools" && go build -o "$bin/pairwise-gen" ./cmd/pairwise-gen)
+(cd "$root/tools" && go build -o "$bin/pairwise-backfill" ./cmd/pairwise-backfill)
 
 if [ -n "${PAIRWISE_DEMO_DIR:-}" ]; then
   work=$PAIRWISE_DEMO_DIR
@@ -142,6 +144,16 @@ say "backfill: $minutes minutes of the $scenario scenario, $start_rfc .. $end_rf
 rm -rf "$work/data"
 "$bin/pairwise" simulate --backfill "$work/data" --minutes "$minutes" --gen "$bin/pairwise-gen" \
   --truth "$work/truth.json" "${sim_flags[@]}"
+
+# The rule pack records each fleet's minutes and sums its windows over those
+# records, so a Prometheus started on raw history alone would decide on the
+# minutes it records itself. pairwise-backfill evaluates the pack over the
+# history first, with Prometheus's rule engine and the same file path (so the
+# same evaluation offsets); its last evaluation is at or before T0, so the
+# live scrapes from T0 on are still accepted.
+say "backfill: the rule pack over the same history (pairwise-backfill)"
+"$bin/pairwise-backfill" --tsdb "$work/data" --rules "$root/rules/pairwise.rules.yml" \
+  --start "$((start + 60))" --end "$end"
 
 # ---------------------------------------------------------------- servers
 say "start: webhook receiver, Alertmanager, simulator, Prometheus (127.0.0.1, logs in $work)"
