@@ -30,5 +30,5 @@ if ! command -v mage >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/mage" ]; th
   go install github.com/magefile/mage@v1.17.2
 fi
 
-step "pinned Prometheus and Alertmanager (tools/install.sh)"
+step "pinned Prometheus, Alertmanager and Thanos (tools/install.sh)"
 bash tools/install.sh
