@@ -121,10 +121,11 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 	missing := missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok })
 	served.RawMinutes = 0
 	for _, run := range missing {
-		if has, err := hasSamples(ctx, rs, spec.metric, spec.sel, recKind, run); err != nil || !has {
-			if err != nil {
-				return nil, kind, served, "", err
-			}
+		run, has, err := sampledSpan(ctx, rs, spec.metric, spec.sel, recKind, run)
+		if err != nil {
+			return nil, kind, served, "", err
+		}
+		if !has {
 			continue // nothing raw either: the minutes stay empty, as raw
 		}
 		raw, _, err := src.FleetHistograms(ctx, spec.metric, spec.sel, recKind, run)
@@ -190,10 +191,11 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 	}
 	served.Path, served.RecordedMinutes, served.RawMinutes = "recorded", len(rec), 0
 	for _, run := range missingRuns(r, func(t int64) bool { _, ok := rec[t]; return ok }) {
-		if has, err := hasSamples(ctx, rs, metric, sel, kind, run); err != nil || !has {
-			if err != nil {
-				return nil, served, err
-			}
+		run, has, err := sampledSpan(ctx, rs, metric, sel, kind, run)
+		if err != nil {
+			return nil, served, err
+		}
+		if !has {
 			continue
 		}
 		raw, err := src.FleetHealth(ctx, metric, sel, kind, run)
@@ -206,18 +208,42 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 	return rec, served, nil
 }
 
-// hasSamples asks rs whether a long run has raw samples; a run of a few
-// minutes (the newest minute, a gap) is read without asking, which costs
-// no more than the question.
-func hasSamples(ctx context.Context, rs RecordedSource, metric string, sel selector.Selector, kind prom.Kind, run prom.Range) (bool, error) {
-	if run.Minutes() <= shortRun {
-		return true, nil
+// sampledSpan narrows a run of minutes the record lacks to the part that
+// holds raw samples, so that a long run whose raw data sit at one end (the
+// minutes before a fleet's first scrape, after its last) is not read whole.
+// A short run is read as it is, which costs no more than asking. A long one
+// is asked about in halves: a half without samples is dropped and the other
+// narrowed in turn; when both halves have samples the run is read whole, so
+// a run full of raw data costs one pass of questions, as one question about
+// the whole run would.
+func sampledSpan(ctx context.Context, rs RecordedSource, metric string, sel selector.Selector, kind prom.Kind, run prom.Range) (prom.Range, bool, error) {
+	for run.Minutes() > shortRun {
+		mid := run.Start.Add(time.Duration(run.Minutes()/2) * time.Minute)
+		left, right := prom.Range{Start: run.Start, End: mid.Add(-time.Minute)}, prom.Range{Start: mid, End: run.End}
+		inLeft, err := rs.HasSamples(ctx, metric, sel, kind, left)
+		if err != nil {
+			return run, false, err
+		}
+		inRight, err := rs.HasSamples(ctx, metric, sel, kind, right)
+		if err != nil {
+			return run, false, err
+		}
+		switch {
+		case inLeft && inRight:
+			return run, true, nil
+		case inLeft:
+			run = left
+		case inRight:
+			run = right
+		default:
+			return run, false, nil
+		}
 	}
-	return rs.HasSamples(ctx, metric, sel, kind, run)
+	return run, true, nil
 }
 
 // shortRun is the longest run of missing minutes read raw without asking
-// whether it has samples.
+// whether (or where) it has samples.
 const shortRun = 5
 
 // fill copies into dst the minutes of run that dst lacks.

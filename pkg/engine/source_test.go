@@ -316,3 +316,68 @@ func TestAutoKindReadsClassicRecord(t *testing.T) {
 		t.Fatalf("the fixture is not the classic rollback it should be: %s, %s", raw.BaselineKind, raw.Decision)
 	}
 }
+
+// sampledMinutes is a RecordedSource whose raw series have samples in the
+// given minutes only (HasSamples answers for the minutes of a range, as the
+// Prometheus reader does), and counts the questions.
+type sampledMinutes struct {
+	RecordedSource
+	minutes   map[int64]bool
+	questions int
+}
+
+func (s *sampledMinutes) HasSamples(_ context.Context, _ string, _ selector.Selector, _ prom.Kind, r prom.Range) (bool, error) {
+	s.questions++
+	for t := r.Start; !t.After(r.End); t = t.Add(time.Minute) {
+		if s.minutes[t.Unix()] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func TestSampledSpan(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	tests := []struct {
+		name     string
+		run      [2]int
+		sampled  []int
+		want     [2]int // the span read
+		none     bool   // nothing to read
+		maxAsked int
+	}{
+		{name: "a short run is read without asking", run: [2]int{0, 4}, want: [2]int{0, 4}},
+		{name: "no raw samples", run: [2]int{0, 1439}, none: true, maxAsked: 2},
+		{name: "samples at the end only: the day before a fleet's first scrape", run: [2]int{0, 1438}, sampled: []int{1437, 1438}, want: [2]int{1436, 1438}, maxAsked: 2 * 11},
+		{name: "samples at the start only: after a fleet's last scrape", run: [2]int{0, 999}, sampled: []int{0}, want: [2]int{0, 2}, maxAsked: 2 * 10},
+		{name: "samples on both sides: the run is read whole", run: [2]int{0, 599}, sampled: []int{3, 590}, want: [2]int{0, 599}, maxAsked: 2},
+		{name: "samples throughout a half", run: [2]int{0, 99}, sampled: []int{60, 70, 80, 99}, want: [2]int{50, 99}, maxAsked: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &sampledMinutes{minutes: map[int64]bool{}}
+			for _, m := range tt.sampled {
+				src.minutes[at(m).Unix()] = true
+			}
+			got, has, err := sampledSpan(context.Background(), src, "m", nil, prom.Native, prom.Range{Start: at(tt.run[0]), End: at(tt.run[1])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has == tt.none {
+				t.Fatalf("has samples %v, want %v", has, !tt.none)
+			}
+			if has && (!got.Start.Equal(at(tt.want[0])) || !got.End.Equal(at(tt.want[1]))) {
+				t.Errorf("reads %s..%s, want minutes %d..%d", got.Start.Format(time.TimeOnly), got.End.Format(time.TimeOnly), tt.want[0], tt.want[1])
+			}
+			for _, m := range tt.sampled {
+				if has && tt.run[0] <= m && m <= tt.run[1] && (at(m).Before(got.Start) || at(m).After(got.End)) {
+					t.Errorf("minute %d has samples and is left out of %s..%s", m, got.Start.Format(time.TimeOnly), got.End.Format(time.TimeOnly))
+				}
+			}
+			if src.questions > tt.maxAsked {
+				t.Errorf("asked %d times, want at most %d", src.questions, tt.maxAsked)
+			}
+		})
+	}
+}
