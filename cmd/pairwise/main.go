@@ -4,6 +4,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +49,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pairwise: unknown command %q\n\n%s", args[0], usage)
 		return exitError
 	}
+}
+
+// parseArgs parses a command's flags. When it returns false the command ends
+// with the status it gives: 0 after -h, exitError for a bad flag or an
+// argument the command does not take (said on stderr).
+func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return exitError, false
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0))), false
+	}
+	return 0, true
 }
 
 // extraCommands holds the commands defined in their own files.

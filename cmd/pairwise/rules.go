@@ -21,14 +21,8 @@ func rules(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "rule pack config file, e.g. rules/pairwise.yaml (required)")
 	out := fs.String("out", "", "write the rule file here instead of standard output")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if code, ok := parseArgs(fs, args, stderr); !ok {
+		return code
 	}
 	if *config == "" {
 		return fail(stderr, errors.New("--config is required, e.g. --config rules/pairwise.yaml"))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,14 +65,8 @@ type serveFlags struct {
 func serve(args []string, stdout, stderr io.Writer) int {
 	f := &serveFlags{}
 	fs := newServeFlagSet(stderr, f)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if code, ok := parseArgs(fs, args, stderr); !ok {
+		return code
 	}
 	if f.settle < 0 || f.settle > maxSettle {
 		return fail(stderr, fmt.Errorf("--settle %s is not between 0s and %s", f.settle, maxSettle))

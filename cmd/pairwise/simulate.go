@@ -97,14 +97,8 @@ Flags:
 
 func simulate(args []string, stdout, stderr io.Writer) int {
 	fs, f := newSimulateFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if code, ok := parseArgs(fs, args, stderr); !ok {
+		return code
 	}
 	if f.backfill != "" {
 		if err := f.runBackfill(time.Now(), stdout, stderr); err != nil {

@@ -84,14 +84,8 @@ func webhook(args []string, stdout, stderr io.Writer) int {
 	tokenFile := fs.String("bearer-token-file", "", "require this bearer token (Alertmanager's http_config authorization credentials_file); else $"+envWebhookToken+"; else no authentication")
 	maxBody := fs.Int64("max-body", defaultMaxBody, "largest notification accepted, in bytes (larger ones are answered 413)")
 	readTimeout := fs.Duration("read-timeout", 10*time.Second, "time to read a whole request, headers and body (1s to 5m)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if code, ok := parseArgs(fs, args, stderr); !ok {
+		return code
 	}
 	if *maxBody < 1<<10 || *maxBody > 256<<20 {
 		return fail(stderr, fmt.Errorf("--max-body %d is not between 1 KiB (1024) and 256 MiB", *maxBody))

@@ -238,9 +238,7 @@ func (c *Client) rangeQuery(ctx context.Context, query string, r Range) (*matrix
 		"end":   {strconv.FormatInt(r.End.Unix(), 10)},
 		"step":  {"60"},
 	}
-	if c.Timeout > 0 {
-		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
-	}
+	c.setTimeout(form)
 	var data matrixData
 	if err := c.post(ctx, "/api/v1/query_range", form, &data); err != nil {
 		return nil, fmt.Errorf("%w (query %s)", err, query)

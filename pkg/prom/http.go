@@ -104,6 +104,14 @@ func RedactURL(s string) string {
 	return prefix + "xxxxx" + rest[at:]
 }
 
+// setTimeout asks Prometheus to give up on a query after the client's
+// timeout (the query's own `timeout` parameter), when it has one.
+func (c *Client) setTimeout(form url.Values) {
+	if c.Timeout > 0 {
+		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
+	}
+}
+
 func (c *Client) get(ctx context.Context, path string, q url.Values, into any) error {
 	u := c.BaseURL + path
 	if len(q) > 0 {

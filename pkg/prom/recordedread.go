@@ -216,9 +216,7 @@ func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matr
 		"query": {query},
 		"time":  {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)},
 	}
-	if c.Timeout > 0 {
-		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
-	}
+	c.setTimeout(form)
 	var data matrixData
 	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
 		return nil, fmt.Errorf("%w (query %s)", err, query)
@@ -241,9 +239,7 @@ func (c *Client) HasSamples(ctx context.Context, metric string, sel selector.Sel
 	span := "[" + strconv.FormatInt(int64((r.End.Sub(r.Start)+time.Minute)/time.Second), 10) + "s]"
 	query := "count(count_over_time(" + countedSeries(metric, sel, kind) + span + ")) or count(count_over_time(" + sel.With("up") + span + "))"
 	form := url.Values{"query": {query}, "time": {strconv.FormatInt(r.End.Unix(), 10)}}
-	if c.Timeout > 0 {
-		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
-	}
+	c.setTimeout(form)
 	var data vectorData
 	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
 		return false, fmt.Errorf("%w (query %s)", err, query)
