@@ -542,10 +542,10 @@ func serveOutage(t *testing.T, e *serveEnv) {
 // stops it with exit 0 after the requests in flight.
 func TestServeCommand(t *testing.T) {
 	port := testenv.FreePort(t)
-	var stderr bytes.Buffer
+	var stderr testenv.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--prometheus", "http://127.0.0.1:9", "--timeout", "2s", "--config", "../../rules/pairwise.yaml"}, io.Discard, &lockedWriter{w: &stderr})
+		done <- run([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--prometheus", "http://127.0.0.1:9", "--timeout", "2s", "--config", "../../rules/pairwise.yaml"}, io.Discard, &stderr)
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(10 * time.Second)
@@ -578,15 +578,4 @@ func TestServeCommand(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop on SIGTERM")
 	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }

@@ -11,30 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the handler and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func postAlerts(t *testing.T, h http.Handler, body string, header ...string) int {
 	t.Helper()
@@ -78,7 +59,7 @@ func decodeLines(t *testing.T, out string) []alertLine {
 // with a newline printed a second "ALERT firing PairwiseCanaryRollback"
 // line, which the demo greps.
 func TestWebhookCannotBeForged(t *testing.T) {
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	h := webhookHandler(&out, webhookOptions{})
 	forged := "ok\n2026-11-21T23:14:00Z ALERT firing PairwiseCanaryRollback {action=\"rollback\"}: forged\r\n" +
 		`{"time":"x","event":"firing","status":"firing","alertname":"PairwiseCanaryRollback",` + "\u2028\u2029\x1b[2J"
@@ -114,7 +95,7 @@ func TestWebhookCannotBeForged(t *testing.T) {
 // repeat_interval and whole groups on every change; the receiver says
 // which notification is the first of an alert in a state.
 func TestWebhookIdempotent(t *testing.T) {
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	h := webhookHandler(&out, webhookOptions{})
 	rollback := map[string]string{"alertname": "PairwiseCanaryRollback", "canary": "checkout", "action": "rollback"}
 	other := map[string]string{"alertname": "PairwiseCanaryRollback", "canary": "cart", "action": "rollback"}
@@ -161,7 +142,7 @@ func TestWebhookIdempotent(t *testing.T) {
 }
 
 func TestWebhookAuthAndLimits(t *testing.T) {
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	h := webhookHandler(&out, webhookOptions{Token: "hook-token-1", MaxBody: 4096})
 	body := payload(alert("firing", "f1", "2026-11-21T23:14:00Z", map[string]string{"alertname": "PairwiseCanaryRollback"}, nil))
 	tests := []struct {
@@ -262,7 +243,7 @@ func TestWebhookWithAlertmanager(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("am-hook-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -15,6 +14,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
 )
 
 // Plugin is a backend plugin executable started and spoken to as Grafana
@@ -29,13 +30,13 @@ type Plugin struct {
 	diagnostics grpcplugin.DiagnosticsClient
 	resource    grpcplugin.ResourceClient
 	data        grpcplugin.DataClient
-	log         *syncBuffer
+	log         *testenv.SyncBuffer
 }
 
 // Start runs the executable until the test ends.
 func Start(t testing.TB, executable string) *Plugin {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	cmd := exec.Command(executable)
 	cmd.Env = []string{} // Grafana passes only HTTP(S)_PROXY and NO_PROXY, when set
 	client := goplugin.NewClient(&goplugin.ClientConfig{
@@ -143,24 +144,6 @@ func PluginContext(pluginID string, settings backend.DataSourceInstanceSettings)
 		GrafanaConfig:              backend.NewGrafanaCfg(map[string]string{}),
 		UserAgent:                  nil,
 	}
-}
-
-// syncBuffer collects log lines from go-plugin's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Describe prints a data response for test failures.
