@@ -186,7 +186,10 @@ func compareKind(ctx context.Context, e *env, ds *dataset, kind prom.Kind, mine 
 					}
 				}
 				row.MaxRelDiffP99 = math.Max(row.MaxRelDiffP99, math.Max(relDiff(a.Baseline.Value, b.Baseline.Value), relDiff(a.Canary.Value, b.Canary.Value)))
-				row.MaxRelDiffCounts = math.Max(row.MaxRelDiffCounts, math.Max(relDiff(a.Evidence.Canary, b.Evidence.Canary), relDiff(a.Evidence.Baseline, b.Evidence.Baseline)))
+				for vi := range a.Evidence.Votes {
+					va, vb := a.Evidence.Votes[vi], b.Evidence.Votes[vi]
+					row.MaxRelDiffCounts = math.Max(row.MaxRelDiffCounts, math.Max(relDiff(va.Canary, vb.Canary), relDiff(va.Baseline, vb.Baseline)))
+				}
 			}
 		}
 	}

@@ -88,6 +88,27 @@ type jsonEvidence struct {
 	RecentBoundary     number `json:"recent_boundary"`
 	RecentCanaryTail   number `json:"recent_canary_tail"`
 	RecentExpectedTail number `json:"recent_expected_canary_tail"`
+	// Votes are every voting quantile's pooled tails over the window
+	// (verdict.Config.VoteQuantiles; the first is the verdict quantile's,
+	// the fields above).
+	Votes []jsonVoteSums `json:"votes"`
+}
+
+// jsonVoteSums is one voting quantile's pooled tails over a window.
+type jsonVoteSums struct {
+	Quantile     number `json:"quantile"`
+	CanaryTail   number `json:"canary_tail"`
+	BaselineTail number `json:"baseline_tail"`
+	ExpectedTail number `json:"expected_canary_tail"`
+}
+
+// jsonVote is one voting quantile's part of a minute's evidence.
+type jsonVote struct {
+	Quantile  number   `json:"quantile"`
+	Threshold number   `json:"threshold"`
+	Canary    number   `json:"canary"`
+	Baseline  number   `json:"baseline"`
+	LLR       []number `json:"llr"`
 }
 
 // jsonMinuteTail is what one minute adds to the evidence rule.
@@ -100,6 +121,9 @@ type jsonMinuteTail struct {
 	// LLR is the minute's log likelihood ratio for each tail index of
 	// verdict.TailIndices.
 	LLR []number `json:"llr"`
+	// Votes are every voting quantile's part, the verdict quantile's (the
+	// fields above) first.
+	Votes []jsonVote `json:"votes"`
 }
 
 func numbers(xs []float64) []number {
@@ -111,10 +135,28 @@ func numbers(xs []float64) []number {
 }
 
 func evidenceJSON(w verdict.WindowEvidence) jsonEvidence {
-	return jsonEvidence{Minutes: w.Minutes, CanaryTail: number(w.Canary), BaselineTail: number(w.Baseline), ExpectedTail: number(w.Expected),
+	votes := []jsonVoteSums{}
+	for _, v := range w.Votes {
+		if v.Quantile > 0 {
+			votes = append(votes, jsonVoteSums{Quantile: number(v.Quantile), CanaryTail: number(v.Canary), BaselineTail: number(v.Baseline), ExpectedTail: number(v.Expected)})
+		}
+	}
+	return jsonEvidence{Votes: votes, Minutes: w.Minutes, CanaryTail: number(w.Canary), BaselineTail: number(w.Baseline), ExpectedTail: number(w.Expected),
 		Statistic: number(w.Statistic), PromoteStatistic: number(w.PromoteStatistic), RollbackBoundary: number(w.Rollback), PromoteBoundary: number(-w.Promote), Anchored: w.Anchored,
 		RecentMinutes: w.RecentMinutes, RecentStatistic: number(w.RecentStatistic), RecentBoundary: number(w.RecentBoundary),
-		RecentCanaryTail: number(w.RecentCanary), RecentExpectedTail: number(w.RecentExpected)}
+		RecentCanaryTail: number(w.RecentVotes[0].Canary), RecentExpectedTail: number(w.RecentVotes[0].Expected)}
+}
+
+func minuteTailJSON(e verdict.Evidence) jsonMinuteTail {
+	v := e.Votes[0]
+	t := jsonMinuteTail{Valid: e.Valid, Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline),
+		Share: number(e.Share), LLR: numbers(v.LLR[:]), Votes: []jsonVote{}}
+	for _, v := range e.Votes {
+		if v.Quantile > 0 {
+			t.Votes = append(t.Votes, jsonVote{Quantile: number(v.Quantile), Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline), LLR: numbers(v.LLR[:])})
+		}
+	}
+	return t
 }
 
 type jsonFleet struct {
@@ -150,8 +192,7 @@ func report(res *engine.Result) jsonReport {
 		r.Minutes = append(r.Minutes, jsonMinute{
 			Time: m.Time.Format(time.RFC3339), Verdict: string(m.Verdict), Ratio: number(m.Ratio), Warmup: m.Warmup, Reason: m.Reason,
 			Baseline: fleetJSON(res.Config, m.Baseline), Canary: fleetJSON(res.Config, m.Canary),
-			Tail: jsonMinuteTail{Valid: m.Evidence.Valid, Threshold: number(m.Evidence.Threshold), Canary: number(m.Evidence.Canary), Baseline: number(m.Evidence.Baseline),
-				Share: number(m.Evidence.Share), LLR: numbers(m.Evidence.LLR[:])},
+			Tail: minuteTailJSON(m.Evidence),
 			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window),
 		})
 	}

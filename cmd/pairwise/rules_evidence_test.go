@@ -471,7 +471,7 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 		if w.Statistic >= w.Rollback {
 			checkMargins(t, sc.title, [2]float64{value, 1}, [2]float64{w.Canary, 0}, [2]float64{w.Expected, 1})
 		} else {
-			checkMargins(t, sc.title, [2]float64{value, 1}, [2]float64{w.RecentCanary, 0}, [2]float64{w.RecentExpected, 1})
+			checkMargins(t, sc.title, [2]float64{value, 1}, [2]float64{w.RecentVotes[0].Canary, 0}, [2]float64{w.RecentVotes[0].Expected, 1})
 		}
 		expr(decision, minuteOf(evidence.Minutes[i-1]), decision, float64(evidence.Minutes[i-1].Decision.Code()))
 		expr(decision, minuteOf(m), decision, float64(verdict.Rollback.Code()))

@@ -418,12 +418,12 @@ func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		} else if want {
 			carrying++
 			for i, name := range llrTerms {
-				if v := terms[name][ts]; !near(v, e.LLR[i]) {
-					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", name, e.LLR[i], v))
+				if v := terms[name][ts]; !near(v, e.Votes[0].LLR[i]) {
+					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", name, e.Votes[0].LLR[i], v))
 				}
 			}
-			if v := terms["canary_beyond"][ts]; !near(v, e.Canary) {
-				diffs = append(diffs, fmt.Sprintf("canary beyond engine %.12g pack %.12g", e.Canary, v))
+			if v := terms["canary_beyond"][ts]; !near(v, e.Votes[0].Canary) {
+				diffs = append(diffs, fmt.Sprintf("canary beyond engine %.12g pack %.12g", e.Votes[0].Canary, v))
 			}
 			if v := terms["expected_beyond"][ts]; !near(v, e.Expected()) {
 				diffs = append(diffs, fmt.Sprintf("expected engine %.12g pack %.12g", e.Expected(), v))
@@ -432,7 +432,7 @@ func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		if len(diffs) == 0 {
 			continue
 		}
-		detail := fmt.Sprintf("minute %s: %s (engine threshold %.6g, share %.6g)", m.Time.Format(time.RFC3339), strings.Join(diffs, "; "), e.Threshold, e.Share)
+		detail := fmt.Sprintf("minute %s: %s (engine threshold %.6g, share %.6g)", m.Time.Format(time.RFC3339), strings.Join(diffs, "; "), e.Votes[0].Threshold, e.Share)
 		if q.Kind == prom.Classic && (!st.monotonic(t, prom.ClassicQuery(q.Metric, q.Baseline), m.Time) || !st.monotonic(t, prom.ClassicQuery(q.Metric, q.Canary), m.Time)) {
 			excused[ts] = true
 			t.Logf("excused (non-monotonic classic buckets): %s", detail)

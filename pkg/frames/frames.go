@@ -204,7 +204,7 @@ func recent(w verdict.WindowEvidence) (minutes, statistic, boundary, canary, exp
 	if w.RecentMinutes <= 0 {
 		return nil, nil, nil, nil, nil
 	}
-	return num(float64(w.RecentMinutes)), num(w.RecentStatistic), num(w.RecentBoundary), num(w.RecentCanary), num(w.RecentExpected)
+	return num(float64(w.RecentMinutes)), num(w.RecentStatistic), num(w.RecentBoundary), num(w.RecentVotes[0].Canary), num(w.RecentVotes[0].Expected)
 }
 
 func present(s verdict.FleetStats, v float64) *float64 {

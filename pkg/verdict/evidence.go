@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
 )
@@ -29,29 +30,63 @@ import (
 // not R^4 times as frequent".
 var TailIndices = [4]float64{4, 8, 16, 32}
 
-// Evidence is what one minute adds to the evidence rule's statistic.
-type Evidence struct {
-	// Valid is false when the minute carries no evidence: a fleet without
-	// data, histograms that cannot be merged, or no quantile.
-	Valid bool
-	// Threshold is the verdict quantile of both fleets' merged histogram.
+// Vote is one quantile's part of a minute's evidence: the quantile of both
+// fleets' merged histogram, each fleet's counted observations beyond it, and
+// the log likelihood ratio for each of TailIndices.
+type Vote struct {
+	// Quantile voting (0: the vote is absent and its LLRs are 0, a likelihood
+	// ratio of 1 that neither speaks for nor against the canary).
+	Quantile float64
+	// Threshold is Quantile of both fleets' merged histogram.
 	Threshold float64
-	// Baseline and Canary are the observations beyond Threshold, and
-	// BaselineCount and CanaryCount all observations, as counted observations
-	// (increase() extrapolation removed, see ScrapeScale).
-	Baseline, Canary           float64
-	BaselineCount, CanaryCount float64
-	// Share is the canary's share of the minute's observations.
-	Share float64
-	// LLR is the minute's log likelihood ratio for each of TailIndices:
-	// a canary whose tail is RollbackThreshold^a times as frequent over
+	// Baseline and Canary are the observations beyond Threshold, as counted
+	// observations (increase() extrapolation removed, see ScrapeScale).
+	Baseline, Canary float64
+	// LLR is the log likelihood ratio for each of TailIndices: a canary whose
+	// tail beyond Threshold is RollbackThreshold^a times as frequent, over
 	// identical fleets.
 	LLR [len(TailIndices)]float64
 }
 
-// Expected is how many of the minute's tail observations the canary would
-// have if the fleets were identical.
-func (e Evidence) Expected() float64 { return (e.Baseline + e.Canary) * e.Share }
+// Expected is how many of the vote's tail observations the canary would
+// have if the fleets were identical, given the canary's share f.
+func (v Vote) Expected(f float64) float64 { return (v.Baseline + v.Canary) * f }
+
+// NumVotes is how many quantiles vote (Config.VoteQuantiles), and
+// Components how many alternatives the evidence rule mixes: each vote's
+// quantile with each tail index.
+const (
+	NumVotes   = 3
+	Components = NumVotes * len(TailIndices)
+)
+
+// Evidence is what one minute adds to the evidence rule's statistic.
+type Evidence struct {
+	// Valid is false when the minute carries no evidence: a fleet without
+	// data, histograms that cannot be merged, or no verdict quantile.
+	Valid bool
+	// Votes are in Config.VoteQuantiles order: Votes[0] is the verdict
+	// quantile's.
+	Votes [NumVotes]Vote
+	// BaselineCount and CanaryCount are all observations, counted.
+	BaselineCount, CanaryCount float64
+	// Share is the canary's share of the minute's observations.
+	Share float64
+}
+
+// Expected is how many of the minute's tail observations beyond the verdict
+// quantile the canary would have if the fleets were identical.
+func (e Evidence) Expected() float64 { return e.Votes[0].Expected(e.Share) }
+
+// LLRs are the minute's log likelihood ratios of every vote and tail index:
+// the components of the evidence rule's mixture.
+func (e Evidence) LLRs() [Components]float64 {
+	var out [Components]float64
+	for i, v := range e.Votes {
+		copy(out[i*len(TailIndices):], v.LLR[:])
+	}
+	return out
+}
 
 // MinuteEvidence reads one minute's evidence off both fleets' merged
 // histograms (nil: no data). scaleB and scaleC turn each fleet's counts into
@@ -59,7 +94,8 @@ func (e Evidence) Expected() float64 { return (e.Baseline + e.Canary) * e.Share 
 // covers to the whole minute, so a fleet scraped every 15 s reads 4/3 of the
 // observations it counted (see ScrapeScale); 1 when counts are exact.
 func MinuteEvidence(c Config, baseline, canary *histogram.Histogram, scaleB, scaleC float64) Evidence {
-	e := Evidence{Threshold: math.NaN(), Share: math.NaN()}
+	e := Evidence{Share: math.NaN()}
+	e.Votes[0].Threshold = math.NaN()
 	if baseline == nil || canary == nil || !(baseline.Count > 0) || !(canary.Count > 0) || !(scaleB > 0) || !(scaleC > 0) {
 		return e
 	}
@@ -67,19 +103,37 @@ func MinuteEvidence(c Config, baseline, canary *histogram.Histogram, scaleB, sca
 	if err != nil {
 		return e
 	}
-	x := pooled.Quantile(c.VerdictQuantile)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return e
-	}
-	e.Threshold = x
-	e.Baseline, e.Canary = baseline.CountAbove(x)*scaleB, canary.CountAbove(x)*scaleC
 	e.BaselineCount, e.CanaryCount = baseline.Count*scaleB, canary.Count*scaleC
 	e.Share = e.CanaryCount / (e.BaselineCount + e.CanaryCount)
-	if math.IsNaN(e.Baseline+e.Canary) || !(e.Share > 0 && e.Share < 1) {
+	if !(e.Share > 0 && e.Share < 1) {
 		return e
 	}
-	for i, a := range TailIndices {
-		e.LLR[i] = LLR(e.Canary, e.Baseline, e.Share, math.Pow(c.RollbackThreshold, a))
+	vote := func(q float64) (Vote, bool) {
+		v := Vote{Quantile: q, Threshold: pooled.Quantile(q)}
+		if math.IsNaN(v.Threshold) || math.IsInf(v.Threshold, 0) {
+			return v, false
+		}
+		v.Baseline, v.Canary = baseline.CountAbove(v.Threshold)*scaleB, canary.CountAbove(v.Threshold)*scaleC
+		if math.IsNaN(v.Baseline + v.Canary) {
+			return v, false
+		}
+		for i, a := range TailIndices {
+			v.LLR[i] = LLR(v.Canary, v.Baseline, e.Share, math.Pow(c.RollbackThreshold, a))
+		}
+		return v, true
+	}
+	for i, q := range c.VoteQuantiles() {
+		if q == 0 {
+			continue
+		}
+		v, ok := vote(q)
+		if !ok && i == 0 {
+			return e
+		}
+		if ok {
+			// Another vote whose threshold is not finite abstains.
+			e.Votes[i] = v
+		}
 	}
 	e.Valid = true
 	return e
@@ -97,7 +151,7 @@ func LLR(k, b, f, alt float64) float64 {
 
 // Mixture is ln of the mean of exp(llr[i]): the log likelihood ratio of the
 // equal-weight mixture of the alternatives, computed without overflow.
-func Mixture(llr [len(TailIndices)]float64) float64 {
+func Mixture(llr ...float64) float64 {
 	top := math.Inf(-1)
 	for _, l := range llr {
 		top = math.Max(top, l)
@@ -111,6 +165,32 @@ func Mixture(llr [len(TailIndices)]float64) float64 {
 	}
 	return top + math.Log(sum/float64(len(llr)))
 }
+
+// VoteQuantiles are the quantiles whose tails vote in the evidence rule:
+// the verdict quantile q, then the decades on each side of it, the quantile
+// with ten times its tail, 1 - 10(1-q), and the one with a tenth of it,
+// 1 - (1-q)/10 (p99: p90 and p99.9). The decade below is left out (0) when
+// it would fall under the median. A change that slows every request shows
+// ten times the observations beyond the decade below and is caught there
+// first; a change that grows with depth in the tail (timeouts, retries,
+// queueing) shows its largest factor beyond the decade above. The votes share
+// one budget: the rule mixes every vote's alternatives with equal weight.
+func (c Config) VoteQuantiles() [NumVotes]float64 {
+	q := c.VerdictQuantile
+	// Rounded to 12 digits: 1 - 10(1 - 0.99) is 0.8999999999999999 in floats.
+	round := func(x float64) float64 { return math.Round(x*1e12) / 1e12 }
+	below, above := round(1-10*(1-q)), round(1-(1-q)/10)
+	if below < 0.5 {
+		below = 0
+	}
+	return [NumVotes]float64{q, below, above}
+}
+
+// PromoteVotes is how many of the votes, first in VoteQuantiles order, must
+// show the canary not worse before it promotes: the verdict quantile and the
+// decade below. The decade above holds a tenth of the observations and would
+// keep a small canary from ever promoting; it only speeds a rollback.
+const PromoteVotes = 2
 
 // ScrapeScale is the factor that turns a one-minute increase() into counted
 // observations, from the mean number of samples n each series has in the
@@ -185,49 +265,87 @@ func (c Config) RecentLengths() []int {
 // for a while before it is called good however plentiful its traffic.
 func (c Config) PromoteMinutes() int { return (c.WindowMinutes + 1) / 2 }
 
-// WindowEvidence is the evidence rule's reading of one window.
-type WindowEvidence struct {
-	// Minutes carrying evidence, and the pooled tail observations.
-	Minutes          int
+// VoteSums are one vote's pooled figures over a run of minutes.
+type VoteSums struct {
+	Quantile         float64
 	Canary, Baseline float64
 	Expected         float64
-	// LLR sums each alternative's minute LLRs.
-	LLR [len(TailIndices)]float64
-	// Statistic is the mixture of the summed LLRs (rollback at Statistic >=
-	// Rollback); PromoteStatistic the first alternative's sum (promote at
-	// PromoteStatistic <= -Promote).
+	LLR              [len(TailIndices)]float64
+}
+
+func (s *VoteSums) add(v Vote, share float64) {
+	if v.Quantile == 0 {
+		return
+	}
+	s.Quantile = v.Quantile
+	s.Canary += v.Canary
+	s.Baseline += v.Baseline
+	s.Expected += v.Expected(share)
+	for i := range s.LLR {
+		s.LLR[i] += v.LLR[i]
+	}
+}
+
+// WindowEvidence is the evidence rule's reading of one window.
+type WindowEvidence struct {
+	// Minutes carrying evidence, and each vote's pooled figures (in
+	// Config.VoteQuantiles order; Quantile 0: the vote took no part).
+	Minutes int
+	Votes   [NumVotes]VoteSums
+	// Canary, Baseline and Expected are the verdict quantile's: Votes[0].
+	Canary, Baseline, Expected float64
+	// Statistic is the mixture of every vote's summed LLRs (rollback at
+	// Statistic >= Rollback); PromoteStatistic the largest of the first
+	// PromoteVotes votes' first tail index's sums (promote at
+	// PromoteStatistic <= -Promote: each of them shows the canary not worse).
 	Statistic, PromoteStatistic float64
 	Rollback, Promote           float64
 	// Recent is the run of the last RecentMinutes minutes whose statistic
 	// stands highest above RecentBoundary (0 minutes: none shorter than
 	// the window); rollback also at RecentStatistic >= RecentBoundary.
+	// RecentVotes are its pooled figures.
 	RecentMinutes                   int
 	RecentStatistic, RecentBoundary float64
-	RecentCanary, RecentExpected    float64
+	RecentVotes                     [NumVotes]VoteSums
 	Anchored                        bool
 }
 
-// add counts one minute's evidence in.
-func (w *WindowEvidence) add(e Evidence) {
-	if !e.Valid {
-		return
+// sums pools the minutes' evidence.
+func sums(ev []Evidence) (minutes int, votes [NumVotes]VoteSums) {
+	for _, e := range ev {
+		if !e.Valid {
+			continue
+		}
+		minutes++
+		for i, v := range e.Votes {
+			votes[i].add(v, e.Share)
+		}
 	}
-	w.Minutes++
-	w.Canary += e.Canary
-	w.Baseline += e.Baseline
-	w.Expected += e.Expected()
-	for i := range w.LLR {
-		w.LLR[i] += e.LLR[i]
+	return minutes, votes
+}
+
+// statistic is the mixture of every vote's summed LLRs: each vote's
+// alternatives weigh the same, an absent vote's as a likelihood ratio of 1.
+func statistic(votes [NumVotes]VoteSums) float64 {
+	var all [Components]float64
+	for i, v := range votes {
+		copy(all[i*len(TailIndices):], v.LLR[:])
 	}
+	return Mixture(all[:]...)
 }
 
 // readWindow reads the window whose minutes' evidence is ev (in time order).
 func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
 	var w WindowEvidence
-	for _, e := range ev {
-		w.add(e)
+	w.Minutes, w.Votes = sums(ev)
+	w.Votes[0].Quantile = c.VerdictQuantile
+	w.Canary, w.Baseline, w.Expected = w.Votes[0].Canary, w.Votes[0].Baseline, w.Votes[0].Expected
+	w.Statistic, w.PromoteStatistic = statistic(w.Votes), math.Inf(-1)
+	for _, v := range w.Votes[:PromoteVotes] {
+		if v.Quantile > 0 || w.PromoteStatistic == math.Inf(-1) {
+			w.PromoteStatistic = math.Max(w.PromoteStatistic, v.LLR[0])
+		}
 	}
-	w.Statistic, w.PromoteStatistic = Mixture(w.LLR), w.LLR[0]
 	w.Anchored = anchored
 	w.Rollback, w.Promote = c.RollbackBoundary(anchored), c.PromoteBoundary(anchored)
 	w.RecentBoundary, w.RecentStatistic = c.RecentBoundary(anchored), math.Inf(-1)
@@ -235,28 +353,42 @@ func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
 		if l >= len(ev) {
 			break
 		}
-		var run WindowEvidence
-		for _, e := range ev[len(ev)-l:] {
-			run.add(e)
-		}
-		if s := Mixture(run.LLR); s > w.RecentStatistic {
-			w.RecentMinutes, w.RecentStatistic, w.RecentCanary, w.RecentExpected = l, s, run.Canary, run.Expected
+		_, votes := sums(ev[len(ev)-l:])
+		if s := statistic(votes); s > w.RecentStatistic {
+			w.RecentMinutes, w.RecentStatistic, w.RecentVotes = l, s, votes
 		}
 	}
 	return w
 }
 
+// tails says what the votes' pooled tails show, for reasons: "canary p99
+// exceedances 41 vs 15.0 expected (p90 900 vs 700.0, p99.9 5 vs 1.5)"; a
+// vote that took no part is left out.
+func tails(votes [NumVotes]VoteSums) string {
+	v := votes[0]
+	out := fmt.Sprintf("canary %s exceedances %.0f vs %.1f expected", QuantileLabel(v.Quantile), v.Canary, v.Expected)
+	var others []string
+	for _, o := range votes[1:] {
+		if o.Quantile > 0 {
+			others = append(others, fmt.Sprintf("%s %.0f vs %.1f", QuantileLabel(o.Quantile), o.Canary, o.Expected))
+		}
+	}
+	if len(others) > 0 {
+		out += " (" + strings.Join(others, ", ") + ")"
+	}
+	return out
+}
+
 // decide applies the evidence rule.
 func (w WindowEvidence) decide(c Config) (Decision, string) {
-	label := QuantileLabel(c.VerdictQuantile)
-	tail := fmt.Sprintf("canary %s exceedances %.0f vs %.1f expected over %d minutes", label, w.Canary, w.Expected, w.Minutes)
+	tail := fmt.Sprintf("%s over %d minutes", tails(w.Votes), w.Minutes)
 	notWorse := fmt.Sprintf("the canary's tail is shown less than %.2fx as frequent as the baseline's", math.Pow(c.RollbackThreshold, TailIndices[0]))
 	switch {
 	case w.Statistic >= w.Rollback:
 		return Rollback, fmt.Sprintf("%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)", tail, w.Statistic, w.Rollback)
 	case w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary:
-		return Rollback, fmt.Sprintf("canary %s exceedances %.0f vs %.1f expected over the last %d minutes: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
-			label, w.RecentCanary, w.RecentExpected, w.RecentMinutes, w.RecentStatistic, w.RecentBoundary)
+		return Rollback, fmt.Sprintf("%s over the last %d minutes: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
+			tails(w.RecentVotes), w.RecentMinutes, w.RecentStatistic, w.RecentBoundary)
 	case w.PromoteStatistic <= -w.Promote && w.Minutes >= c.PromoteMinutes():
 		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	case w.PromoteStatistic <= -w.Promote:

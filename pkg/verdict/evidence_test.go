@@ -33,17 +33,18 @@ func TestLLR(t *testing.T) {
 func TestMixture(t *testing.T) {
 	tests := []struct {
 		name string
-		llr  [len(TailIndices)]float64
+		llr  []float64
 		want float64
 	}{
-		{name: "all zero", want: 0},
-		{name: "equal", llr: [4]float64{3, 3, 3, 3}, want: 3},
-		{name: "one large: its value less ln 4", llr: [4]float64{-1e9, 2000, -1e9, -1e9}, want: 2000 - math.Log(4)},
-		{name: "overflowing exp stays finite", llr: [4]float64{900, 900, 900, 900}, want: 900},
+		{name: "all zero", llr: []float64{0, 0}, want: 0},
+		{name: "equal", llr: []float64{3, 3, 3, 3}, want: 3},
+		{name: "one large: its value less ln 4", llr: []float64{-1e9, 2000, -1e9, -1e9}, want: 2000 - math.Log(4)},
+		{name: "one of eight: less ln 8", llr: []float64{-1e9, 2000, -1e9, -1e9, -1e9, -1e9, -1e9, -1e9}, want: 2000 - math.Log(8)},
+		{name: "overflowing exp stays finite", llr: []float64{900, 900, 900, 900}, want: 900},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Mixture(tt.llr); math.Abs(got-tt.want) > 1e-9 {
+			if got := Mixture(tt.llr...); math.Abs(got-tt.want) > 1e-9 {
 				t.Fatalf("Mixture = %v, want %v", got, tt.want)
 			}
 		})
@@ -121,7 +122,7 @@ func TestMinuteEvidence(t *testing.T) {
 			if !tt.valid {
 				return
 			}
-			if math.Signbit(e.LLR[0]) != (tt.wantSign < 0) || e.Share != tt.wantShare || e.Canary < tt.wantCanaryAtLeast {
+			if v := e.Votes[0]; math.Signbit(v.LLR[0]) != (tt.wantSign < 0) || e.Share != tt.wantShare || v.Canary < tt.wantCanaryAtLeast {
 				t.Fatalf("%+v", e)
 			}
 			if want := (tt.base.Count + tt.canary.Count) * tt.scale; math.Abs(e.BaselineCount+e.CanaryCount-want) > 1e-9 {
@@ -132,20 +133,34 @@ func TestMinuteEvidence(t *testing.T) {
 }
 
 // nullMinute draws one minute of identical fleets straight from the
-// evidence model: K tail observations, each the canary's with its share.
+// evidence model: tailPerMinute observations beyond the verdict quantile on
+// average, ten times as many beyond the decade below and a tenth beyond the
+// decade above (each set within the one before), each observation the
+// canary's with its share.
 func nullMinute(r *rand.Rand, c Config, share, tailPerMinute float64) Evidence {
-	k, b := 0.0, 0.0
-	n := poisson(r, tailPerMinute)
-	for range n {
-		if r.Float64() < share {
-			k++
-		} else {
-			b++
+	qs := c.VoteQuantiles()
+	// Beyond the decade below, in order of depth: 0 the decade below, 1 the
+	// verdict quantile, 2 the decade above.
+	var k, b [3]float64
+	for range poisson(r, 10*tailPerMinute) {
+		canary := r.Float64() < share
+		for depth := 0; depth < 3; depth++ {
+			if depth > 0 && r.Float64() >= 0.1 {
+				break
+			}
+			if canary {
+				k[depth]++
+			} else {
+				b[depth]++
+			}
 		}
 	}
-	e := Evidence{Valid: true, Canary: k, Baseline: b, Share: share}
-	for i, a := range TailIndices {
-		e.LLR[i] = LLR(k, b, share, math.Pow(c.RollbackThreshold, a))
+	e := Evidence{Valid: true, Share: share}
+	for i, depth := range [NumVotes]int{1, 0, 2} {
+		e.Votes[i] = Vote{Quantile: qs[i], Canary: k[depth], Baseline: b[depth]}
+		for j, a := range TailIndices {
+			e.Votes[i].LLR[j] = LLR(k[depth], b[depth], share, math.Pow(c.RollbackThreshold, a))
+		}
 	}
 	return e
 }
@@ -211,9 +226,11 @@ func TestRegressionIsCaught(t *testing.T) {
 		for i := range minutes {
 			e := nullMinute(r, c, 0.5, 300)
 			if i >= onset {
-				e.Canary = float64(poisson(r, 150*factor))
+				// Only the verdict quantile's tail grows.
+				v := &e.Votes[0]
+				v.Canary = float64(poisson(r, 150*factor))
 				for j, a := range TailIndices {
-					e.LLR[j] = LLR(e.Canary, e.Baseline, 0.5, math.Pow(c.RollbackThreshold, a))
+					v.LLR[j] = LLR(v.Canary, v.Baseline, 0.5, math.Pow(c.RollbackThreshold, a))
 				}
 			}
 			minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
