@@ -3,6 +3,7 @@ package verdict
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,5 +256,138 @@ func TestRegressionIsCaught(t *testing.T) {
 	}
 	if w.Minutes[len(w.Minutes)-1].Window.PromoteStatistic > -w.Minutes[len(w.Minutes)-1].Window.Promote {
 		t.Log("the whole window alone would not have promoted either")
+	}
+}
+
+func TestVoteQuantiles(t *testing.T) {
+	tests := []struct {
+		q    float64
+		want [NumVotes]float64
+	}{
+		{0.99, [NumVotes]float64{0.99, 0.9, 0.999}},
+		{0.999, [NumVotes]float64{0.999, 0.99, 0.9999}},
+		{0.95, [NumVotes]float64{0.95, 0.5, 0.995}},
+		{0.9, [NumVotes]float64{0.9, 0, 0.99}}, // the decade below would be p0
+		{0.5, [NumVotes]float64{0.5, 0, 0.95}},
+	}
+	for _, tt := range tests {
+		c := Default()
+		c.VerdictQuantile = tt.q
+		if got := c.VoteQuantiles(); got != tt.want {
+			t.Errorf("VoteQuantiles at %v = %v, want %v", tt.q, got, tt.want)
+		}
+	}
+}
+
+// Each vote counts beyond its own quantile of the merged histogram: with
+// 10,000 observations per fleet spread evenly over (0, 100] (classic buckets
+// of width 1), the thresholds are 90, 99 and 99.9, and a canary that moved
+// 5% of its observations from the body to (99, 100] shows more beyond p99
+// than beyond p90, relative to what is expected (beyond p99.9, inside the
+// same bucket, as much as beyond p99: interpolation spreads it evenly).
+func TestMinuteEvidenceVotes(t *testing.T) {
+	even := func(extraTop float64) *histogram.Histogram {
+		t.Helper()
+		var bounds, cum []float64
+		total := 0.0
+		for i := 1; i <= 100; i++ {
+			n := 100.0
+			if i == 1 {
+				n -= extraTop
+			}
+			if i == 100 {
+				n += extraTop
+			}
+			total += n
+			bounds, cum = append(bounds, float64(i)), append(cum, total)
+		}
+		bounds, cum = append(bounds, math.Inf(1)), append(cum, total)
+		h, err := histogram.FromClassic(bounds, cum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	c := Default()
+	same := MinuteEvidence(c, even(0), even(0), 1, 1)
+	if !same.Valid {
+		t.Fatal("identical fleets carry no evidence")
+	}
+	for i, want := range []struct{ q, x, beyond float64 }{{0.99, 99, 100}, {0.9, 90, 1000}, {0.999, 99.9, 10}} {
+		v := same.Votes[i]
+		if v.Quantile != want.q || math.Abs(v.Threshold-want.x) > 1e-9 || math.Abs(v.Canary-want.beyond) > 1e-6 || math.Abs(v.Baseline-want.beyond) > 1e-6 || !(v.LLR[0] < 0) {
+			t.Errorf("identical fleets, vote %d: %+v, want p%v at %v with %v beyond each and a negative LLR", i, v, want.q*100, want.x, want.beyond)
+		}
+	}
+	worse := MinuteEvidence(c, even(0), even(500), 1, 1)
+	ratio := func(v Vote) float64 { return v.Canary / v.Expected(worse.Share) }
+	below, at, above := ratio(worse.Votes[1]), ratio(worse.Votes[0]), ratio(worse.Votes[2])
+	if !(1 < below && below < at && math.Abs(above-at) < 1e-9) {
+		t.Errorf("canary/expected beyond p90 %.3f, p99 %.3f, p99.9 %.3f: want 1 < p90 < p99 = p99.9", below, at, above)
+	}
+	for i, v := range worse.Votes {
+		if !(v.LLR[0] > 0) {
+			t.Errorf("vote %d (p%v) does not lean to rollback: %+v", i, v.Quantile*100, v)
+		}
+	}
+	// Without the decade below (verdict quantile p90), that vote abstains.
+	c.VerdictQuantile = 0.9
+	if e := MinuteEvidence(c, even(0), even(500), 1, 1); e.Votes[1] != (Vote{}) || e.Votes[2].Quantile != 0.99 {
+		t.Errorf("verdict quantile p90: votes %+v, want the decade below absent and p99 above", e.Votes)
+	}
+}
+
+// Promotion needs the verdict quantile and the decade below to show the
+// canary not worse; the decade above only ever speeds a rollback. A vote
+// speaking for rollback alone rolls back, at the mixture's price: with its
+// four tail indices speaking alike, ln(12/4).
+func TestVotesDecide(t *testing.T) {
+	c := Default()
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	minute := func(i int, llr [NumVotes]float64) Minute {
+		e := Evidence{Valid: true, Share: 0.5}
+		for v, q := range c.VoteQuantiles() {
+			e.Votes[v] = Vote{Quantile: q, Canary: 10, Baseline: 10}
+			for j := range e.Votes[v].LLR {
+				e.Votes[v].LLR[j] = llr[v]
+			}
+		}
+		return Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
+	}
+	run := func(llr [NumVotes]float64) Window {
+		ms := make([]Minute, c.WindowMinutes)
+		for i := range ms {
+			ms[i] = minute(i, llr)
+		}
+		return Decide(c, ms, Options{Anchored: true, Shown: 1})
+	}
+	tests := []struct {
+		name string
+		llr  [NumVotes]float64 // each minute's LLR, for every tail index of each vote
+		want Decision
+	}{
+		{"every vote for the canary promotes", [NumVotes]float64{-1, -1, -1}, Promote},
+		{"the decade above cannot stop a promotion it has no say in", [NumVotes]float64{-1, -1, 0}, Promote},
+		{"the decade below must agree", [NumVotes]float64{-1, 0, -1}, Hold},
+		{"the verdict quantile must agree", [NumVotes]float64{0, -1, -1}, Hold},
+		{"the decade above alone rolls back", [NumVotes]float64{-1, -1, 1}, Rollback},
+		{"the decade below alone rolls back", [NumVotes]float64{-1, 1, -1}, Rollback},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := run(tt.llr)
+			if w.Decision != tt.want {
+				t.Fatalf("%s, want %s: %s", w.Decision, tt.want, w.Reason)
+			}
+		})
+	}
+	// One vote at +1 a minute: the window's statistic is 60 - ln 3 (the
+	// other eight components, at -60, vanish beside it).
+	w := run([NumVotes]float64{-1, -1, 1})
+	if got, want := w.Evidence.Statistic, 60-math.Log(3); math.Abs(got-want) > 1e-9 {
+		t.Errorf("statistic %v, want %v", got, want)
+	}
+	if !strings.Contains(w.Reason, "canary p99 exceedances 600 vs 600.0 expected (p90 600 vs 600.0, p99.9 600 vs 600.0) over 60 minutes") {
+		t.Errorf("reason %q does not pool every vote", w.Reason)
 	}
 }
