@@ -565,3 +565,43 @@ func TestFromClassicErrors(t *testing.T) {
 		})
 	}
 }
+
+// Every schema is inferred from runs of its own buckets, positive and
+// negative, with and without a zero bucket and with gaps: the shortcut that
+// reads the schema off one whole bucket's ratio agrees with trying them all.
+func TestFromNativeInferenceEverySchema(t *testing.T) {
+	for s := int32(ExponentialSchemaMin); s <= ExponentialSchemaMax; s++ {
+		for _, first := range []int32{-40, -3, 0, 5, 17} {
+			for _, zero := range []bool{false, true} {
+				var bs []APIBucket
+				if zero {
+					zt := getBoundExponential(first-3, s)
+					bs = append(bs, APIBucket{3, -zt, zt, 1})
+					// A negative bucket mirrors the first positive one.
+					bs = append(bs, APIBucket{1, -getBoundExponential(first, s), -getBoundExponential(first-1, s), 1})
+				}
+				for _, idx := range []int32{first, first + 1, first + 2, first + 5} { // a gap after first+2
+					bs = append(bs, APIBucket{0, getBoundExponential(idx-1, s), getBoundExponential(idx, s), 1})
+				}
+				h := mustNative(t, bs, float64(len(bs)), 1)
+				if h.Kind != NativeExponential || h.Schema != s {
+					t.Errorf("schema %d from index %d (zero bucket %v): got %v schema %d", s, first, zero, h.Kind, h.Schema)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFromNative reads a schema 3 histogram of 40 buckets, the shape of
+// one fleet's minute in the engine.
+func BenchmarkFromNative(b *testing.B) {
+	var bs []APIBucket
+	for idx := int32(-20); idx < 20; idx++ {
+		bs = append(bs, APIBucket{0, getBoundExponential(idx-1, 3), getBoundExponential(idx, 3), 1})
+	}
+	for b.Loop() {
+		if _, err := FromNative(bs, 40, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

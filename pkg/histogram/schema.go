@@ -47,52 +47,72 @@ func inferSchema(bs []Bucket) (schema int32, zt float64, ok bool) {
 	if hiNeg < 0 && loPos < 0 {
 		return 0, zt, true // Only a zero bucket (or nothing): schema 0.
 	}
-	fits := make(map[int32]bool)
-	for s := int32(ExponentialSchemaMin); s <= ExponentialSchemaMax; s++ {
-		fits[s] = true
-	}
-	for i, b := range bs {
-		if isZeroBucketShape(b) {
-			continue
-		}
-		var inner, outer float64 // magnitudes: inner closer to zero
-		if b.Upper <= 0 {
-			if !b.LowerInclusive || b.UpperInclusive {
-				return 0, 0, false // Negative exponential buckets are [lower, upper).
-			}
-			inner, outer = -b.Upper, -b.Lower
-		} else {
-			if b.LowerInclusive || !b.UpperInclusive {
-				return 0, 0, false // Positive exponential buckets are (lower, upper].
-			}
-			inner, outer = b.Lower, b.Upper
-		}
-		mayClamp := i == hiNeg || i == loPos
-		for s := range fits {
-			if !fits[s] {
+	// fits says whether every bucket of bs is a bucket of schema s (the
+	// lowest positive and highest negative ones may be clamped to the zero
+	// threshold).
+	fits := func(s int32) bool {
+		for i, b := range bs {
+			if isZeroBucketShape(b) {
 				continue
+			}
+			inner, outer := b.Lower, b.Upper // magnitudes: inner closer to zero
+			if b.Upper <= 0 {
+				inner, outer = -b.Upper, -b.Lower
 			}
 			idx, found := boundIndex(outer, s)
 			if !found {
-				fits[s] = false
-				continue
+				return false
 			}
 			prev := getBoundExponential(idx-1, s)
 			if prev == inner {
 				continue
 			}
 			// Clamped to the zero threshold?
-			if mayClamp && prev < inner && inner < outer && (!ztKnown || inner == zt) {
+			if (i == hiNeg || i == loPos) && prev < inner && inner < outer && (!ztKnown || inner == zt) {
 				continue
 			}
-			fits[s] = false
+			return false
+		}
+		return true
+	}
+	for _, b := range bs {
+		if isZeroBucketShape(b) {
+			continue
+		}
+		if b.Upper <= 0 && (!b.LowerInclusive || b.UpperInclusive) {
+			return 0, 0, false // Negative exponential buckets are [lower, upper).
+		}
+		if b.Upper > 0 && (b.LowerInclusive || !b.UpperInclusive) {
+			return 0, 0, false // Positive exponential buckets are (lower, upper].
 		}
 	}
+	// A bucket that cannot be clamped is a whole bucket of exactly one
+	// schema, the one whose bucket ratio 2^(2^-s) it has: only that schema
+	// can fit. Without such a bucket, try every schema, highest first.
 	best, found := int32(0), false
-	for s := int32(ExponentialSchemaMax); s >= ExponentialSchemaMin; s-- {
-		if fits[s] {
-			best, found = s, true
+	for i, b := range bs {
+		if isZeroBucketShape(b) || i == hiNeg || i == loPos {
+			continue
+		}
+		inner, outer := b.Lower, b.Upper
+		if b.Upper <= 0 {
+			inner, outer = -b.Upper, -b.Lower
+		}
+		if !(inner > 0) || math.IsInf(outer, 0) {
 			break
+		}
+		s := int32(math.Round(-math.Log2(math.Log2(outer / inner))))
+		if s >= ExponentialSchemaMin && s <= ExponentialSchemaMax && fits(s) {
+			best, found = s, true
+		}
+		if !found {
+			return 0, 0, false
+		}
+		break
+	}
+	for s := int32(ExponentialSchemaMax); !found && s >= ExponentialSchemaMin; s-- {
+		if fits(s) {
+			best, found = s, true
 		}
 	}
 	if !found {
