@@ -136,8 +136,10 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		} else {
 			m.Decision, m.DecisionReason = m.Window.decide(c)
 		}
-		if flags, _ := windowFlags(c, minutes[i-n+1:i+1], o); m.Decision == Promote && len(flags) > 0 {
-			m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
+		if m.Decision == Promote {
+			if flags, _ := windowFlags(c, minutes[i-n+1:i+1], o); len(flags) > 0 {
+				m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
+			}
 		}
 	}
 	w := Window{Config: c, Minutes: minutes[first:], Worst: -1, Counts: counts}
