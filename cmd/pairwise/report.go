@@ -192,7 +192,7 @@ func report(res *engine.Result) jsonReport {
 		r.Minutes = append(r.Minutes, jsonMinute{
 			Time: m.Time.Format(time.RFC3339), Verdict: string(m.Verdict), Ratio: number(m.Ratio), Warmup: m.Warmup, Reason: m.Reason,
 			Baseline: fleetJSON(res.Config, m.Baseline), Canary: fleetJSON(res.Config, m.Canary),
-			Tail: minuteTailJSON(m.Evidence),
+			Tail:     minuteTailJSON(m.Evidence),
 			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window),
 		})
 	}

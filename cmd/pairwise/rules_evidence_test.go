@@ -83,7 +83,7 @@ func evidenceScenarios() []evidenceScenario {
 	healthy := sim.DefaultConfig(start)
 	healthy.Seed, healthy.PodsPerFleet = 11, 1
 	regression := healthy
-	regression.Seed, regression.Scenario, regression.RegressionStartMinute = 12, sim.ScenarioRegression, 60
+	regression.Seed, regression.Scenario, regression.RegressionStartMinute = 13, sim.ScenarioRegression, 60
 	var out []evidenceScenario
 	for _, k := range []prom.Kind{prom.Native, prom.Classic} {
 		out = append(out,
@@ -468,11 +468,16 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 			value = m.Window.RecentStatistic
 		}
 		w := m.Window
+		votes := w.RecentVotes
 		if w.Statistic >= w.Rollback {
-			checkMargins(t, sc.title, [2]float64{value, 1}, [2]float64{w.Canary, 0}, [2]float64{w.Expected, 1})
-		} else {
-			checkMargins(t, sc.title, [2]float64{value, 1}, [2]float64{w.RecentVotes[0].Canary, 0}, [2]float64{w.RecentVotes[0].Expected, 1})
+			votes = w.Votes
 		}
+		// Every vote's figures are printed in the description.
+		margins := [][2]float64{{value, 1}}
+		for _, v := range votes {
+			margins = append(margins, [2]float64{v.Canary, 0}, [2]float64{v.Expected, 1})
+		}
+		checkMargins(t, sc.title, margins...)
 		expr(decision, minuteOf(evidence.Minutes[i-1]), decision, float64(evidence.Minutes[i-1].Decision.Code()))
 		expr(decision, minuteOf(m), decision, float64(verdict.Rollback.Code()))
 		// The alert's first firing is written to ALERTS (which the healthy
@@ -492,7 +497,11 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 	}
 	if i, ok := firstOf[verdict.Promote]; ok && counts[verdict.Promote] > 0 && i > 0 {
 		m := evidence.Minutes[i]
-		checkMargins(t, sc.title, [2]float64{m.Window.PromoteStatistic, 1}, [2]float64{m.Window.Canary, 0}, [2]float64{m.Window.Expected, 1})
+		margins := [][2]float64{{m.Window.PromoteStatistic, 1}}
+		for _, v := range m.Window.Votes {
+			margins = append(margins, [2]float64{v.Canary, 0}, [2]float64{v.Expected, 1})
+		}
+		checkMargins(t, sc.title, margins...)
 		alertTest("PairwiseCanaryPromotable", fmt.Sprintf("%ds", m.Time.Unix()-1), nil, nil)
 		alertTest("PairwiseCanaryPromotable", minuteOf(m), expectedAnnotations(t, packAnnotations(t, q.Name, "PairwiseCanaryPromotable"), m.Window.PromoteStatistic, m.DecisionReason),
 			map[string]string{"canary": q.Name, "severity": "info", "action": "promote"})

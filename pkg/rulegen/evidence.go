@@ -32,32 +32,80 @@ const (
 	termLength   = "length"          // a recent run's length in minutes
 )
 
-// llrTerm names the term of tail index a's log likelihood ratio.
-func llrTerm(a float64) string { return "llr_" + fmtNum(a) }
+// VoteTerms are the names of one vote's terms (verdict.Evidence.Votes[i]):
+// its log likelihood ratio for each tail index, its canary's observations
+// beyond its threshold and how many it would have if the fleets were
+// identical. The verdict quantile's vote (the first) has the plain names,
+// llr_4 ... llr_32, canary_beyond and expected_beyond; another vote's carry
+// its quantile in front: p90_llr_4, p90_canary_beyond, p90_expected_beyond.
+type VoteTerms struct {
+	LLR              [len(verdict.TailIndices)]string
+	Canary, Expected string
+}
 
-// llrTerms names every tail index's term, in verdict.TailIndices order.
-func llrTerms() []string {
-	out := make([]string, len(verdict.TailIndices))
+// TermsOfVote names the terms of the vote at index vote of
+// verdict.Config.VoteQuantiles, whose quantile is q.
+func TermsOfVote(vote int, q float64) VoteTerms {
+	prefix := ""
+	if vote > 0 {
+		prefix = verdict.QuantileLabel(q) + "_"
+	}
+	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected}
 	for i, a := range verdict.TailIndices {
-		out[i] = llrTerm(a)
+		t.LLR[i] = prefix + "llr_" + fmtNum(a)
+	}
+	return t
+}
+
+// vote is one voting quantile of a canary: its index in
+// verdict.Config.VoteQuantiles, its quantile and its terms' names.
+type vote struct {
+	index int
+	q     float64
+	terms VoteTerms
+}
+
+// votes are the canary's voting quantiles, the verdict quantile's first.
+func (r resolved) votes() []vote {
+	var out []vote
+	for i, q := range r.config.VoteQuantiles() {
+		if q > 0 {
+			out = append(out, vote{index: i, q: q, terms: TermsOfVote(i, q)})
+		}
 	}
 	return out
+}
+
+// llrTerms names every vote's LLR terms: the components of the mixture.
+func (r resolved) llrTerms() []string {
+	var out []string
+	for _, v := range r.votes() {
+		out = append(out, v.terms.LLR[:]...)
+	}
+	return out
+}
+
+// voteEvidence is one vote's part of a minute: its threshold, the quantile
+// of both fleets' histograms merged, present only when finite, and each
+// fleet's counted observations beyond it (verdict.Vote's Baseline and
+// Canary).
+type voteEvidence struct {
+	vote                         vote
+	threshold                    expr
+	beyondBaseline, beyondCanary expr
 }
 
 // minuteEvidence are the parts of verdict.MinuteEvidence for one minute,
 // evaluated at its end T.
 type minuteEvidence struct {
-	// threshold is the verdict quantile of both fleets' histograms merged,
-	// present only when finite.
-	threshold expr
-	// beyondBaseline and beyondCanary are each fleet's counted observations
-	// beyond threshold (verdict.Evidence's Baseline and Canary).
-	beyondBaseline, beyondCanary expr
+	// votes are in r.votes() order: the verdict quantile's first.
+	votes []voteEvidence
 	// share is the canary's share of the counted observations, present only
 	// when strictly between 0 and 1 (both fleets have observations).
 	share expr
-	// present holds when the minute carries evidence: verdict.Evidence.Valid,
-	// and not a partial or warm-up minute.
+	// present holds when the minute carries evidence: verdict.Evidence.Valid
+	// (the verdict quantile's threshold is finite), and not a partial or
+	// warm-up minute.
 	present expr
 }
 
@@ -69,51 +117,74 @@ func (r resolved) scrapeScale(f fleetExprs) expr {
 }
 
 func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
-	x := fn("histogram_quantile", leaf(verdict.QuantileKey(r.config.VerdictQuantile)), op(m.base.hist, "+", m.canary.hist))
-	e := minuteEvidence{threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
+	var e minuteEvidence
 	counted := func(f fleetExprs) expr { return op(f.count, "*", r.scrapeScale(f)) }
-	// Without a finite threshold scalar() is NaN, and so is the count.
-	beyond := func(f fleetExprs) expr {
-		return op(op(fn("histogram_fraction", fn("scalar", e.threshold), leaf("+Inf"), f.hist), "*", f.count), "*", r.scrapeScale(f))
+	for _, v := range r.votes() {
+		x := fn("histogram_quantile", leaf(verdict.QuantileKey(v.q)), op(m.base.hist, "+", m.canary.hist))
+		ve := voteEvidence{vote: v, threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
+		// Without a finite threshold scalar() is NaN, and so is the count.
+		beyond := func(f fleetExprs) expr {
+			return op(op(fn("histogram_fraction", fn("scalar", ve.threshold), leaf("+Inf"), f.hist), "*", f.count), "*", r.scrapeScale(f))
+		}
+		ve.beyondBaseline, ve.beyondCanary = beyond(m.base), beyond(m.canary)
+		e.votes = append(e.votes, ve)
 	}
-	e.beyondBaseline, e.beyondCanary = beyond(m.base), beyond(m.canary)
 	e.share = op(op(op(counted(m.canary), "/", op(counted(m.base), "+", counted(m.canary))), ">", leaf("0")), "<", leaf("1"))
-	e.present = m.warm(op(op(e.share, "and on()", e.threshold), "unless on()", m.partial))
+	e.present = m.warm(op(op(e.share, "and on()", e.votes[0].threshold), "unless on()", m.partial))
 	return e
 }
 
-// alternatives is a constant vector, one series per tail index a valued
-// RollbackThreshold^a (how many times as frequent the canary's tail is under
-// that alternative), labelled with the index's term.
-func (r resolved) alternatives() expr {
+// constants is a constant vector, one series per tail index valued
+// value(a), labelled with the vote's term for that index.
+func (r resolved) constants(v vote, value func(a float64) float64) expr {
 	var out expr
-	for _, a := range verdict.TailIndices {
-		alt := labelled(leaf("vector("+numText(math.Pow(r.config.RollbackThreshold, a))+")"), termLabel, llrTerm(a))
+	for i, a := range verdict.TailIndices {
+		c := labelled(leaf("vector("+numText(value(a))+")"), termLabel, v.terms.LLR[i])
 		if out == nil {
-			out = alt
+			out = c
 		} else {
-			out = op(out, "or", alt)
+			out = op(out, "or", c)
 		}
 	}
 	return out
 }
 
-// terms is the minute's evidence, a series per term, nothing when the minute
-// carries none. With k and b the canary's and the baseline's observations
-// beyond the threshold, f the canary's share and A an alternative,
-// verdict.LLR is k ln(theta/f) + b ln((1-theta)/(1-f)) with
-// theta = fA/(fA+1-f), which is k ln A - (k+b) ln(1 + f(A-1)).
-func (r resolved) terms(e minuteEvidence) expr {
-	k, b, alts := e.beyondCanary, e.beyondBaseline, r.alternatives()
+// voteTerms are one vote's rows of a minute's evidence. With k and b the
+// canary's and the baseline's observations beyond the threshold, f the
+// canary's share and A an alternative, verdict.LLR is
+// k ln(theta/f) + b ln((1-theta)/(1-f)) with theta = fA/(fA+1-f), which is
+// k ln A - (k+b) ln(1 + f(A-1)). A vote other than the verdict quantile's
+// whose threshold is not finite abstains: its LLRs are 0 (a likelihood
+// ratio of 1, as verdict counts it in the mixture) and its counts absent.
+func (r resolved) voteTerms(v voteEvidence, share expr) expr {
+	k, b := v.beyondCanary, v.beyondBaseline
+	alts := r.constants(v.vote, func(a float64) float64 { return math.Pow(r.config.RollbackThreshold, a) })
 	// "group_right()" with its parentheses: "group_right (" would read what
 	// follows as label names.
 	const each = "* on() group_right()"
-	llr := op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(e.share, each, op(alts, "-", leaf("1")))))))
-	rows := op(op(op(llr,
-		"or", labelled(k, termLabel, termCanary)),
-		"or", labelled(op(op(k, "+", b), "*", e.share), termLabel, termExpected)),
-		"or", labelled(leaf("vector(1)"), termLabel, termMinutes))
-	// > -Inf drops NaN, which present rules out already.
+	llr := op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1")))))))
+	if v.vote.index > 0 {
+		llr = op(op(llr, ">", leaf("-Inf")), "or", r.constants(v.vote, func(float64) float64 { return 0 }))
+	}
+	return op(op(llr,
+		"or", labelled(k, termLabel, v.vote.terms.Canary)),
+		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.vote.terms.Expected))
+}
+
+// terms is the minute's evidence, a series per term, nothing when the minute
+// carries none.
+func (r resolved) terms(e minuteEvidence) expr {
+	var rows expr
+	for _, v := range e.votes {
+		if rows == nil {
+			rows = r.voteTerms(v, e.share)
+		} else {
+			rows = op(rows, "or", r.voteTerms(v, e.share))
+		}
+	}
+	rows = op(rows, "or", labelled(leaf("vector(1)"), termLabel, termMinutes))
+	// > -Inf drops NaN (an abstaining vote's counts), which present rules
+	// out for the verdict quantile's.
 	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
 }
 
@@ -177,6 +248,9 @@ func (s inlineRows) rows(terms ...string) expr {
 type windowReads struct {
 	sums, recent termRows
 	flags        expr
+	// llr names every vote's LLR terms (the mixture's components), promote
+	// the promoting votes' first tail index's.
+	llr, promote []string
 }
 
 // mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
@@ -194,18 +268,20 @@ func mixture(llr expr, by string) expr {
 // statistic is verdict.WindowEvidence.Statistic: the mixture of the summed
 // LLRs, 0 without evidence.
 func (w windowReads) statistic() expr {
-	return op(mixture(w.sums.rows(llrTerms()...), ""), "or", leaf("vector(0)"))
+	return op(mixture(w.sums.rows(w.llr...), ""), "or", leaf("vector(0)"))
 }
 
 // recentStatistics is the mixture of each recent run (label recent_minutes);
 // a run without evidence has no series (its statistic, 0, rolls nothing back).
 func (w windowReads) recentStatistics() expr {
-	return mixture(w.recent.rows(llrTerms()...), " by ("+recentLabel+")")
+	return mixture(w.recent.rows(w.llr...), " by ("+recentLabel+")")
 }
 
-// promoteStatistic is the first tail index's summed LLR, 0 without evidence.
+// promoteStatistic is the largest of the promoting votes' (the first
+// verdict.PromoteVotes) summed LLRs of the first tail index, 0 without
+// evidence.
 func (w windowReads) promoteStatistic() expr {
-	return op(fn("sum", w.sums.rows(llrTerm(verdict.TailIndices[0]))), "or", leaf("vector(0)"))
+	return op(fn("max", w.sums.rows(w.promote...)), "or", leaf("vector(0)"))
 }
 
 // minutes counts the window's minutes carrying evidence.
@@ -265,8 +341,15 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 		minutes:         RecordName(r.Metric, "evidence_minutes_"+window, false),
 		decision:        RecordName(r.Metric, "decision_"+window, false),
 	}
-	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, flags: e.flags}
-	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, flags: r.recordedSeries(e.names.flags)}
+	llr := r.llrTerms()
+	var promote []string
+	for _, v := range r.votes() {
+		if v.index < verdict.PromoteVotes {
+			promote = append(promote, v.terms.LLR[0])
+		}
+	}
+	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, flags: e.flags, llr: llr, promote: promote}
+	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote}
 	return e
 }
 
@@ -295,19 +378,28 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	}
 	rb, recentB, pb := c.RollbackBoundary(false), c.RecentBoundary(false), c.PromoteBoundary(false)
 	rec := e.recorded
-	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s); %s: the canary's observations beyond the %s of both fleets merged; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
-		strings.Join(llrTerms(), ", "), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), termCanary, vq, termExpected, termMinutes)
+	votes := r.votes()
+	var voteNames, promoteNames []string
+	for _, v := range votes {
+		voteNames = append(voteNames, verdict.QuantileLabel(v.q))
+		if v.index < verdict.PromoteVotes {
+			promoteNames = append(promoteNames, verdict.QuantileLabel(v.q))
+		}
+	}
+	quantiles := strings.Join(voteNames, ", ")
+	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s) beyond the %s of both fleets merged (the verdict quantile's terms unprefixed, the others' prefixed with their quantile); %s: the canary's observations beyond it; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
+		strings.Join(r.llrTerms(), ", "), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), quantiles, termCanary, termExpected, termMinutes)
 	records = []rule{
 		{record: n.sums, expr: e.sums, labels: labels,
 			comment: fmt.Sprintf("evidence rule: each minute's evidence summed over the last %s of wall-clock minutes, by %s", window, terms)},
 		{record: n.recent, expr: e.recent, labels: labels,
 			comment: fmt.Sprintf("the same over the recent runs of the last %s minutes (label %s; term %s: the run's length)", strings.Join(lengths, ", "), recentLabel, termLength)},
 		{record: n.statistic, expr: rec.statistic(), labels: labels,
-			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window: ln of the mean likelihood ratio of the tail indices; rollback at %s", fmtBoundary(rb))},
+			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window: ln of the mean likelihood ratio of every quantile's tail indices (%s); rollback at %s", quantiles, fmtBoundary(rb))},
 		{record: n.recentStatistic, expr: rec.recentStatistics(), labels: labels,
 			comment: fmt.Sprintf("the same for each recent run; rollback when one reaches %s", fmtBoundary(recentB))},
 		{record: n.promote, expr: rec.promoteStatistic(), labels: labels,
-			comment: fmt.Sprintf("evidence for promotion: the summed log likelihood ratio of tail index %s; promote at or below %s", indices[0], fmtBoundary(-pb))},
+			comment: fmt.Sprintf("evidence for promotion: the larger of the summed log likelihood ratios of tail index %s beyond the %s; promote at or below %s", indices[0], strings.Join(promoteNames, " and the "), fmtBoundary(-pb))},
 		{record: n.minutes, expr: rec.minutes(), labels: labels,
 			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
 		{record: n.decision, labels: labels,
@@ -320,12 +412,29 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	name := templateSafe(r.Name)
 	fleets := fmt.Sprintf("Canary %s, baseline %s.", templateSafe(r.canary.String()), templateSafe(r.baseline.String()))
 	method := fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them against tails %sx^a as frequent (a = %s), over the last %d minutes and over their last %s minutes.",
-		r.Metric, vq, fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), c.WindowMinutes, strings.Join(lengths, ", "))
+		r.Metric, quantiles, fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), c.WindowMinutes, strings.Join(lengths, ", "))
 	sumsOf := func(term string) selector.Matcher {
 		return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: term}
 	}
-	windowTail := fmt.Sprintf("canary %s exceedances %s vs %s expected over %s minutes", vq,
-		templateValue(r.recordedSeries(n.sums, sumsOf(termCanary)), "%.0f"), templateValue(r.recordedSeries(n.sums, sumsOf(termExpected)), "%.1f"),
+	// tails is verdict's "canary p99 exceedances A vs B expected (p90 C vs
+	// D, p99.9 E vs F)" with value(term, format) printing a term's value.
+	// (verdict leaves out a vote that abstained in every minute of the
+	// window; here its figures print as "?". A vote abstains only when its
+	// threshold is not finite, which a histogram with a finite highest
+	// bucket never gives.)
+	tails := func(value func(term, format string) string) string {
+		out := fmt.Sprintf("canary %s exceedances %s vs %s expected", vq, value(votes[0].terms.Canary, "%.0f"), value(votes[0].terms.Expected, "%.1f"))
+		var others []string
+		for _, v := range votes[1:] {
+			others = append(others, fmt.Sprintf("%s %s vs %s", verdict.QuantileLabel(v.q), value(v.terms.Canary, "%.0f"), value(v.terms.Expected, "%.1f")))
+		}
+		if len(others) > 0 {
+			out += " (" + strings.Join(others, ", ") + ")"
+		}
+		return out
+	}
+	windowTail := fmt.Sprintf("%s over %s minutes",
+		tails(func(term, format string) string { return templateValue(r.recordedSeries(n.sums, sumsOf(term)), format) }),
 		templateValue(r.recordedSeries(n.minutes), "%.0f"))
 	// verdict reports the recent run with the highest statistic, the
 	// shortest of equals.
@@ -337,8 +446,8 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		return fmt.Sprintf("{{ with printf %s $run | query }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}",
 			strconv.Quote(r.recordedSeries(n.recent, sumsOf(term), selector.Matcher{Name: recentLabel, Op: selector.Equal, Value: "%s"}).flat()), format)
 	}
-	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}canary %s exceedances %s vs %s expected over the last {{ $run }} minutes{{ else }}?{{ end }}",
-		strconv.Quote(best), vq, runValue(termCanary, "%.0f"), runValue(termExpected, "%.1f"))
+	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}%s over the last {{ $run }} minutes{{ else }}?{{ end }}",
+		strconv.Quote(best), tails(runValue))
 	rollbackReason := fmt.Sprintf("{{ if query %s }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)"+
 		"{{ else }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's){{ end }}",
 		strconv.Quote(op(r.recordedSeries(n.statistic), ">=", num(rb)).flat()), windowTail, rb, recentTail, recentB)
@@ -346,7 +455,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		{alert: "PairwiseCanaryRollback", expr: r.evidenceRollback(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic)), keepFiring: "10m",
 			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
-				{"summary", fmt.Sprintf("Canary %s: roll back, its %s tail is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, rb)},
+				{"summary", fmt.Sprintf("Canary %s: roll back, its tail (%s) is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, quantiles, rb)},
 				{"description", fmt.Sprintf("%s. %s A canary identical to its baseline, watched every minute, reaches a boundary at most once in %s days (falseRollback %s). %s",
 					rollbackReason, method, fmtNum(1/c.FalseRollback), fmtNum(c.FalseRollback), fleets)},
 				runbook("PairwiseCanaryRollback"),
@@ -354,7 +463,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		{alert: "PairwiseCanaryPromotable", expr: op(r.recordedSeries(n.promote), "and on()", op(r.recordedSeries(n.decision), "==", leaf(strconv.Itoa(verdict.Promote.Code())))),
 			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
-				{"summary", fmt.Sprintf("Canary %s: promotable, its %s tail is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, vq, -pb)},
+				{"summary", fmt.Sprintf("Canary %s: promotable, its tail (%s) is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, strings.Join(promoteNames, ", "), -pb)},
 				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
 					windowTail, -pb, math.Pow(c.RollbackThreshold, verdict.TailIndices[0]), method, c.PromoteMinutes(), fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
 				runbook("PairwiseCanaryPromotable"),
