@@ -401,10 +401,6 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries, decisions bool) {
 // lacks the monotonicity fix); it is logged and added to excused.
 func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Result, window pairing.Window, excused map[int64]bool) {
 	terms := st.rangeBy(t, q.MinuteTerms, window, "term")
-	llrTerms := make([]string, len(verdict.TailIndices))
-	for i, a := range verdict.TailIndices {
-		llrTerms[i] = "llr_" + strconv.FormatFloat(a, 'f', -1, 64)
-	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
 	carrying := 0
 	for _, m := range res.Minutes {
@@ -417,16 +413,26 @@ func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Res
 			diffs = append(diffs, fmt.Sprintf("engine carries evidence %v, pack %v", want, got))
 		} else if want {
 			carrying++
-			for i, name := range llrTerms {
-				if v := terms[name][ts]; !near(v, e.Votes[0].LLR[i]) {
-					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", name, e.Votes[0].LLR[i], v))
+			// Every vote's terms, as the pack names them.
+			for vi, q := range q.Config.VoteQuantiles() {
+				if q == 0 {
+					continue
 				}
-			}
-			if v := terms["canary_beyond"][ts]; !near(v, e.Votes[0].Canary) {
-				diffs = append(diffs, fmt.Sprintf("canary beyond engine %.12g pack %.12g", e.Votes[0].Canary, v))
-			}
-			if v := terms["expected_beyond"][ts]; !near(v, e.Expected()) {
-				diffs = append(diffs, fmt.Sprintf("expected engine %.12g pack %.12g", e.Expected(), v))
+				v, names := e.Votes[vi], rulegen.TermsOfVote(vi, q)
+				for i, name := range names.LLR {
+					if got := terms[name][ts]; !near(got, v.LLR[i]) {
+						diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", name, v.LLR[i], got))
+					}
+				}
+				if v.Quantile == 0 {
+					continue // abstained: no counts
+				}
+				if got := terms[names.Canary][ts]; !near(got, v.Canary) {
+					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", names.Canary, v.Canary, got))
+				}
+				if got := terms[names.Expected][ts]; !near(got, v.Expected(e.Share)) {
+					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", names.Expected, v.Expected(e.Share), got))
+				}
 			}
 		}
 		if len(diffs) == 0 {
