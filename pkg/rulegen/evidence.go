@@ -3,6 +3,7 @@ package rulegen
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -222,7 +223,11 @@ type recordedRows struct {
 func (s recordedRows) rows(terms ...string) expr {
 	m := selector.Matcher{Name: termLabel, Op: selector.Equal, Value: terms[0]}
 	if len(terms) > 1 {
-		m = selector.Matcher{Name: termLabel, Op: selector.Regex, Value: strings.Join(terms, "|")}
+		quoted := make([]string, len(terms))
+		for i, t := range terms {
+			quoted[i] = regexp.QuoteMeta(t) // p99.9_llr_4: the dot is a dot
+		}
+		m = selector.Matcher{Name: termLabel, Op: selector.Regex, Value: strings.Join(quoted, "|")}
 	}
 	return s.r.recordedSeries(s.name, m)
 }
@@ -256,25 +261,35 @@ type windowReads struct {
 // mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
 // the mean of exp, computed as verdict does, from the largest, so that no
 // sum overflows exp.
-func mixture(llr expr, by string) expr {
+func mixture(llr expr, by string, terms int) expr {
 	top := call{fn: "max" + by, args: []expr{llr}}
 	match := "on()"
 	if by != "" {
 		match = "on(" + recentLabel + ")"
 	}
-	return op(top, "+", fn("ln", call{fn: "avg" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top))}}))
+	if terms == verdict.Components {
+		return op(top, "+", fn("ln", call{fn: "avg" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top))}}))
+	}
+	// A vote the config leaves out (the decade below of a verdict quantile
+	// under p95) is verdict's likelihood ratio 1 in every minute: its
+	// components, absent here, count as exp(0) in a mean over all
+	// verdict.Components. From max(top, 0), so that exp never overflows.
+	top0 := fn("clamp_min", top, leaf("0"))
+	sum := call{fn: "sum" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top0))}}
+	absent := op(leaf(strconv.Itoa(verdict.Components-terms)), "*", fn("exp", op(leaf("0"), "-", top0)))
+	return op(top0, "+", fn("ln", op(op(sum, "+", absent), "/", leaf(strconv.Itoa(verdict.Components)))))
 }
 
 // statistic is verdict.WindowEvidence.Statistic: the mixture of the summed
 // LLRs, 0 without evidence.
 func (w windowReads) statistic() expr {
-	return op(mixture(w.sums.rows(w.llr...), ""), "or", leaf("vector(0)"))
+	return op(mixture(w.sums.rows(w.llr...), "", len(w.llr)), "or", leaf("vector(0)"))
 }
 
 // recentStatistics is the mixture of each recent run (label recent_minutes);
 // a run without evidence has no series (its statistic, 0, rolls nothing back).
 func (w windowReads) recentStatistics() expr {
-	return mixture(w.recent.rows(w.llr...), " by ("+recentLabel+")")
+	return mixture(w.recent.rows(w.llr...), " by ("+recentLabel+")", len(w.llr))
 }
 
 // promoteStatistic is the largest of the promoting votes' (the first

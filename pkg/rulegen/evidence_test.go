@@ -3,11 +3,15 @@ package rulegen
 import (
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -187,5 +191,47 @@ func TestQueriesFollowTheRule(t *testing.T) {
 	}
 	if !strings.Contains(ref.Rollback, fmt.Sprintf(">= %d", ref.Config.BadLimit)) {
 		t.Errorf("reference rollback: %s", ref.Rollback)
+	}
+}
+
+// mixture is verdict.Mixture over verdict.Components, in the real
+// Prometheus: with every vote present, and with a vote the config leaves out
+// (its components are a likelihood ratio of 1, absent from the series), for
+// sums far below and far above 0 where a careless exp over- or underflows.
+func TestMixtureInPrometheus(t *testing.T) {
+	promtool := testenv.Binary(t, "promtool")
+	for _, tt := range []struct {
+		name  string
+		terms int
+		llr   []float64
+	}{
+		{"every vote", verdict.Components, []float64{-3, 2, 5, -700, 1, 1, 0, -2, 4, 3, -1, 0.5}},
+		{"every vote, all far below", verdict.Components, []float64{-900, -950, -1000, -1200, -900, -901, -902, -903, -904, -905, -906, -907}},
+		{"no decade below", 2 * len(verdict.TailIndices), []float64{-3, 2, 5, -700, 4, 3, -1, 0.5}},
+		{"no decade below, all far below", 2 * len(verdict.TailIndices), []float64{-900, -950, -1000, -1200, -900, -901, -902, -903}},
+		{"no decade below, far above", 2 * len(verdict.TailIndices), []float64{900, 950, 1000, 1200, 900, 901, 902, 903}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			all := make([]float64, verdict.Components) // the absent ones are 0
+			copy(all, tt.llr)
+			want := verdict.Mixture(all...)
+			var series strings.Builder
+			for i, v := range tt.llr {
+				fmt.Fprintf(&series, "      - series: 'llr{term=\"t%d\"}'\n        values: '%s'\n", i, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			// Equal to 1e-12 relative: the sums run in another order.
+			check := fmt.Sprintf("abs((%s) - %s) <= bool %s", mixture(leaf("llr"), "", tt.terms).flat(),
+				strconv.FormatFloat(want, 'g', -1, 64), strconv.FormatFloat(1e-12*math.Max(1, math.Abs(want)), 'g', -1, 64))
+			test := fmt.Sprintf("tests:\n  - interval: 1m\n    input_series:\n%s    promql_expr_test:\n      - expr: '%s'\n        eval_time: 0m\n        exp_samples:\n          - labels: '{}'\n            value: 1\n",
+				series.String(), check)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "mixture.yml")
+			if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(promtool, "test", "rules", path).CombinedOutput(); err != nil {
+				t.Fatalf("Prometheus's mixture differs from verdict.Mixture %v: %v\n%s\n%s", want, err, out, test)
+			}
+		})
 	}
 }
