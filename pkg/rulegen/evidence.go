@@ -150,43 +150,61 @@ func (r resolved) constants(v vote, value func(a float64) float64) expr {
 	return out
 }
 
-// voteTerms are one vote's rows of a minute's evidence. With k and b the
-// canary's and the baseline's observations beyond the threshold, f the
-// canary's share and A an alternative, verdict.LLR is
+// termShare names the canary's share among a minute's counts, and
+// baselineTerm a vote's baseline observations beyond its threshold.
+const termShare = "share"
+
+func baselineTerm(v vote) string {
+	return strings.TrimSuffix(v.terms.Canary, termCanary) + "baseline_beyond"
+}
+
+// evidenceCounts is what a minute's evidence is computed from, a series per
+// term: each vote's canary and baseline observations beyond its threshold
+// (absent when the threshold is not finite) and the canary's share; nothing
+// when the minute carries no evidence. Recorded once, so that the terms
+// below read each figure instead of computing it again for every use.
+func (r resolved) evidenceCounts(e minuteEvidence) expr {
+	rows := labelled(e.share, termLabel, termShare)
+	for _, v := range e.votes {
+		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, baselineTerm(v.vote)))
+	}
+	// > -Inf drops NaN (the counts of a vote whose threshold is not finite).
+	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
+}
+
+// voteTerms are one vote's rows of a minute's evidence, from its counts k
+// and b and the canary's share f. With A an alternative, verdict.LLR is
 // k ln(theta/f) + b ln((1-theta)/(1-f)) with theta = fA/(fA+1-f), which is
 // k ln A - (k+b) ln(1 + f(A-1)). A vote other than the verdict quantile's
-// whose threshold is not finite abstains: its LLRs are 0 (a likelihood
-// ratio of 1, as verdict counts it in the mixture) and its counts absent.
-func (r resolved) voteTerms(v voteEvidence, share expr) expr {
-	k, b := v.beyondCanary, v.beyondBaseline
-	alts := r.constants(v.vote, func(a float64) float64 { return math.Pow(r.config.RollbackThreshold, a) })
+// without counts (its threshold was not finite) abstains: its LLRs are 0 (a
+// likelihood ratio of 1, as verdict counts it in the mixture).
+func (r resolved) voteTerms(v vote, k, b, share expr) expr {
+	alts := r.constants(v, func(a float64) float64 { return math.Pow(r.config.RollbackThreshold, a) })
 	// "group_right()" with its parentheses: "group_right (" would read what
 	// follows as label names.
 	const each = "* on() group_right()"
 	llr := op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1")))))))
-	if v.vote.index > 0 {
-		llr = op(op(llr, ">", leaf("-Inf")), "or", r.constants(v.vote, func(float64) float64 { return 0 }))
+	if v.index > 0 {
+		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
 	return op(op(llr,
-		"or", labelled(k, termLabel, v.vote.terms.Canary)),
-		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.vote.terms.Expected))
+		"or", labelled(k, termLabel, v.terms.Canary)),
+		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected))
 }
 
-// terms is the minute's evidence, a series per term, nothing when the minute
+// terms is the minute's evidence, a series per term, computed from its
+// counts (evidenceCounts, recorded or inline); nothing when the minute
 // carries none.
-func (r resolved) terms(e minuteEvidence) expr {
-	var rows expr
-	for _, v := range e.votes {
-		if rows == nil {
-			rows = r.voteTerms(v, e.share)
-		} else {
-			rows = op(rows, "or", r.voteTerms(v, e.share))
-		}
+func (r resolved) terms(counts termRows) expr {
+	// sum() of the one series a term has drops its term label, so that the
+	// figures combine.
+	figure := func(term string) expr { return fn("sum", counts.rows(term)) }
+	share := figure(termShare)
+	rows := labelled(leaf("vector(1)"), termLabel, termMinutes)
+	for _, v := range r.votes() {
+		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(baselineTerm(v)), share))
 	}
-	rows = op(rows, "or", labelled(leaf("vector(1)"), termLabel, termMinutes))
-	// > -Inf drops NaN (an abstaining vote's counts), which present rules
-	// out for the verdict quantile's.
-	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
+	return op(rows, "and on()", share)
 }
 
 // windowSums sums the recorded terms over the window's minutes.
@@ -344,7 +362,7 @@ type evidenceNames struct {
 func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	window := strconv.Itoa(r.config.WindowMinutes) + "m"
 	e := evidenceExprs{minute: r.minuteEvidence(m), flags: r.windowFlags()}
-	e.terms = r.terms(e.minute)
+	e.terms = r.terms(inlineRows{r.evidenceCounts(e.minute)})
 	e.sums, e.recent = r.windowSums(), r.recentSums()
 	e.names = evidenceNames{
 		sums:            RecordName(r.Metric, "evidence_sums_"+window, false),
@@ -467,7 +485,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		"{{ else }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's){{ end }}",
 		strconv.Quote(op(r.recordedSeries(n.statistic), ">=", num(rb)).flat()), windowTail, rb, recentTail, recentB)
 	alerts = []rule{
-		{alert: "PairwiseCanaryRollback", expr: r.evidenceRollback(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic)), keepFiring: "10m",
+		{alert: "PairwiseCanaryRollback", expr: r.whileCanaryServes(r.evidenceRollback(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic))), keepFiring: "10m",
 			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, its tail (%s) is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, quantiles, rb)},

@@ -66,7 +66,7 @@ func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 			}
 			k := prom.Kind(kind)
 			c := verdict.Default()
-			terms := exprs["canary:http_request_duration_seconds:evidence_terms_1m"]
+			terms := exprs["canary:http_request_duration_seconds:evidence_counts_1m"]
 			hists, health := prom.MinuteHistogramRecord("http_request_duration_seconds", k), prom.MinuteHealthRecord("http_request_duration_seconds", k)
 			for _, fleet := range []string{"baseline", "canary"} {
 				for _, want := range []string{
@@ -83,7 +83,7 @@ func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 				t.Errorf("the minute's terms lack the pooled quantile")
 			}
 			for _, a := range verdict.TailIndices {
-				if want := fmt.Sprintf(`label_replace(vector(%s), "term", "llr_%s"`, numText(math.Pow(c.RollbackThreshold, a)), fmtNum(a)); !has(terms, want) {
+				if want := fmt.Sprintf(`label_replace(vector(%s), "term", "llr_%s"`, numText(math.Pow(c.RollbackThreshold, a)), fmtNum(a)); !has(exprs["canary:http_request_duration_seconds:evidence_terms_1m"], want) {
 					t.Errorf("the minute's terms lack the alternative %s", want)
 				}
 			}
@@ -138,7 +138,7 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 				t.Errorf("rollback alert lacks the boundaries:\n%s", rollback)
 			}
 			sums := exprs["canary:http_request_duration_seconds:evidence_sums_"+w]
-			if !strings.HasSuffix(spaced(sums), spaced("["+w+"]))")) || !has(exprs["canary:http_request_duration_seconds:evidence_terms_1m"], "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
+			if !strings.HasSuffix(spaced(sums), spaced("["+w+"]))")) || !has(exprs["canary:http_request_duration_seconds:evidence_counts_1m"], "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
 				t.Errorf("window sums do not follow the window and quantile:\n%.300s", sums)
 			}
 			recent := exprs["canary:http_request_duration_seconds:recent_evidence_sums"]

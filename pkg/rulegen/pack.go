@@ -232,14 +232,15 @@ type minuteNames struct {
 	// missing and partial are 1 in a minute where one fleet served alone,
 	// or one was incomplete (not warm-up). Each is absent otherwise.
 	countedRatio, share, missing, partial string
-	// terms are the evidence rule's terms of a minute carrying evidence.
-	terms string
+	// counts are each vote's counts and the canary's share of a minute
+	// carrying evidence, terms the evidence rule's terms computed from them.
+	counts, terms string
 }
 
 func (r resolved) minuteNames() minuteNames {
 	n := func(op string) string { return RecordName(r.Metric, op, false) }
 	return minuteNames{good: n("good_1m"), bad: n("bad_1m"), countedRatio: n("counted_ratio_1m"), share: n("canary_share_1m"),
-		missing: n("fleet_missing_1m"), partial: n("partial_1m"), terms: n("evidence_terms_1m")}
+		missing: n("fleet_missing_1m"), partial: n("partial_1m"), counts: n("evidence_counts_1m"), terms: n("evidence_terms_1m")}
 }
 
 // overWindow is a range over the last minutes (the window when 0) of a
@@ -249,6 +250,23 @@ func (r resolved) overWindow(name string, minutes int) expr {
 		minutes = r.config.WindowMinutes
 	}
 	return leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(name).flat(), minutes))
+}
+
+// goneMinutes is how long the canary fleet records no minute before its
+// rollback alert stops: it is gone (rolled back, removed, renamed).
+const goneMinutes = 5
+
+// whileCanaryServes keeps a rollback alert's condition to the minutes the
+// canary fleet still records minutes: once it is gone there is nothing left
+// to roll back, so the alert resolves (keep_firing_for later) instead of
+// firing on the window's old minutes for up to an hour. The window's
+// decision itself stays what the engine decides: a canary deployed again
+// under the same labels within the window is judged with the last one's
+// minutes (the sliding pack knows no deployment start; the judge's --since
+// does).
+func (r resolved) whileCanaryServes(cond expr) expr {
+	served := fn("count", leaf(fmt.Sprintf("present_over_time(%s[%dm])", r.fleetRecord("canary", prom.MinuteHistogramRecord(r.Metric, r.kind)), goneMinutes)))
+	return op(cond, "and on()", served)
 }
 
 // rule is one recording or alerting rule.
@@ -344,7 +362,7 @@ func (r resolved) rules(runbookBase string) []rule {
 	name := templateSafe(r.Name)
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	out = append(out,
-		rule{alert: "PairwiseCanaryRollback", expr: r.referenceRollback(bad), keepFiring: "10m",
+		rule{alert: "PairwiseCanaryRollback", expr: r.whileCanaryServes(r.referenceRollback(bad)), keepFiring: "10m",
 			labels: r.alertLabels([2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: roll back, {{ $value }} bad minutes in the last %s", name, window)},
@@ -458,8 +476,11 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 			comment: "1 in a minute where a serving fleet was incomplete, after warm-up (the partial-fleet flag)"},
 	}
 	if c.Rule != verdict.RuleReference {
-		out = append(out, rule{record: n.terms, expr: r.terms(r.minuteEvidence(m)), labels: labels,
-			comment: "evidence rule: the minute's evidence, a series per term (label " + termLabel + "); absent when the minute carries none"})
+		out = append(out,
+			rule{record: n.counts, expr: r.evidenceCounts(r.minuteEvidence(m)), labels: labels,
+				comment: "evidence rule: each voting quantile's threshold counts of the minute (the fleets' observations beyond it) and the canary's share, a series per term (label " + termLabel + "); absent when the minute carries none"},
+			rule{record: n.terms, expr: r.terms(recordedRows{r, n.counts}), labels: labels,
+				comment: "evidence rule: the minute's evidence, a series per term (label " + termLabel + "); absent when the minute carries none"})
 	}
 	return out
 }

@@ -192,7 +192,8 @@ func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
 					}
 				}
 				if c.Rule != nil {
-					if rollback := exprs["PairwiseCanaryRollback"]; rollback != `canary:http_request_duration_seconds:bad_minutes_60m{canary="checkout"} >= 5` {
+					hist := prom.MinuteHistogramRecord("http_request_duration_seconds", prom.Kind(kind))
+					if rollback := exprs["PairwiseCanaryRollback"]; rollback != `(canary:http_request_duration_seconds:bad_minutes_60m{canary="checkout"} >= 5) and on() count(present_over_time(`+hist+`{canary="checkout",fleet="canary"}[5m]))` {
 						t.Errorf("rollback does not compare the recorded bad minutes with the limit:\n%s", rollback)
 					}
 				}
@@ -224,7 +225,7 @@ func TestOverridesReachTheRules(t *testing.T) {
 		"canary_fleet:http_request_duration_seconds:p50_1m", "canary_fleet:http_request_duration_seconds:p90_1m",
 		"canary_fleet:http_request_duration_seconds:p99_9_1m", // the verdict quantile is recorded although not listed
 		"canary_fleet:http_request_duration_seconds:beyond_p99_9_1m",
-		"histogram_quantile(0.999,", ">= 1.25", "<= 0.9", "< 20", "[30m])", ">= 3 ", ">= 20",
+		"histogram_quantile(0.999,", ">= 1.25", "<= 0.9", "< 20", "[30m])", ">= 3)", ">= 20",
 		"canary:http_request_duration_seconds:decision_30m",
 		"[1m] offset 2m", // warm-up looks back
 		"https://runbooks.example/pairwise#pairwisecanaryrollback",
