@@ -196,7 +196,10 @@ func TestAnalyzeEvidence(t *testing.T) {
 		wantFetched time.Duration // fetch start before end
 	}{
 		{name: "a tail four times heavier rolls back", slow: 40, factor: 100, want: verdict.Rollback, wantShown: 10, wantFetched: 18 * time.Minute},
-		{name: "two tail observations a minute hold", slow: 40, factor: 1, want: verdict.Hold, wantShown: 10, wantFetched: 18 * time.Minute},
+		// Two observations a minute beyond the p99 could not tell; the ten
+		// times as many beyond the p90 (a vote of its own) do.
+		{name: "a tail four times heavier on little traffic rolls back on the decade below", slow: 40, factor: 1, want: verdict.Rollback, wantShown: 10, wantFetched: 18 * time.Minute},
+		{name: "identical fleets with a few observations a minute hold", slow: 10, factor: 0.05, want: verdict.Hold, wantShown: 10, wantFetched: 18 * time.Minute},
 		{name: "identical busy fleets promote", slow: 10, factor: 100, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
 		{name: "since clips the window and anchors it", slow: 10, factor: 100, since: 5 * time.Minute, want: verdict.Promote, wantShown: 5, wantAnchor: true, wantFetched: 4 * time.Minute},
 		{name: "since before the first window changes nothing but the look-back", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},

@@ -3,6 +3,8 @@ package prom
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 )
@@ -35,13 +37,30 @@ func HealthQuery(metric string, sel selector.Selector, kind Kind) string {
 		" or " + figure("down", "count(min_over_time("+sel.With("up")+"[1m]) == 0)")
 }
 
-// FleetHealth is HealthQuery for every minute of r, by minute end in Unix
-// seconds; minutes without any sample are absent. kind is Native or Classic.
+// HealthCountsQuery reads the figures of HealthQuery reading the fleet's
+// series once instead of three times: count_values tells how many series
+// had each number of samples in the minute (label pairwise_samples), from
+// which the samples, the series and those with two samples or more follow.
+// The rule pack cannot use it (PromQL cannot read a number off a label), so
+// it records HealthQuery's figures; the engine reads this, which costs a
+// third of the raw reads on large fleets.
+func HealthCountsQuery(metric string, sel selector.Selector, kind Kind) string {
+	counted := "count_over_time(" + countedSeries(metric, sel, kind) + "[1m])"
+	return `count_values("` + samplesLabel + `", ` + counted + `)` +
+		` or label_replace(count(min_over_time(` + sel.With("up") + `[1m]) == 0), "` + healthLabel + `", "down", "", "")`
+}
+
+// samplesLabel carries a number of samples per series in HealthCountsQuery.
+const samplesLabel = "pairwise_samples"
+
+// FleetHealth is HealthQuery's figures for every minute of r, by minute end
+// in Unix seconds, read with HealthCountsQuery; minutes without any sample
+// are absent. kind is Native or Classic.
 func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (map[int64]Health, error) {
 	if err := selector.ValidMetricName(metric); err != nil {
 		return nil, err
 	}
-	res, err := c.rangeQuery(ctx, HealthQuery(metric, sel, kind), r)
+	res, err := c.rangeQuery(ctx, HealthCountsQuery(metric, sel, kind), r)
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +70,29 @@ func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Se
 // healthLabel tells HealthQuery's figures apart.
 const healthLabel = "pairwise_health"
 
-// healthByMinute reads HealthQuery's answer by minute end.
+// healthByMinute reads HealthQuery's or HealthCountsQuery's answer by
+// minute end.
 func healthByMinute(res *matrixData) (map[int64]Health, error) {
 	out := map[int64]Health{}
 	for _, s := range res.Result {
+		samples, counts := s.Metric[samplesLabel]
+		n, err := strconv.ParseFloat(samples, 64)
+		if counts && (err != nil || !(n >= 1) || math.IsInf(n, 0)) {
+			return nil, fmt.Errorf("%w: the fleet health query returned %s=%q, not a number of samples", ErrNotProm, samplesLabel, samples)
+		}
 		for _, fs := range s.Values {
 			ts, v := unixSeconds(fs.T), fs.V
 			h := out[ts]
+			if counts {
+				// v series had n samples each in the minute.
+				h.Samples += n * v
+				h.Series += v
+				if n >= 2 {
+					h.Reporting += v
+				}
+				out[ts] = h
+				continue
+			}
 			switch s.Metric[healthLabel] {
 			case "samples":
 				h.Samples = v
