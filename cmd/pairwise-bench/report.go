@@ -243,7 +243,7 @@ func (r *report) markdown() string {
 		p("")
 		p("A 60-minute window, 2 fleets, 4 quantiles (p50, p99, p99.9, p99.99) and the request rate.")
 		p("")
-		p("- **engine**: `engine.Analyze` in process, reading raw series: per fleet the histogram range query `sum(increase(h{sel}[1m]))` or `sum by (le) (increase(h_bucket{sel}[1m]))`, then the health query (`prom.HealthQuery`), each pair issued concurrently; JSON decoding (one pass, straight into histograms), quantiles, bounds, pairing and verdicts in Go.")
+		p("- **engine**: `engine.Analyze` in process, reading raw series: per fleet the histogram range query `sum(increase(h{sel}[1m]))` or `sum by (le) (increase(h_bucket{sel}[1m]))`, then the health query (`prom.HealthCountsQuery`: the samples per series, read once), each pair issued concurrently; JSON decoding (one pass, straight into histograms), quantiles, bounds, pairing and verdicts in Go.")
 		p("- **dashboard**: what a Grafana dashboard issues for the same figures: per fleet, one `histogram_quantile(q, sum(rate(h{sel}[1m])))` (classic: `sum by (le) (rate(h_bucket{sel}[1m]))`) range query per quantile and one rate query (`histogram_count(sum(rate(h{sel}[1m])))`, classic `sum(rate(h_count{sel}[1m]))`): 10 range queries at step 60 s, each response JSON-decoded. *Sequential* issues them one after another; *concurrent* all at once (Grafana runs panel queries concurrently).")
 		p("- **raw**: the engine's own requests, recorded from one analysis (same queries, ranges and phases: the two histogram queries at once, then the two health queries at once), sent again with `net/http`, bodies read and discarded: the floor the engine cannot go below.")
 		p("")
