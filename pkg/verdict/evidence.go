@@ -9,8 +9,9 @@ import (
 )
 
 // The evidence rule (docs/judgement.md) pools, over the minutes of a window,
-// how many of each fleet's observations lie beyond the verdict quantile of
-// the two fleets' merged histogram. If the fleets are identical, every one of
+// how many of each fleet's observations lie beyond each voting quantile
+// (Config.VoteQuantiles) of the two fleets' merged histogram. If the fleets
+// are identical, every one of
 // those K tail observations is the canary's with probability f, the canary's
 // share of the minute's observations, whatever the latency distribution. If
 // the canary is RollbackThreshold times slower, its tail is more frequent by
@@ -24,10 +25,11 @@ import (
 // threshold lands there R^a times as often as the baseline. Latency tails at
 // p99 have indices of about 2 to 6 (a lognormal of log-sd s has 2.67/s at
 // p99) and steeper ones where a slow path ends sharply; the rule mixes the
-// four alternatives with equal weight, so a large regression is caught as
-// quickly as a test designed for it, at a cost of ln 4 in the boundary.
-// Promotion is tested against the first, the mildest: "the canary's tail is
-// not R^4 times as frequent".
+// four alternatives of every vote with equal weight (Components in all), so
+// a large regression is caught about as quickly as by a test designed for
+// it, at a cost of ln Components in the boundary. Promotion is tested
+// against the first, the mildest: "the canary's tail is not R^4 times as
+// frequent".
 var TailIndices = [4]float64{4, 8, 16, 32}
 
 // Vote is one quantile's part of a minute's evidence: the quantile of both
@@ -77,16 +79,6 @@ type Evidence struct {
 // Expected is how many of the minute's tail observations beyond the verdict
 // quantile the canary would have if the fleets were identical.
 func (e Evidence) Expected() float64 { return e.Votes[0].Expected(e.Share) }
-
-// LLRs are the minute's log likelihood ratios of every vote and tail index:
-// the components of the evidence rule's mixture.
-func (e Evidence) LLRs() [Components]float64 {
-	var out [Components]float64
-	for i, v := range e.Votes {
-		copy(out[i*len(TailIndices):], v.LLR[:])
-	}
-	return out
-}
 
 // MinuteEvidence reads one minute's evidence off both fleets' merged
 // histograms (nil: no data). scaleB and scaleC turn each fleet's counts into
