@@ -12,16 +12,18 @@ import (
 )
 
 // The evidence rule in PromQL. Every minute's evidence (verdict.MinuteEvidence)
-// is one vector of terms, a series per term: the log likelihood ratio for
-// each tail index, the canary's observations beyond the pooled quantile, how
-// many it would have if the fleets were identical, and 1 for the minute. Two
-// recording rules sum the terms over whole wall-clock minutes with subqueries
-// on raw data: over the window, and over each recent run of minutes
-// (verdict.Config.RecentLengths). The statistics, the decision and the alerts
-// are read off those series as the group recorded them earlier in the same
-// evaluation, at the same evaluation time. The parity test queries the same
-// derivations with the recorded series replaced by the expressions that
-// record them (windowReads).
+// is recorded in two steps: its counts (evidenceCounts: for each voting
+// quantile, each fleet's observations beyond it, and the canary's share),
+// then from them one vector of terms, a series per term: for each vote, the
+// log likelihood ratio for each tail index, the canary's observations beyond
+// the pooled quantile and how many it would have if the fleets were
+// identical, and 1 for the minute. Two recording rules sum the recorded terms
+// over whole wall-clock minutes: over the window, and over each recent run of
+// minutes (verdict.Config.RecentLengths). The statistics, the decision and
+// the alerts are read off those series as the group recorded them earlier in
+// the same evaluation, at the same evaluation time. The parity test queries
+// the same derivations with the recorded series replaced by the expressions
+// that record them (windowReads, inlineRows).
 
 const (
 	termLabel   = "term"
