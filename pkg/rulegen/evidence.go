@@ -218,9 +218,13 @@ func (r resolved) windowSums() expr {
 // with the window, labelled with the run's length, plus the length itself.
 func (r resolved) recentSums() expr {
 	var out expr
+	// Only the LLR terms: a run's statistic needs no more, and the one run
+	// a description names has its counts summed by the template itself.
+	llr := recordedRows{r, r.minuteNames().terms}.matcher(r.llrTerms()...)
 	for _, l := range r.config.RecentLengths() {
 		length := strconv.Itoa(l)
-		sums := call{fn: "sum by (" + termLabel + ") ", args: []expr{fn("sum_over_time", r.overWindow(r.minuteNames().terms, l))}}
+		terms := leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(r.minuteNames().terms, llr).flat(), l))
+		sums := call{fn: "sum by (" + termLabel + ") ", args: []expr{fn("sum_over_time", terms)}}
 		run := labelled(op(sums, "or", labelled(leaf("vector("+length+")"), termLabel, termLength)), recentLabel, length)
 		if out == nil {
 			out = run
@@ -241,15 +245,19 @@ type recordedRows struct {
 }
 
 func (s recordedRows) rows(terms ...string) expr {
-	m := selector.Matcher{Name: termLabel, Op: selector.Equal, Value: terms[0]}
-	if len(terms) > 1 {
-		quoted := make([]string, len(terms))
-		for i, t := range terms {
-			quoted[i] = regexp.QuoteMeta(t) // p99.9_llr_4: the dot is a dot
-		}
-		m = selector.Matcher{Name: termLabel, Op: selector.Regex, Value: strings.Join(quoted, "|")}
+	return s.r.recordedSeries(s.name, s.matcher(terms...))
+}
+
+// matcher selects the terms by the term label.
+func (recordedRows) matcher(terms ...string) selector.Matcher {
+	if len(terms) == 1 {
+		return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: terms[0]}
 	}
-	return s.r.recordedSeries(s.name, m)
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = regexp.QuoteMeta(t) // p99.9_llr_4: the dot is a dot
+	}
+	return selector.Matcher{Name: termLabel, Op: selector.Regex, Value: strings.Join(quoted, "|")}
 }
 
 // inlineRows are the expression itself: terms picked by joining a constant
@@ -475,11 +483,12 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	// shortest of equals.
 	recentStats := r.recordedSeries(n.recentStatistic).flat()
 	best := fmt.Sprintf("min(%s and on(%s) (%s == on() group_left() max(%s)))", r.recordedSeries(n.recent, sumsOf(termLength)).flat(), recentLabel, recentStats, recentStats)
-	// The run's series, by a printf format of its length (names of metrics
-	// and canaries hold no %).
+	// A term summed over the run's minutes, by a printf format of its
+	// length (names of metrics and canaries hold no %): the recent runs'
+	// sums keep only the LLRs.
 	runValue := func(term, format string) string {
-		return fmt.Sprintf("{{ with printf %s $run | query }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}",
-			strconv.Quote(r.recordedSeries(n.recent, sumsOf(term), selector.Matcher{Name: recentLabel, Op: selector.Equal, Value: "%s"}).flat()), format)
+		sum := fmt.Sprintf("sum(sum_over_time(%s[%%sm]))", r.recordedSeries(r.minuteNames().terms, sumsOf(term)).flat())
+		return fmt.Sprintf("{{ with printf %s $run | query }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}", strconv.Quote(sum), format)
 	}
 	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}%s over the last {{ $run }} minutes{{ else }}?{{ end }}",
 		strconv.Quote(best), tails(runValue))

@@ -92,7 +92,9 @@ func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 				t.Errorf("window sums:\n%s\nwant %s", sums, want)
 			}
 			for _, l := range c.RecentLengths() {
-				run := fmt.Sprintf(`sum by (term) (sum_over_time(canary:http_request_duration_seconds:evidence_terms_1m{canary="checkout"}[%dm])) or label_replace(vector(%d), "term", "length", "", ""), "recent_minutes", "%d", "", "")`, l, l, l)
+				// Only the LLR terms of every vote.
+				llr := `llr_4|llr_8|llr_16|llr_32|p90_llr_4|p90_llr_8|p90_llr_16|p90_llr_32|p99\\.9_llr_4|p99\\.9_llr_8|p99\\.9_llr_16|p99\\.9_llr_32`
+				run := fmt.Sprintf(`sum by (term) (sum_over_time(canary:http_request_duration_seconds:evidence_terms_1m{canary="checkout",term=~"%s"}[%dm])) or label_replace(vector(%d), "term", "length", "", ""), "recent_minutes", "%d", "", "")`, llr, l, l, l)
 				if !has(recent, run) {
 					t.Errorf("recent sums lack the %d-minute run %s", l, run)
 				}
