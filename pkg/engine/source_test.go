@@ -178,6 +178,12 @@ func TestAutoWithoutRecord(t *testing.T) {
 		{name: "not the API", fault: testenv.Fault{Status: 404}, want: prom.ErrNotProm},
 	} {
 		t.Run(f.name, func(t *testing.T) {
+			// Only the hang needs a short timeout; the other faults answer
+			// at once, and a loaded machine must not turn them into timeouts.
+			timeout := 10 * time.Second
+			if f.fault.Hang {
+				timeout = time.Second
+			}
 			req := request(`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`, ReadRaw)
 			errs := map[Reading]error{}
 			for _, read := range []Reading{ReadRaw, ReadAuto} {
@@ -185,7 +191,7 @@ func TestAutoWithoutRecord(t *testing.T) {
 				fault := f.fault
 				fake.FailAlways(&fault)
 				req.Read = read
-				res, err := analyze(t, fake, time.Second, req)
+				res, err := analyze(t, fake, timeout, req)
 				if err == nil {
 					t.Fatalf("%s reading: a result (%s) though every query fails", read, res.Decision)
 				}
@@ -200,7 +206,7 @@ func TestAutoWithoutRecord(t *testing.T) {
 			fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
 			fake.Fail(f.fault)
 			req.Read = ReadAuto
-			_, err := analyze(t, fake, time.Second, req)
+			_, err := analyze(t, fake, timeout, req)
 			if unsupported := f.want == prom.ErrBadQuery || f.want == prom.ErrNotProm; unsupported != (err == nil) {
 				t.Errorf("only the first look-up fails: %v", err)
 			} else if err != nil && class(err) != f.want {
