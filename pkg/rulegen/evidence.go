@@ -44,6 +44,9 @@ const (
 type VoteTerms struct {
 	LLR              [len(verdict.TailIndices)]string
 	Canary, Expected string
+	// Baseline names the baseline's observations beyond the threshold, a
+	// term of the minute's counts (evidenceCounts), not of its evidence.
+	Baseline string
 }
 
 // TermsOfVote names the terms of the vote at index vote of
@@ -53,7 +56,7 @@ func TermsOfVote(vote int, q float64) VoteTerms {
 	if vote > 0 {
 		prefix = verdict.QuantileLabel(q) + "_"
 	}
-	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected}
+	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond"}
 	for i, a := range verdict.TailIndices {
 		t.LLR[i] = prefix + "llr_" + fmtNum(a)
 	}
@@ -152,13 +155,8 @@ func (r resolved) constants(v vote, value func(a float64) float64) expr {
 	return out
 }
 
-// termShare names the canary's share among a minute's counts, and
-// baselineTerm a vote's baseline observations beyond its threshold.
+// termShare names the canary's share among a minute's counts.
 const termShare = "share"
-
-func baselineTerm(v vote) string {
-	return strings.TrimSuffix(v.terms.Canary, termCanary) + "baseline_beyond"
-}
 
 // evidenceCounts is what a minute's evidence is computed from, a series per
 // term: each vote's canary and baseline observations beyond its threshold
@@ -168,7 +166,7 @@ func baselineTerm(v vote) string {
 func (r resolved) evidenceCounts(e minuteEvidence) expr {
 	rows := labelled(e.share, termLabel, termShare)
 	for _, v := range e.votes {
-		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, baselineTerm(v.vote)))
+		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, v.vote.terms.Baseline))
 	}
 	// > -Inf drops NaN (the counts of a vote whose threshold is not finite).
 	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
@@ -204,7 +202,7 @@ func (r resolved) terms(counts termRows) expr {
 	share := figure(termShare)
 	rows := labelled(leaf("vector(1)"), termLabel, termMinutes)
 	for _, v := range r.votes() {
-		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(baselineTerm(v)), share))
+		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(v.terms.Baseline), share))
 	}
 	return op(rows, "and on()", share)
 }
