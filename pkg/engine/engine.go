@@ -158,7 +158,12 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return nil, err
 	}
 	base, canary := results[0], results[1]
+	sparse := sparselyScraped(ctx, src, req, []fetched{base, canary}, fetch)
 	if len(base.series) == 0 && len(canary.series) == 0 {
+		if sparse[0] || sparse[1] {
+			return nil, fmt.Errorf("%w: metric %s has samples for %s and %s between %s and %s, but %s",
+				ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339), sparseScrapeHint)
+		}
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 	}
@@ -186,6 +191,11 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		}
 	}
 	res.Served = append(res.Served, healthServed...)
+	for f, name := range []string{"baseline", "canary"} {
+		if sparse[f] {
+			res.Warnings = append(res.Warnings, "the "+name+" fleet has samples but no minute histograms: "+sparseScrapeHint)
+		}
+	}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
@@ -264,6 +274,45 @@ func fetchHealth(ctx context.Context, src Source, req Request, fleets []fetched,
 		}
 	}
 	return out, used, errors.Join(errs...)
+}
+
+// sparseScrapeHint explains a fleet whose series have samples but no minute
+// histograms: each minute is a one-minute increase(), which needs two samples
+// of a series inside the minute.
+const sparseScrapeHint = "its series have at most one sample a minute (scraped every 60 s or more slowly), and a minute's histogram is a one-minute increase(), which needs two; scrape these targets every 30 s or faster (a minute then reads half of its observations, 3/4 at 15 s)"
+
+// sparselyScraped tells, for each fleet without minute histograms, whether
+// its series have samples in r but never the two a one-minute increase()
+// needs: scraped once a minute or less often. A fleet with histograms, or
+// whose health cannot be read, is not.
+func sparselyScraped(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) []bool {
+	out := make([]bool, len(fleets))
+	sels := []selector.Selector{req.Baseline, req.Canary}
+	kinds := []prom.Kind{req.Kind}
+	if req.Kind == prom.Auto || req.Kind == "" {
+		kinds = []prom.Kind{prom.Native, prom.Classic}
+	}
+	for i, f := range fleets {
+		if len(f.series) > 0 {
+			continue
+		}
+		for _, k := range kinds {
+			h, err := src.FleetHealth(ctx, req.Metric, sels[i], k, r)
+			if err != nil {
+				break
+			}
+			seen, reported := false, false
+			for _, m := range h {
+				seen = seen || m.Series > 0
+				reported = reported || m.Reporting > 0
+			}
+			if seen {
+				out[i] = !reported
+				break
+			}
+		}
+	}
+	return out
 }
 
 // verdictValue is the verdict quantile of a series at minute t, NaN without data.

@@ -336,3 +336,57 @@ func TestCompletenessDoesNotDependOnTheRange(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseScrapes: a fleet whose series have samples but never two in a
+// minute (scraped every 60 s) has no minute histograms; Pairwise says why
+// instead of calling it missing. Both fleets so: ErrNoData naming the
+// scrape interval; one fleet so: a warning on the judgement; a fleet that
+// has no samples at all keeps the plain messages.
+func TestSparseScrapes(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	once := map[int64]prom.Health{}
+	for i := 0; i < 20; i++ {
+		once[end.Add(-time.Duration(i)*time.Minute).Unix()] = prom.Health{Samples: 3, Series: 3, Reporting: 0}
+	}
+	none := map[int64]prom.Health{}
+	tests := []struct {
+		name                 string
+		series               map[string]prom.Series
+		health               map[string]map[int64]prom.Health
+		wantErr, wantWarning string
+	}{
+		{name: "both fleets once a minute", series: map[string]prom.Series{},
+			health:  map[string]map[int64]prom.Health{base: once, canary: once},
+			wantErr: "has samples for {track=\"baseline\"} and {track=\"canary\"}"},
+		{name: "neither fleet has samples", series: map[string]prom.Series{},
+			health:  map[string]map[int64]prom.Health{base: none, canary: none},
+			wantErr: "has no histogram samples"},
+		{name: "the canary once a minute", series: map[string]prom.Series{base: minutes(t, 10, 1)},
+			health:      map[string]map[int64]prom.Health{canary: once},
+			wantWarning: "the canary fleet has samples but no minute histograms: its series have at most one sample a minute"},
+		{name: "the canary has no samples", series: map[string]prom.Series{base: minutes(t, 10, 1)},
+			health: map[string]map[int64]prom.Health{canary: none}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fleetSource{series: tt.series, health: tt.health}
+			res, err := Analyze(context.Background(), src, request(t, 0))
+			if tt.wantErr != "" {
+				if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want ErrNoData with %q", err, tt.wantErr)
+				}
+				if strings.Contains(tt.wantErr, "has samples") && !strings.Contains(err.Error(), "scrape these targets every 30 s or faster") {
+					t.Fatalf("the error does not say what to do: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(res.Warnings, "\n")
+			if tt.wantWarning == "" && strings.Contains(got, "no minute histograms") || !strings.Contains(got, tt.wantWarning) {
+				t.Fatalf("warnings %q, want %q", res.Warnings, tt.wantWarning)
+			}
+		})
+	}
+}

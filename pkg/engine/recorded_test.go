@@ -244,3 +244,28 @@ func TestRecordedEqualsRaw(t *testing.T) {
 		})
 	}
 }
+
+// TestSparseScrapesInPrometheus: fleets scraped every 60 s, in a real
+// Prometheus, for both histogram kinds: the judgement fails with ErrNoData
+// naming the scrape interval, not "no histogram samples".
+func TestSparseScrapesInPrometheus(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "30", "--pods", "2", "--scrape-interval", "60s")
+	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
+	client, err := prom.New(srv.URL, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, canary := testenv.GeneratedFleets(t)
+	w, err := pairing.Ending(end, 20, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []prom.Kind{prom.Auto, prom.Native, prom.Classic} {
+		req := Request{Metric: "http_request_duration_seconds", Baseline: base, Canary: canary, Kind: kind, Config: verdict.Default(), Window: w}
+		_, err := Analyze(context.Background(), client, req)
+		if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "at most one sample a minute") {
+			t.Errorf("%s: %v, want ErrNoData naming the scrape interval", kind, err)
+		}
+	}
+}
