@@ -23,6 +23,7 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
+	"gopkg.in/yaml.v3"
 )
 
 const repoRoot = "../.."
@@ -63,6 +64,12 @@ func TestRulesEndToEnd(t *testing.T) {
 	gated := variantFile(t, "-gated", func(c *rulegen.Canary) { s := 0.99; c.Significance = &s })
 	variants := reference
 	variants.Canaries = append(slices.Clone(reference.Canaries), gated.Canaries...)
+	// And one generic group judging every service of the generated data by
+	// the same rule as the committed native canary, vectorised over the
+	// service label: its figures and its rollback alert must be the
+	// committed canary's (everyParity).
+	variants.Generic = []rulegen.Generic{{Name: "every", Metric: "http_request_duration_seconds", Histogram: "native",
+		By: []string{"service"}, FleetLabel: "track", Baseline: "baseline", Canary: "canary", JudgeEvery: true}}
 	variantSrc, err := rulegen.Render(variants)
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +159,7 @@ func TestRulesEndToEnd(t *testing.T) {
 			for _, q := range ruleQueries(t, gated) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, false) })
 			}
+			t.Run("parity/every", func(t *testing.T) { st.everyParity(t, string(variantSrc)) })
 		})
 	}
 }
@@ -836,5 +844,76 @@ func (st *stack) checkRuleHealth(t *testing.T, since time.Time) {
 	}
 	if n == 0 {
 		t.Error("Prometheus loaded no rules")
+	}
+}
+
+// everyParity compares, minute by minute over the data, the generic group
+// that judges every service at once (variants pack, group
+// pairwise-generic-every, by service) with the committed pack's canary
+// checkout (native, the same fleets): each minute's counts, the window's
+// statistic, the recent runs' highest, and the minutes the rollback alert's
+// condition holds. The committed canary is checked against the engine by
+// parity; this ties the vectorised rules to it.
+func (st *stack) everyParity(t *testing.T, variantPack string) {
+	const metric = "http_request_duration_seconds"
+	w := pairing.Window{First: st.first, Last: st.end}
+	alertExpr := func(pack, group string) string {
+		var f struct {
+			Groups []struct {
+				Name  string `yaml:"name"`
+				Rules []struct {
+					Alert string `yaml:"alert"`
+					Expr  string `yaml:"expr"`
+				} `yaml:"rules"`
+			} `yaml:"groups"`
+		}
+		if err := yaml.Unmarshal([]byte(pack), &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range f.Groups {
+			for _, r := range g.Rules {
+				if g.Name == group && r.Alert == "PairwiseCanaryRollback" {
+					return r.Expr
+				}
+			}
+		}
+		t.Fatalf("no PairwiseCanaryRollback in group %s", group)
+		return ""
+	}
+	committed, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evidence := rulegen.RecordName(metric, "evidence_60m", false)
+	recent := rulegen.RecordName(metric, "recent_evidence", false)
+	counts := rulegen.RecordName(metric, "evidence_counts_1m", false)
+	canaryBeyond := rulegen.TermsOfVote(0, 0.99).Canary
+	for _, c := range []struct {
+		name, one, every string
+		absentIsZero     bool // the one canary's figure is 0 where every canary's has no series
+	}{
+		{"counts", fmt.Sprintf(`%s{canary="checkout",term=%q}`, counts, canaryBeyond), fmt.Sprintf(`%s{pairwise_generic="every",term=%q}`, counts, canaryBeyond), false},
+		{"statistic", fmt.Sprintf(`%s{canary="checkout"}`, evidence), fmt.Sprintf(`%s{pairwise_generic="every"}`, evidence), true},
+		{"recent", fmt.Sprintf(`max(%s{canary="checkout"})`, recent), fmt.Sprintf(`max by (service) (%s{pairwise_generic="every"})`, recent), false},
+		{"rollback", "max(" + alertExpr(string(committed), "pairwise-checkout") + ")", "max by (canary) (" + alertExpr(variantPack, "pairwise-generic-every") + ")", false},
+	} {
+		one, every := st.rangeAt(t, c.one, w), st.rangeBy(t, c.every, w, map[bool]string{true: "canary", false: "service"}[c.name == "rollback"])["checkout"]
+		if c.name != "rollback" && len(one) == 0 {
+			t.Fatalf("%s: the committed canary recorded nothing: %s", c.name, c.one)
+		}
+		differ := 0
+		for ts := w.First.Unix(); ts <= w.Last.Unix(); ts += 60 {
+			a, okA := one[ts]
+			b, okB := every[ts]
+			if !okB && okA && c.absentIsZero && a == 0 {
+				continue
+			}
+			if okA != okB || (okA && math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(a))) {
+				if differ++; differ <= 5 {
+					t.Errorf("%s at %s: one canary %v (present %v), every canary %v (present %v)", c.name, time.Unix(ts, 0).UTC().Format("15:04"), a, okA, b, okB)
+				}
+			}
+		}
+		t.Logf("%s: %d minutes compared, %d with a value, %d differ", c.name, w.Minutes(), len(one), differ)
 	}
 }

@@ -63,6 +63,13 @@ type Generic struct {
 	Canary   string `yaml:"canary"`
 	// Matchers are optional extra label matchers, parsed by pkg/selector.
 	Matchers string `yaml:"matchers"`
+	// JudgeEvery judges every canary of the convention in the group itself,
+	// by the evidence rule under the file's defaults, with rules vectorised
+	// over By: a new canary is judged, and rolled back, without the pack
+	// being regenerated. Native histograms only (the counts beyond each
+	// canary's threshold come from Prometheus 3.11's trim operator >/, which
+	// takes a threshold per series); no canary may name the group.
+	JudgeEvery bool `yaml:"judgeEvery"`
 }
 
 // Canary is one paired-fleet canary: a histogram metric and the selectors of
@@ -113,6 +120,10 @@ type resolved struct {
 	// equality matchers of its identifying labels, in the group's order.
 	generic  *resolvedGeneric
 	identity selector.Selector
+	// every holds the identifying labels when this is not one canary but
+	// every canary of a generic group that judges them all (JudgeEvery):
+	// the expressions then keep these labels instead of summing them away.
+	every []string
 }
 
 // resolvedGeneric is a validated generic group.
@@ -122,6 +133,9 @@ type resolvedGeneric struct {
 	// sel selects both fleets of every canary: FleetLabel=~"baseline|canary"
 	// (values regex-escaped) and the extra matchers.
 	sel selector.Selector
+	// defaults is the file's configuration, which a group judging every
+	// canary (JudgeEvery) judges under.
+	defaults verdict.Config
 }
 
 // reservedLabels are labels the pack sets itself, which a generic group
@@ -131,6 +145,7 @@ var reservedLabels = map[string]string{
 	"le":                       "the bucket bound of classic histograms",
 	prom.RecordedSelectorLabel: "the pack's label of a fleet selector",
 	prom.HealthLabel:           "the pack's label of a health figure",
+	genericLabel:               "the pack's label of a generic group judging every canary",
 	"__name__":                 "the metric name",
 }
 
@@ -200,6 +215,9 @@ func (g Generic) resolve() (*resolvedGeneric, error) {
 			}
 		}
 	}
+	if g.JudgeEvery && r.kind != prom.Native {
+		return nil, errors.New("judgeEvery: needs native histograms (classic le buckets cannot be cut at a threshold per canary in one rule); judge classic canaries one by one (generic: on each canary)")
+	}
 	fleets := selector.Matcher{Name: g.FleetLabel, Op: selector.Regex, Value: regexp.QuoteMeta(g.Baseline) + "|" + regexp.QuoteMeta(g.Canary)}
 	r.sel = append(selector.Selector{fleets}, extra...)
 	return r, nil
@@ -261,6 +279,10 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 	byName := map[string]*resolvedGeneric{}
 	for _, g := range generic {
 		byName[g.Name] = g
+		g.defaults = defaults
+		if g.JudgeEvery && defaults.Rule == verdict.RuleReference {
+			return nil, nil, fmt.Errorf("generic %s: judgeEvery: judges by the evidence rule; the defaults' rule is %s", g.Name, defaults.Rule)
+		}
 	}
 	seen := map[string]bool{}
 	out := make([]resolved, 0, len(f.Canaries))
@@ -332,6 +354,9 @@ func (r *resolved) fromGeneric(generic map[string]*resolvedGeneric) error {
 	g, ok := generic[c.Generic]
 	if !ok {
 		return fmt.Errorf("generic: %q names no generic group of the config", c.Generic)
+	}
+	if g.JudgeEvery {
+		return fmt.Errorf("generic: generic %s judges every canary of its convention (judgeEvery) under the defaults; a canary with settings of its own needs a generic group without judgeEvery or selectors of its own", g.Name)
 	}
 	if c.Metric != "" || c.Histogram != "" || c.Baseline != "" || c.Canary != "" {
 		return errors.New("metric, histogram, baseline and canary come from the generic group; leave them out")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -130,13 +131,19 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 		ve := voteEvidence{vote: v, threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
 		// Without a finite threshold scalar() is NaN, and so is the count.
 		beyond := func(f fleetExprs) expr {
+			if r.every != nil {
+				// Every canary at once: the trim operator cuts each canary's
+				// histogram at its own threshold (histogram_fraction takes a
+				// scalar), interpolating inside the bucket as it does.
+				return op(fn("histogram_count", op(f.hist, ">/", ve.threshold)), "*", r.scrapeScale(f))
+			}
 			return op(op(fn("histogram_fraction", fn("scalar", ve.threshold), leaf("+Inf"), f.hist), "*", f.count), "*", r.scrapeScale(f))
 		}
 		ve.beyondBaseline, ve.beyondCanary = beyond(m.base), beyond(m.canary)
 		e.votes = append(e.votes, ve)
 	}
 	e.share = op(op(op(counted(m.canary), "/", op(counted(m.base), "+", counted(m.canary))), ">", leaf("0")), "<", leaf("1"))
-	e.present = m.warm(op(op(e.share, "and on()", e.votes[0].threshold), "unless on()", m.partial))
+	e.present = m.warm(op(op(e.share, "and "+r.on(), e.votes[0].threshold), "unless "+r.on(), m.partial))
 	return e
 }
 
@@ -169,7 +176,7 @@ func (r resolved) evidenceCounts(e minuteEvidence) expr {
 		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, v.vote.terms.Baseline))
 	}
 	// > -Inf drops NaN (the counts of a vote whose threshold is not finite).
-	return op(op(rows, ">", leaf("-Inf")), "and on()", e.present)
+	return op(op(rows, ">", leaf("-Inf")), "and "+r.on(), e.present)
 }
 
 // voteTerms are one vote's rows of a minute's evidence, from its counts k
@@ -179,6 +186,9 @@ func (r resolved) evidenceCounts(e minuteEvidence) expr {
 // without counts (its threshold was not finite) abstains: its LLRs are 0 (a
 // likelihood ratio of 1, as verdict counts it in the mixture).
 func (r resolved) voteTerms(v vote, k, b, share expr) expr {
+	if r.every != nil {
+		return r.everyVoteTerms(v, k, b, share)
+	}
 	alts := r.constants(v, func(a float64) float64 { return math.Pow(r.config.RollbackThreshold, a) })
 	// "group_right()" with its parentheses: "group_right (" would read what
 	// follows as label names.
@@ -198,18 +208,22 @@ func (r resolved) voteTerms(v vote, k, b, share expr) expr {
 func (r resolved) terms(counts termRows) expr {
 	// sum() of the one series a term has drops its term label, so that the
 	// figures combine.
-	figure := func(term string) expr { return fn("sum", counts.rows(term)) }
+	figure := func(term string) expr { return r.agg("sum", counts.rows(term)) }
 	share := figure(termShare)
-	rows := labelled(leaf("vector(1)"), termLabel, termMinutes)
+	one := expr(leaf("vector(1)"))
+	if r.every != nil {
+		one = op(op(share, "*", leaf("0")), "+", leaf("1"))
+	}
+	rows := labelled(one, termLabel, termMinutes)
 	for _, v := range r.votes() {
 		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(v.terms.Baseline), share))
 	}
-	return op(rows, "and on()", share)
+	return op(rows, "and "+r.on(), share)
 }
 
 // windowSums sums the recorded terms over the window's minutes.
 func (r resolved) windowSums() expr {
-	return call{fn: "sum by (" + termLabel + ") ", args: []expr{fn("sum_over_time", r.overWindow(r.minuteNames().terms, 0))}}
+	return r.agg("sum", fn("sum_over_time", r.overWindow(r.minuteNames().terms, 0)), termLabel)
 }
 
 // recentSums sums the recorded terms over each recent run of minutes ending
@@ -222,8 +236,11 @@ func (r resolved) recentSums() expr {
 	for _, l := range r.config.RecentLengths() {
 		length := strconv.Itoa(l)
 		terms := leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(r.minuteNames().terms, llr).flat(), l))
-		sums := call{fn: "sum by (" + termLabel + ") ", args: []expr{fn("sum_over_time", terms)}}
-		run := labelled(op(sums, "or", labelled(leaf("vector("+length+")"), termLabel, termLength)), recentLabel, length)
+		sums := r.agg("sum", fn("sum_over_time", terms), termLabel)
+		if r.every == nil {
+			sums = op(sums, "or", labelled(leaf("vector("+length+")"), termLabel, termLength))
+		}
+		run := labelled(sums, recentLabel, length)
 		if out == nil {
 			out = run
 		} else {
@@ -282,17 +299,20 @@ type windowReads struct {
 	// llr names every vote's LLR terms (the mixture's components), promote
 	// the promoting votes' first tail index's.
 	llr, promote []string
+	// by are the identifying labels of every canary of a generic group
+	// (resolved.every), nil for one canary.
+	by []string
 }
 
 // mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
 // the mean of exp, computed as verdict does, from the largest, so that no
 // sum overflows exp.
-func mixture(llr expr, by string, terms int) expr {
-	top := call{fn: "max" + by, args: []expr{llr}}
-	match := "on()"
-	if by != "" {
-		match = "on(" + recentLabel + ")"
+func mixture(llr expr, labels []string, terms int) expr {
+	by, match := "", "on("+strings.Join(labels, ", ")+")"
+	if len(labels) > 0 {
+		by = " by (" + strings.Join(labels, ", ") + ")"
 	}
+	top := call{fn: "max" + by, args: []expr{llr}}
 	if terms == verdict.Components {
 		return op(top, "+", fn("ln", call{fn: "avg" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top))}}))
 	}
@@ -309,13 +329,16 @@ func mixture(llr expr, by string, terms int) expr {
 // statistic is verdict.WindowEvidence.Statistic: the mixture of the summed
 // LLRs, 0 without evidence.
 func (w windowReads) statistic() expr {
-	return op(mixture(w.sums.rows(w.llr...), "", len(w.llr)), "or", leaf("vector(0)"))
+	if w.by != nil {
+		return mixture(w.sums.rows(w.llr...), w.by, len(w.llr))
+	}
+	return op(mixture(w.sums.rows(w.llr...), nil, len(w.llr)), "or", leaf("vector(0)"))
 }
 
 // recentStatistics is the mixture of each recent run (label recent_minutes);
 // a run without evidence has no series (its statistic, 0, rolls nothing back).
 func (w windowReads) recentStatistics() expr {
-	return mixture(w.recent.rows(w.llr...), " by ("+recentLabel+")", len(w.llr))
+	return mixture(w.recent.rows(w.llr...), append(slices.Clone(w.by), recentLabel), len(w.llr))
 }
 
 // promoteStatistic is the largest of the promoting votes' (the first
@@ -348,6 +371,9 @@ func (r resolved) evidenceDecision(statistic, recent, promote, minutes, flags ex
 // when it reached its boundary, else the highest recent run's that did.
 func (r resolved) evidenceRollback(statistic, recent expr) expr {
 	c := r.config
+	if r.every != nil {
+		return op(r.agg("max", op(statistic, ">=", num(c.RollbackBoundary(false)))), "or "+r.on(), r.agg("max", op(recent, ">=", num(c.RecentBoundary(false)))))
+	}
 	return op(op(statistic, ">=", num(c.RollbackBoundary(false))), "or on()", fn("max", op(recent, ">=", num(c.RecentBoundary(false)))))
 }
 
@@ -389,14 +415,17 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 			promote = append(promote, v.terms.LLR[0])
 		}
 	}
-	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, flags: e.flags, llr: llr, promote: promote}
-	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote}
+	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, flags: e.flags, llr: llr, promote: promote, by: r.every}
+	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, by: r.every}
 	return e
 }
 
 // recordedSeries selects a series this canary's group records.
 func (r resolved) recordedSeries(name string, extra ...selector.Matcher) expr {
 	sel := append(selector.Selector{{Name: "canary", Op: selector.Equal, Value: r.Name}}, extra...)
+	if r.every != nil {
+		sel[0] = selector.Matcher{Name: genericLabel, Op: selector.Equal, Value: r.generic.Name}
+	}
 	return leaf(sel.With(name))
 }
 

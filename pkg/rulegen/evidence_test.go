@@ -222,7 +222,7 @@ func TestMixtureInPrometheus(t *testing.T) {
 				fmt.Fprintf(&series, "      - series: 'llr{term=\"t%d\"}'\n        values: '%s'\n", i, strconv.FormatFloat(v, 'g', -1, 64))
 			}
 			// Equal to 1e-12 relative: the sums run in another order.
-			check := fmt.Sprintf("abs((%s) - %s) <= bool %s", mixture(leaf("llr"), "", tt.terms).flat(),
+			check := fmt.Sprintf("abs((%s) - %s) <= bool %s", mixture(leaf("llr"), nil, tt.terms).flat(),
 				strconv.FormatFloat(want, 'g', -1, 64), strconv.FormatFloat(1e-12*math.Max(1, math.Abs(want)), 'g', -1, 64))
 			test := fmt.Sprintf("tests:\n  - interval: 1m\n    input_series:\n%s    promql_expr_test:\n      - expr: '%s'\n        eval_time: 0m\n        exp_samples:\n          - labels: '{}'\n            value: 1\n",
 				series.String(), check)

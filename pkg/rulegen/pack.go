@@ -84,15 +84,15 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	// The count of the minute minutesAgo earlier.
 	countOf := func(minutesAgo int) expr {
 		if r.kind == prom.Native {
-			return fn("histogram_count", fn("sum", recordedMinute(histSel, minutesAgo)))
+			return fn("histogram_count", r.agg("sum", recordedMinute(histSel, minutesAgo)))
 		}
 		return fn("sum", recordedMinute(r.fleetRecord(name, hists, infBucket), minutesAgo))
 	}
 	// The sums keep the labels of the minute's histogram (none, or le), as
 	// the engine's queries return them.
 	if r.kind == prom.Native {
-		f.hist = fn("sum", recordedMinute(histSel, 0))
-		f.served = fn("histogram_count", fn("sum", leaf("sum_over_time("+histSel+windowRange+")")))
+		f.hist = r.agg("sum", recordedMinute(histSel, 0))
+		f.served = fn("histogram_count", r.agg("sum", leaf("sum_over_time("+histSel+windowRange+")")))
 	} else {
 		f.hist = call{fn: "sum by (le) ", args: []expr{recordedMinute(histSel, 0)}}
 		f.served = fn("sum", leaf("sum_over_time("+r.fleetRecord(name, hists, infBucket)+windowRange+")"))
@@ -105,9 +105,9 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	health := func(figure string) string {
 		return r.fleetRecord(name, prom.MinuteHealthRecord(r.Metric, r.kind), selector.Matcher{Name: prom.HealthLabel, Op: selector.Equal, Value: figure})
 	}
-	figure := func(name string) expr { return fn("sum", recordedMinute(health(name), 0)) }
+	figure := func(name string) expr { return r.agg("sum", recordedMinute(health(name), 0)) }
 	reporting := figure(prom.HealthReporting)
-	before := fn("max", leaf(fmt.Sprintf("max_over_time(%s[%dm] offset 1m)", health(prom.HealthReporting), verdict.StableMinutes)))
+	before := r.agg("max", leaf(fmt.Sprintf("max_over_time(%s[%dm] offset 1m)", health(prom.HealthReporting), verdict.StableMinutes)))
 	f.incomplete = op(op(figure(prom.HealthDown), ">", leaf("0")), "or", op(reporting, "<", before))
 	f.samplesPerSeries = op(figure(prom.HealthSamples), "/", figure(prom.HealthSeries))
 	// Observations beyond the verdict quantile: the fraction of the minute's
@@ -150,13 +150,16 @@ type minuteExprs struct {
 	good, bad expr
 	// verdict is the verdict code, verdict.Verdict.Code().
 	verdict expr
+	// on matches the minute's figures of one canary: on() for one, on(<the
+	// identifying labels>) for every canary of a generic group.
+	on string
 }
 
 func num(v float64) expr { return leaf(strconv.FormatFloat(v, 'g', -1, 64)) }
 
 func (r resolved) minute() minuteExprs {
 	c := r.config
-	m := minuteExprs{base: r.fleet("baseline", r.baseline), canary: r.fleet("canary", r.canary)}
+	m := minuteExprs{base: r.fleet("baseline", r.baseline), canary: r.fleet("canary", r.canary), on: r.on()}
 	vq := c.VerdictQuantile
 	qb, qc := m.base.quantile(vq), m.canary.quantile(vq)
 	m.data = op(op(op(
@@ -211,7 +214,7 @@ func (m minuteExprs) warm(e expr) expr {
 	if m.canary.countAgo == nil {
 		return e
 	}
-	return op(e, "and on()", op(m.canary.countAgo, ">", leaf("0")))
+	return op(e, "and "+m.on, op(m.canary.countAgo, ">", leaf("0")))
 }
 
 // lastMinute evaluates e at the end of the last complete wall-clock minute:
@@ -265,8 +268,8 @@ const goneMinutes = 5
 // minutes (the sliding pack knows no deployment start; the judge's --since
 // does).
 func (r resolved) whileCanaryServes(cond expr) expr {
-	served := fn("count", leaf(fmt.Sprintf("present_over_time(%s[%dm])", r.fleetRecord("canary", prom.MinuteHistogramRecord(r.Metric, r.kind)), goneMinutes)))
-	return op(cond, "and on()", served)
+	served := r.agg("count", leaf(fmt.Sprintf("present_over_time(%s[%dm])", r.fleetRecord("canary", prom.MinuteHistogramRecord(r.Metric, r.kind)), goneMinutes)))
+	return op(cond, "and "+r.on(), served)
 }
 
 // rule is one recording or alerting rule.

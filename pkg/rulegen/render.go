@@ -102,6 +102,14 @@ func writeGenericGroup(b *bytes.Buffer, g *resolvedGeneric, canaries []resolved,
 	for _, r := range g.rules() {
 		writeRule(b, r)
 	}
+	if g.JudgeEvery {
+		e := g.judgeEvery(g.defaults)
+		b.WriteString("      # Every canary of the convention, judged here by the evidence rule under the defaults (judgeEvery):\n")
+		writeCanaryHeader(b, e, "      ")
+		for _, r := range e.everyRules(runbookBase) {
+			writeRule(b, r)
+		}
+	}
 	for _, c := range canaries {
 		if c.generic == g {
 			writeCanaryHeader(b, c, "      ")
