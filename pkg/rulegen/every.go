@@ -102,11 +102,14 @@ func (r resolved) everyRules(runbookBase string) []rule {
 		for _, l := range r.every {
 			parts = append(parts, fmt.Sprintf("%s=\"{{ $labels.%s }}\"", l, l))
 		}
-		parts = append(parts, fmt.Sprintf("%s=%q", g.FleetLabel, value))
+		// The identifying labels' values are the alert's; the group's own
+		// text is escaped, as every annotation's user text is.
+		parts = append(parts, templateSafe(selector.Selector{{Name: g.FleetLabel, Op: selector.Equal, Value: value}}.String()[1:]))
+		parts[len(parts)-1] = strings.TrimSuffix(parts[len(parts)-1], "}")
 		for _, m := range g.sel[1:] {
-			parts = append(parts, strings.Trim(selector.Selector{m}.String(), "{}"))
+			parts = append(parts, templateSafe(strings.Trim(selector.Selector{m}.String(), "{}")))
 		}
-		return templateSafe("{" + strings.Join(parts, ",") + "}")
+		return "{" + strings.Join(parts, ",") + "}"
 	}
 	return []rule{
 		{record: n.counts, expr: r.evidenceCounts(e.minute), labels: labels,
@@ -125,9 +128,9 @@ func (r resolved) everyRules(runbookBase string) []rule {
 			labels: append(labels, [2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: roll back, its tail (%s) is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f over the window, %.1f over a recent run)", strings.Join(quantiles, ", "), rb, recentB)},
-				{"description", fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them over the last %d minutes and their recent runs, and reached its boundary. A canary identical to its baseline, watched every minute, reaches one at most once in %s days (falseRollback %s). Judged by generic group %s, which judges every canary of its convention; `pairwise judge --baseline '%s' --canary '%s'` prints the minutes. Canary %s, baseline %s.",
+				{"description", fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them over the last %d minutes and their recent runs, and reached its boundary. A canary identical to its baseline, watched every minute, reaches one at most once in %s days (falseRollback %s). Judged by generic group %s, which judges every canary of its convention; `pairwise judge --metric %s --baseline '%s' --canary '%s'` prints the minutes.",
 					g.Metric, strings.Join(quantiles, ", "), c.WindowMinutes, fmtNum(1/c.FalseRollback), fmtNum(c.FalseRollback), g.Name,
-					fleet(g.Baseline), fleet(g.Canary), fleet(g.Canary), fleet(g.Baseline))},
+					g.Metric, fleet(g.Baseline), fleet(g.Canary))},
 				{"runbook_url", runbookBase + "#pairwisecanaryrollback"},
 			}},
 	}

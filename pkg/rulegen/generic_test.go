@@ -1,11 +1,13 @@
 package rulegen
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 func httpServices() Generic {
@@ -115,6 +117,73 @@ func TestGenericValidation(t *testing.T) {
 			_, err := Render(f)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Render error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestJudgeEvery: a generic group with judgeEvery judges every canary of its
+// convention in its own group, after its two reads, from the recorded
+// minutes only, kept apart by the identifying labels; the thresholds are
+// cut with >/ (no scalar()), the records carry the group's label and the
+// rollback alert the identifying labels and canary = their values joined.
+func TestJudgeEvery(t *testing.T) {
+	g := httpServices()
+	g.JudgeEvery = true
+	rf := renderFile(t, File{Generic: []Generic{g}})
+	if len(rf.Groups) != 1 || rf.Groups[0].Name != "pairwise-generic-http-services" {
+		t.Fatalf("want one generic group: %+v", rf.Groups)
+	}
+	rules := rf.Groups[0].Rules
+	var records, alerts []string
+	for _, r := range rules[2:] {
+		e := oneLine(r.Expr)
+		if rawSubquery.MatchString(e) || strings.Contains(e, ":1m]") || strings.Contains(e, "scalar(") {
+			t.Errorf("%s%s reads raw series, a subquery or a scalar:\n%.300s", r.Record, r.Alert, e)
+		}
+		if r.Record != "" {
+			records = append(records, r.Record)
+			if r.Labels[genericLabel] != "http-services" || len(r.Labels) != 1 {
+				t.Errorf("%s labels %v, want only %s=http-services", r.Record, r.Labels, genericLabel)
+			}
+		} else {
+			alerts = append(alerts, r.Alert)
+			if r.Labels["severity"] != "critical" || r.Labels["action"] != "rollback" || r.Labels[genericLabel] != "http-services" ||
+				!strings.HasPrefix(e, `label_join(`) || !strings.Contains(strings.ReplaceAll(e, " ", ""), `"canary","/","namespace","service")`) {
+				t.Errorf("alert %s: labels %v, expr %.200s", r.Alert, r.Labels, e)
+			}
+		}
+	}
+	if !strings.Contains(oneLine(rules[2].Expr), ">/") || !strings.Contains(oneLine(rules[2].Expr), "sum by (namespace, service) (") {
+		t.Errorf("the counts are not cut per canary:\n%.400s", oneLine(rules[2].Expr))
+	}
+	want := []string{"evidence_counts_1m", "evidence_terms_1m", "evidence_sums_60m", "recent_evidence_sums", "evidence_60m", "recent_evidence"}
+	for i := range want {
+		want[i] = RecordName(g.Metric, want[i], false)
+	}
+	if !slices.Equal(records, want) || !slices.Equal(alerts, []string{"PairwiseCanaryRollback"}) {
+		t.Errorf("records %v, alerts %v; want %v and the rollback alert", records, alerts, want)
+	}
+}
+
+func TestJudgeEveryRejects(t *testing.T) {
+	classic := httpServices()
+	classic.Histogram, classic.JudgeEvery = "classic", true
+	every := httpServices()
+	every.JudgeEvery = true
+	reference := verdict.RuleReference
+	for _, tt := range []struct {
+		name string
+		f    File
+		want string
+	}{
+		{"classic", File{Generic: []Generic{classic}}, "judgeEvery: needs native histograms"},
+		{"reference rule", File{Generic: []Generic{every}, Defaults: verdict.Overrides{Rule: &reference}}, "judgeEvery: judges by the evidence rule"},
+		{"a canary names it", File{Generic: []Generic{every}, Canaries: []Canary{genericCanary("checkout", "checkout")}}, "judges every canary of its convention"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Render(tt.f); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Render: %v, want an error with %q", err, tt.want)
 			}
 		})
 	}
