@@ -53,18 +53,19 @@ type rulesPlan struct {
 	GroupPods, GroupWindows               []int
 	FleetCanaries, FleetPods              int
 	FleetSeconds                          int
+	EveryServices, EveryPods              int
 }
 
 func rulesFullPlan() rulesPlan {
 	return rulesPlan{ReaderPods: 1000, ReaderMinutes: 1440, ReaderReps: 5,
 		GroupPods: []int{10, 100}, GroupWindows: []int{60, 240},
-		FleetCanaries: 200, FleetPods: 20, FleetSeconds: 330}
+		FleetCanaries: 200, FleetPods: 20, FleetSeconds: 330, EveryServices: 200, EveryPods: 20}
 }
 
 func rulesSmokePlan() rulesPlan {
 	return rulesPlan{ReaderPods: 10, ReaderMinutes: 120, ReaderReps: 3,
 		GroupPods: []int{10}, GroupWindows: []int{60, 240},
-		FleetCanaries: 20, FleetPods: 20, FleetSeconds: 140}
+		FleetCanaries: 20, FleetPods: 20, FleetSeconds: 140, EveryServices: 5, EveryPods: 4}
 }
 
 type readerRow struct {
@@ -98,7 +99,7 @@ func runRulesScale(args []string) error {
 	fs := flag.NewFlagSet("rules-scale", flag.ContinueOnError)
 	smoke := fs.Bool("smoke", false, "small sizes (a few minutes)")
 	cache := fs.String("cache", "", "directory keeping generated data sets (and backfilled records) between runs")
-	only := fs.String("only", "", "comma-separated parts: reader,group,fleet (default all)")
+	only := fs.String("only", "", "comma-separated parts: reader,group,fleet,every (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,6 +118,7 @@ func runRulesScale(args []string) error {
 	var readers []readerRow
 	var groups []groupRow
 	var fleet *fleetRow
+	var every *everyRow
 	if want("reader") {
 		row, err := benchReader(ctx, e, p)
 		if err != nil {
@@ -142,8 +144,15 @@ func runRulesScale(args []string) error {
 		}
 		fleet = &row
 	}
+	if want("every") {
+		row, err := benchEvery(ctx, e, p)
+		if err != nil {
+			return fmt.Errorf("every: %w", err)
+		}
+		every = &row
+	}
 	var table strings.Builder
-	printRulesScale(io.MultiWriter(os.Stdout, &table), started, readers, groups, fleet)
+	printRulesScale(io.MultiWriter(os.Stdout, &table), started, readers, groups, fleet, every)
 	if *smoke || *only != "" {
 		return nil
 	}
@@ -647,7 +656,7 @@ func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
 	return row, nil
 }
 
-func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups []groupRow, fleet *fleetRow) {
+func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups []groupRow, fleet *fleetRow, every *everyRow) {
 	m := machine()
 	fmt.Fprintf(w, "\nPairwise rules-scale benchmark, %s, %d CPU (%s), %s, %s; %s\n\n", started.UTC().Format(time.RFC3339), m.NProc, m.CPU, m.GoVersion, m.Prometheus, time.Since(started).Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -677,6 +686,14 @@ func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups
 			100*f.MaxGroup/60, 100*f.SumGroups/60, metStr(f.SumGroups < 6))
 		fmt.Fprintf(tw, "fleet: memory\tRSS %.0f -> %.0f MiB, heap in use %.0f -> %.0f MiB\t\t\n", f.RSSBefore/(1<<20), f.RSSAfter/(1<<20), f.HeapBefore/(1<<20), f.HeapAfter/(1<<20))
 		fmt.Fprintf(tw, "fleet: head series added per canary\t%.1f (%.0f -> %.0f)\t\t\n", (f.SeriesAfter-f.SeriesBefore)/float64(f.Canaries), f.SeriesBefore, f.SeriesAfter)
+	}
+	if v := every; v != nil {
+		floor, ev, listed := median(v.Floor), median(v.Every), median(v.Listed)
+		n := float64(v.Services)
+		fmt.Fprintf(tw, "every %d services x %d pods: judgeEvery group (%d rules) / floor\t%.1fx (%s vs %s; %s a canary)\t<= 3x\t%s\n",
+			v.Services, v.Pods, v.EveryRules, ev/floor, ms(ev), ms(floor), ms(ev/n), metStr(ev <= 3*floor))
+		fmt.Fprintf(tw, "every: the same services listed as canaries (%d rules) / floor\t%.1fx (%s; %s a canary)\t\t\n", v.ListedRules, listed/floor, ms(listed), ms(listed/n))
+		fmt.Fprintf(tw, "every: judgeEvery group / 1-min interval\t%.2f%%\t< 10%%\t%s\n", 100*ev/60, metStr(ev < 6))
 	}
 	tw.Flush()
 	for _, r := range readers {
