@@ -25,7 +25,7 @@ import (
 // track="canary" is the canary fleet, any other the baseline; each minute of
 // each fleet holds the same log-normal latency distribution (median 50 ms),
 // the canary's slowed by FakeOptions.CanarySlowdown. The fleet health query
-// (prom.HealthQuery) answers 4 pods scraped 4 times a minute, none down;
+// (prom.HealthCountsQuery) answers 4 pods scraped 4 times a minute, none down;
 // other count_over_time queries 4, classic queries an empty matrix. Instant
 // queries (/api/v1/query, with which the judge looks up the rule pack's
 // recorded minute series) find nothing: an empty matrix for a range

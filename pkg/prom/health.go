@@ -20,30 +20,14 @@ type Health struct {
 	Down float64
 }
 
-// HealthQuery reads a fleet's Health in one range query: one series per
-// figure, told apart by the label pairwise_health. Native histograms are
-// counted as they are, classic ones by their +Inf bucket; `up` is selected
-// with the fleet's own matchers, which works when they are target labels
-// (service, track, pod template labels) and finds nothing otherwise.
-func HealthQuery(metric string, sel selector.Selector, kind Kind) string {
-	series := countedSeries(metric, sel, kind)
-	counted := "count_over_time(" + series + "[1m])"
-	figure := func(name, expr string) string {
-		return `label_replace(` + expr + `, "` + healthLabel + `", "` + name + `", "", "")`
-	}
-	return figure("samples", "sum("+counted+")") +
-		" or " + figure("series", "count("+counted+")") +
-		" or " + figure("reporting", "count("+counted+" >= 2)") +
-		" or " + figure("down", "count(min_over_time("+sel.With("up")+"[1m]) == 0)")
-}
-
-// HealthCountsQuery reads the figures of HealthQuery reading the fleet's
-// series once instead of three times: count_values tells how many series
-// had each number of samples in the minute (label pairwise_samples), from
-// which the samples, the series and those with two samples or more follow.
-// The rule pack cannot use it (PromQL cannot read a number off a label), so
-// it records HealthQuery's figures; the engine reads this, which costs a
-// third of the raw reads on large fleets.
+// HealthCountsQuery reads a fleet's Health reading its series once:
+// count_values tells how many series had each number of samples in the
+// minute (label pairwise_samples), from which the samples, the series and
+// those with two samples or more follow, and the down figure counts its
+// targets with up == 0 (found when the fleet's matchers are target labels).
+// The rule pack cannot read a number off a label; it records each series'
+// samples instead and computes the same figures from them
+// (HealthFromSamples).
 func HealthCountsQuery(metric string, sel selector.Selector, kind Kind) string {
 	counted := "count_over_time(" + countedSeries(metric, sel, kind) + "[1m])"
 	return `count_values("` + samplesLabel + `", ` + counted + `)` +
@@ -53,7 +37,7 @@ func HealthCountsQuery(metric string, sel selector.Selector, kind Kind) string {
 // samplesLabel carries a number of samples per series in HealthCountsQuery.
 const samplesLabel = "pairwise_samples"
 
-// FleetHealth is HealthQuery's figures for every minute of r, by minute end
+// FleetHealth is Health's figures for every minute of r, by minute end
 // in Unix seconds, read with HealthCountsQuery; minutes without any sample
 // are absent. kind is Native or Classic.
 func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (map[int64]Health, error) {
@@ -67,10 +51,10 @@ func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Se
 	return healthByMinute(res)
 }
 
-// healthLabel tells HealthQuery's figures apart.
+// healthLabel tells the figures apart (HealthFromSamples, HealthCountsQuery's down).
 const healthLabel = "pairwise_health"
 
-// healthByMinute reads HealthQuery's or HealthCountsQuery's answer by
+// healthByMinute reads a recorded health's or HealthCountsQuery's answer by
 // minute end.
 func healthByMinute(res *matrixData) (map[int64]Health, error) {
 	out := map[int64]Health{}

@@ -39,14 +39,47 @@ func MinuteHistogramRecord(metric string, kind Kind) string {
 	return "canary_fleet:" + metric + ":increase_1m"
 }
 
-// MinuteHealthRecord names the recorded HealthQuery of a fleet's minute,
+// MinuteHealthRecord names the recorded Health of a fleet's minute,
 // one series per figure told apart by the label pairwise_health, as
-// HealthQuery returns them.
+// HealthFromSamples computes them.
 func MinuteHealthRecord(metric string, kind Kind) string {
 	if kind == Classic {
 		return "canary_fleet:" + metric + "_bucket:health_1m"
 	}
 	return "canary_fleet:" + metric + ":health_1m"
+}
+
+// MinuteSamplesRecord names the recorded number of samples of each series
+// of a fleet in its minute (SamplesPerSeriesQuery), from which the rule
+// pack computes MinuteHealthRecord's figures (HealthFromSamples): the raw
+// series are read once for them, not three times.
+func MinuteSamplesRecord(metric string, kind Kind) string {
+	if kind == Classic {
+		return "canary_fleet:" + metric + "_bucket:samples_1m"
+	}
+	return "canary_fleet:" + metric + ":samples_1m"
+}
+
+// SamplesPerSeriesQuery is the number of samples of each series of the fleet
+// in the minute, a series each with its own labels: native histograms as
+// they are, classic ones by their +Inf bucket (the series HealthCountsQuery counts).
+func SamplesPerSeriesQuery(metric string, sel selector.Selector, kind Kind) string {
+	return "count_over_time(" + countedSeries(metric, sel, kind) + "[1m])"
+}
+
+// HealthFromSamples is Health's figures (those HealthCountsQuery reads),
+// kept apart by the labels by, computed from samples, an expression of the per-series sample
+// counts of the minute (SamplesPerSeriesQuery, as recorded), and the down
+// figure from the fleet's up series of the last complete minute.
+func HealthFromSamples(samples string, sel selector.Selector, by []string) string {
+	g := grouping(by)
+	figure := func(name, expr string) string {
+		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
+	}
+	return figure(HealthSamples, "sum"+g+"("+samples+")") +
+		" or " + figure(HealthSeries, "count"+g+"("+samples+")") +
+		" or " + figure(HealthReporting, "count"+g+"("+samples+" >= 2)") +
+		" or last_over_time((" + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)") + ")[1m:1m])"
 }
 
 // RecordedSelector is the selector a reader uses for a per-canary group's
@@ -55,8 +88,8 @@ func RecordedSelector(sel selector.Selector) selector.Selector {
 	return selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: sel.String()}}
 }
 
-// HealthLabel and the Health* values name the figures of HealthQuery's
-// series (and so of MinuteHealthRecord's), as HealthQuery writes them.
+// HealthLabel and the Health* values name the figures of
+// MinuteHealthRecord's series, as HealthFromSamples writes them.
 const (
 	HealthLabel     = "pairwise_health"
 	HealthSamples   = "samples"
@@ -75,21 +108,6 @@ func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by [
 		return "sum" + grouping(append(slices.Clone(by), "le")) + "(increase(" + sel.With(metric+"_bucket") + "[1m]))"
 	}
 	return "sum" + grouping(by) + "(increase(" + sel.With(metric) + "[1m]))"
-}
-
-// GroupedHealthQuery is HealthQuery's figures kept apart by the labels by;
-// with no labels it is exactly HealthQuery's text.
-func GroupedHealthQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
-	series := countedSeries(metric, sel, kind)
-	counted := "count_over_time(" + series + "[1m])"
-	g := grouping(by)
-	figure := func(name, expr string) string {
-		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
-	}
-	return figure(HealthSamples, "sum"+g+"("+counted+")") +
-		" or " + figure(HealthSeries, "count"+g+"("+counted+")") +
-		" or " + figure(HealthReporting, "count"+g+"("+counted+" >= 2)") +
-		" or " + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)")
 }
 
 // grouping is an aggregation's " by (a, b) " clause, empty without labels.

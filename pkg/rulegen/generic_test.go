@@ -34,13 +34,18 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 			k := prom.Kind(kind)
 			sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: `baseline|canary\.v2`}, {Name: "job", Op: selector.Equal, Value: "api"}}
 			by := []string{"namespace", "service", "track"}
-			for i, want := range []struct{ record, query string }{
-				{prom.MinuteHistogramRecord(g.Metric, k), prom.GroupedHistogramQuery(g.Metric, sel, k, by)},
-				{prom.MinuteHealthRecord(g.Metric, k), prom.GroupedHealthQuery(g.Metric, sel, k, by)},
+			samples := `last_over_time(` + prom.MinuteSamplesRecord(g.Metric, k) + `{pairwise_generic="http-services"}[1m])`
+			for i, want := range []struct {
+				record, expr string
+				labels       int
+			}{
+				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by) + ")[1m:1m])", 0},
+				{prom.MinuteSamplesRecord(g.Metric, k), "last_over_time((" + prom.SamplesPerSeriesQuery(g.Metric, sel, k) + ")[1m:1m])", 1},
+				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by), 0},
 			} {
 				r := rf.Groups[0].Rules[i]
-				if r.Record != want.record || spaced(r.Expr) != spaced("last_over_time(("+want.query+")[1m:1m])") || len(r.Labels) != 0 {
-					t.Errorf("generic rule %d: %s %v\n%s\nwant %s of %s", i, r.Record, r.Labels, oneLine(r.Expr), want.record, want.query)
+				if r.Record != want.record || spaced(r.Expr) != spaced(want.expr) || len(r.Labels) != want.labels {
+					t.Errorf("generic rule %d: %s %v\n%s\nwant %s of %s", i, r.Record, r.Labels, oneLine(r.Expr), want.record, want.expr)
 				}
 			}
 			if !strings.Contains(rf.Groups[0].Rules[0].Expr, `sum by (namespace, service, track`) {
@@ -48,7 +53,7 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 			}
 			// The canary's group reads only the recorded minutes, by its labels.
 			hists := prom.MinuteHistogramRecord(g.Metric, k)
-			for _, r := range rf.Groups[0].Rules[2:] {
+			for _, r := range rf.Groups[0].Rules[3:] {
 				e := oneLine(r.Expr)
 				if rawSubquery.MatchString(e) || strings.Contains(e, ":1m]") {
 					t.Errorf("%s%s reads raw series or a subquery:\n%.300s", r.Record, r.Alert, e)
@@ -64,9 +69,8 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 	}
 }
 
-// The grouped reads are the engine's queries kept apart by labels: without
-// labels they are the very text of prom.NativeQuery, ClassicQuery and
-// HealthQuery.
+// The grouped read is the engine's query kept apart by labels: without
+// labels it is the very text of prom.NativeQuery and ClassicQuery.
 func TestGroupedQueriesAreTheEngineQueries(t *testing.T) {
 	sel, _ := selector.Parse(`{service="checkout",track="canary"}`)
 	const m = "http_request_duration_seconds"
@@ -77,9 +81,6 @@ func TestGroupedQueriesAreTheEngineQueries(t *testing.T) {
 		}
 		if got := prom.GroupedHistogramQuery(m, sel, k, nil); got != want {
 			t.Errorf("%s histogram: %s\nwant %s", k, got, want)
-		}
-		if got, want := prom.GroupedHealthQuery(m, sel, k, nil), prom.HealthQuery(m, sel, k); got != want {
-			t.Errorf("%s health: %s\nwant %s", k, got, want)
 		}
 	}
 }
@@ -136,7 +137,7 @@ func TestJudgeEvery(t *testing.T) {
 	}
 	rules := rf.Groups[0].Rules
 	var records, alerts []string
-	for _, r := range rules[2:] {
+	for _, r := range rules[3:] {
 		e := oneLine(r.Expr)
 		if rawSubquery.MatchString(e) || strings.Contains(e, ":1m]") || strings.Contains(e, "scalar(") {
 			t.Errorf("%s%s reads raw series, a subquery or a scalar:\n%.300s", r.Record, r.Alert, e)
@@ -154,8 +155,8 @@ func TestJudgeEvery(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(oneLine(rules[2].Expr), ">/") || !strings.Contains(oneLine(rules[2].Expr), "sum by (namespace, service) (") {
-		t.Errorf("the counts are not cut per canary:\n%.400s", oneLine(rules[2].Expr))
+	if !strings.Contains(oneLine(rules[3].Expr), ">/") || !strings.Contains(oneLine(rules[3].Expr), "sum by (namespace, service) (") {
+		t.Errorf("the counts are not cut per canary:\n%.400s", oneLine(rules[3].Expr))
 	}
 	want := []string{"evidence_counts_1m", "evidence_terms_1m", "evidence_sums_60m", "recent_evidence_sums", "evidence_60m", "recent_evidence"}
 	for i := range want {

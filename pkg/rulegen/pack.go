@@ -14,7 +14,7 @@ import (
 // fleetExprs are the per-minute figures of one fleet, each over the fleet's
 // recorded minute (prom.MinuteHistogramRecord and prom.MinuteHealthRecord,
 // which the group's first rules record from prom.NativeQuery or
-// prom.ClassicQuery and prom.HealthQuery): read in the evaluation that
+// prom.ClassicQuery, and prom.HealthFromSamples): read in the evaluation that
 // recorded it, it is the whole minute ending at the evaluation time
 // truncated to the minute.
 type fleetExprs struct {
@@ -39,7 +39,7 @@ type fleetExprs struct {
 	// fleet had in the minute (prom.SamplesQuery), from the recorded health.
 	samplesPerSeries expr
 	// incomplete holds when a member of the fleet that was serving did not
-	// report in the minute (verdict.Completeness on prom.HealthQuery's
+	// report in the minute (verdict.Completeness on prom.Health's
 	// figures): one of its targets was down (up == 0), or fewer of its
 	// series had the two samples a one-minute increase() reads than in one
 	// of the StableMinutes minutes before.
@@ -101,7 +101,7 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	if r.config.WarmupMinutes > 0 {
 		f.countAgo = countOf(r.config.WarmupMinutes)
 	}
-	// Completeness and scrape counts, from the figures of prom.HealthQuery.
+	// Completeness and scrape counts, from the figures of prom.HealthFromSamples.
 	health := func(figure string) string {
 		return r.fleetRecord(name, prom.MinuteHealthRecord(r.Metric, r.kind), selector.Matcher{Name: prom.HealthLabel, Op: selector.Equal, Value: figure})
 	}
@@ -419,11 +419,14 @@ func (r resolved) rawRules() []rule {
 		if r.kind == prom.Classic {
 			hist = prom.ClassicQuery(r.Metric, f.sel)
 		}
+		samples := recordedMinute(r.fleetRecord(f.name, prom.MinuteSamplesRecord(r.Metric, r.kind)), 0)
 		out = append(out,
 			rule{record: prom.MinuteHistogramRecord(r.Metric, r.kind), expr: lastMinute(leaf(hist)), labels: labels,
 				comment: "the " + f.name + " fleet's merged histogram of the last complete minute (the raw series are read here only)"},
-			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: lastMinute(leaf(prom.HealthQuery(r.Metric, f.sel, r.kind))), labels: labels,
-				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + ")"},
+			rule{record: prom.MinuteSamplesRecord(r.Metric, r.kind), expr: lastMinute(leaf(prom.SamplesPerSeriesQuery(r.Metric, f.sel, r.kind))), labels: labels,
+				comment: "the samples of each of its series in that minute"},
+			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), f.sel, nil)), labels: labels,
+				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 		)
 	}
 	return out
@@ -433,11 +436,15 @@ func (r resolved) rawRules() []rule {
 // minute and its health for every canary at once, kept apart by the
 // identifying labels and the fleet label.
 func (g *resolvedGeneric) rules() []rule {
+	mark := [][2]string{{genericLabel, g.Name}}
+	samples := recordedMinute(selector.Selector{{Name: genericLabel, Op: selector.Equal, Value: g.Name}}.With(prom.MinuteSamplesRecord(g.Metric, g.kind)), 0)
 	return []rule{
 		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by()))),
 			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
-		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHealthQuery(g.Metric, g.sel, g.kind, g.by()))),
-			comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + ")"},
+		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesPerSeriesQuery(g.Metric, g.sel, g.kind))), labels: mark,
+			comment: "the samples of each of their series in that minute"},
+		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.sel, g.by())),
+			comment: "each fleet's health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 	}
 }
 

@@ -155,13 +155,19 @@ func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
 				if k == prom.Classic {
 					query = prom.ClassicQuery
 				}
-				// The raw reads, in this order, each once.
-				want := []struct{ record, expr, fleet string }{
-					{prom.MinuteHistogramRecord("http_request_duration_seconds", k), query("http_request_duration_seconds", base), "baseline"},
-					{prom.MinuteHealthRecord("http_request_duration_seconds", k), prom.HealthQuery("http_request_duration_seconds", base, k), "baseline"},
-					{prom.MinuteHistogramRecord("http_request_duration_seconds", k), query("http_request_duration_seconds", canary), "canary"},
-					{prom.MinuteHealthRecord("http_request_duration_seconds", k), prom.HealthQuery("http_request_duration_seconds", canary, k), "canary"},
+				// The raw reads, in this order, each once: the histogram and
+				// the samples of each series, then the health from those
+				// samples (and the targets' up).
+				const m = "http_request_duration_seconds"
+				reads := func(sel selector.Selector, fleet string) []struct{ record, expr, fleet string } {
+					samples := fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, prom.MinuteSamplesRecord(m, k), fleet)
+					return []struct{ record, expr, fleet string }{
+						{prom.MinuteHistogramRecord(m, k), "last_over_time((" + query(m, sel) + ")[1m:1m])", fleet},
+						{prom.MinuteSamplesRecord(m, k), "last_over_time((" + prom.SamplesPerSeriesQuery(m, sel, k) + ")[1m:1m])", fleet},
+						{prom.MinuteHealthRecord(m, k), prom.HealthFromSamples(samples, sel, nil), fleet},
+					}
 				}
+				want := append(reads(base, "baseline"), reads(canary, "canary")...)
 				rules := rf.Groups[0].Rules
 				for i, w := range want {
 					r := rules[i]
@@ -169,7 +175,7 @@ func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
 					if w.fleet == "canary" {
 						sel = canary
 					}
-					if r.Record != w.record || spaced(r.Expr) != spaced("last_over_time(("+w.expr+")[1m:1m])") ||
+					if r.Record != w.record || spaced(r.Expr) != spaced(w.expr) ||
 						r.Labels["fleet"] != w.fleet || r.Labels["canary"] != "checkout" || r.Labels[prom.RecordedSelectorLabel] != sel.String() {
 						t.Errorf("rule %d is %s %v:\n%s\nwant %s of %s", i, r.Record, r.Labels, oneLine(r.Expr), w.record, w.expr)
 					}
