@@ -43,7 +43,7 @@ const orderRules = `groups:
 // the same Query) and into a Prometheus serving a copy of the same data.
 // Every rule must evaluate without error in the ruler, and the records read
 // from the raw series (each fleet's merged histogram of the minute, native
-// buckets included, and its health) must be the same in both for each
+// buckets included, and the samples of each of its series) must be the same in both for each
 // minute compared, read at the end of the minute (a sample stamped in
 // [M, M+60s) holds minute M, whatever each server's offset in the minute).
 // It also checks directly whether a rule sees what the rule before it in its
@@ -120,14 +120,14 @@ func TestRulePackInThanosRuler(t *testing.T) {
 	}
 
 	// The minutes read from the raw series (each fleet's merged histogram,
-	// count, sum and every bucket, and its health): equal in both for every
-	// minute compared.
+	// count, sum and every bucket, and the samples of each of its series):
+	// equal in both for every minute compared.
 	for m := dataEnd; !m.After(lastMinute); m = m.Add(time.Minute) {
 		n, names, maxRel := compareRecords(t, "minute "+m.Format("15:04"), want.minute(m, readsRaw), got.minute(m, readsRaw))
 		t.Logf("minute ending %s: %d figures of %d record names read from the raw series equal in Prometheus and Thanos Ruler (largest relative difference %.3g)",
 			m.Format(time.RFC3339), n, names, maxRel)
 		if m.Equal(dataEnd) && names != 4 {
-			t.Errorf("minute ending %s: records of %d of the 4 names read from the raw series (native and classic, histogram and health) compared", m.Format(time.RFC3339), names)
+			t.Errorf("minute ending %s: records of %d of the 4 names read from the raw series (native and classic, histogram and samples) compared", m.Format(time.RFC3339), names)
 		}
 	}
 
@@ -191,10 +191,11 @@ func figure(v float64, ok bool) string {
 type records map[string]map[int64]float64
 
 // readsRaw tells the records read from the raw series, each fleet's
-// histogram and health of the minute, from the others.
+// histogram of the minute and the samples of each of its series, from the
+// others (the health is computed from those samples by the next rule).
 func readsRaw(key string) bool {
 	name := strings.SplitN(key, "{", 2)[0]
-	return strings.HasSuffix(name, ":increase_1m") || strings.HasSuffix(name, ":health_1m")
+	return strings.HasSuffix(name, ":increase_1m") || strings.HasSuffix(name, ":samples_1m")
 }
 
 // minute returns the records of minute m that keep says to.
