@@ -159,7 +159,7 @@ func TestRulesEndToEnd(t *testing.T) {
 			for _, q := range ruleQueries(t, gated) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, false) })
 			}
-			t.Run("parity/every", func(t *testing.T) { st.everyParity(t, string(variantSrc)) })
+			t.Run("parity/every", func(t *testing.T) { st.everyParity(t, string(variantSrc), sc.want == "rollback") })
 		})
 	}
 }
@@ -852,9 +852,10 @@ func (st *stack) checkRuleHealth(t *testing.T, since time.Time) {
 // pairwise-generic-every, by service) with the committed pack's canary
 // checkout (native, the same fleets): each minute's counts, the window's
 // statistic, the recent runs' highest, and the minutes the rollback alert's
-// condition holds. The committed canary is checked against the engine by
+// condition holds (some, when the scenario rolls back). The committed
+// canary is checked against the engine by
 // parity; this ties the vectorised rules to it.
-func (st *stack) everyParity(t *testing.T, variantPack string) {
+func (st *stack) everyParity(t *testing.T, variantPack string, rollsBack bool) {
 	const metric = "http_request_duration_seconds"
 	w := pairing.Window{First: st.first, Last: st.end}
 	alertExpr := func(pack, group string) string {
@@ -915,5 +916,8 @@ func (st *stack) everyParity(t *testing.T, variantPack string) {
 			}
 		}
 		t.Logf("%s: %d minutes compared, %d with a value, %d differ", c.name, w.Minutes(), len(one), differ)
+		if c.name == "rollback" && rollsBack && len(every) == 0 {
+			t.Errorf("the scenario rolls back, but the vectorised alert's condition never held")
+		}
 	}
 }

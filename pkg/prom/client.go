@@ -125,17 +125,6 @@ func ClassicQuery(metric string, sel selector.Selector) string {
 	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[1m]))"
 }
 
-// SamplesQuery is the mean number of samples each series of a fleet has in a
-// minute: a one-minute increase() over series scraped n times a minute reads
-// n/(n-1) of the observations they counted (verdict.ScrapeScale). Native
-// series are counted as they are; classic series by their +Inf bucket.
-// The engine reads the same from its health query (Health); the rule pack
-// renders this one.
-func SamplesQuery(metric string, sel selector.Selector, kind Kind) string {
-	series := countedSeries(metric, sel, kind)
-	return "sum(count_over_time(" + series + "[1m])) / count(count_over_time(" + series + "[1m]))"
-}
-
 // countedSeries selects one series per fleet member and label set: the
 // native histogram itself, or a classic histogram's +Inf bucket.
 func countedSeries(metric string, sel selector.Selector, kind Kind) string {

@@ -98,17 +98,14 @@ func (r resolved) everyRules(runbookBase string) []rule {
 	}
 	g := r.generic
 	fleet := func(value string) string {
-		parts := make([]string, 0, len(r.every)+1)
+		var parts []string
 		for _, l := range r.every {
 			parts = append(parts, fmt.Sprintf("%s=\"{{ $labels.%s }}\"", l, l))
 		}
 		// The identifying labels' values are the alert's; the group's own
-		// text is escaped, as every annotation's user text is.
-		parts = append(parts, templateSafe(selector.Selector{{Name: g.FleetLabel, Op: selector.Equal, Value: value}}.String()[1:]))
-		parts[len(parts)-1] = strings.TrimSuffix(parts[len(parts)-1], "}")
-		for _, m := range g.sel[1:] {
-			parts = append(parts, templateSafe(strings.Trim(selector.Selector{m}.String(), "{}")))
-		}
+		// matchers are user text, escaped as every annotation's is.
+		own := append(selector.Selector{{Name: g.FleetLabel, Op: selector.Equal, Value: value}}, g.sel[1:]...)
+		parts = append(parts, templateSafe(strings.Trim(own.String(), "{}")))
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 	return []rule{

@@ -117,7 +117,7 @@ type minuteEvidence struct {
 }
 
 // scrapeScale is verdict.ScrapeScale of the fleet's mean samples per series in
-// the minute (prom.SamplesQuery, from the recorded health): 1 - 1/n, present
+// the minute (its health's samples over its series): 1 - 1/n, present
 // only when n > 1.
 func (r resolved) scrapeScale(f fleetExprs) expr {
 	return op(leaf("1"), "-", op(leaf("1"), "/", op(f.samplesPerSeries, ">", leaf("1"))))

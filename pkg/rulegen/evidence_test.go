@@ -71,7 +71,7 @@ func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 			for _, fleet := range []string{"baseline", "canary"} {
 				for _, want := range []string{
 					fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, hists, fleet),
-					// the fleet's samples per series (prom.SamplesQuery) from its health
+					// the fleet's samples per series, from its health
 					fmt.Sprintf(`sum(last_over_time(%s{canary="checkout",fleet=%q,pairwise_health="samples"}[1m])) / sum(last_over_time(%s{canary="checkout",fleet=%q,pairwise_health="series"}[1m]))`, health, fleet, health, fleet),
 				} {
 					if !has(terms, want) {

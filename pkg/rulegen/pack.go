@@ -36,7 +36,7 @@ type fleetExprs struct {
 	// countAgo is count WarmupMinutes earlier (warm-up), nil without warm-up.
 	countAgo expr
 	// samplesPerSeries is the mean number of samples each series of the
-	// fleet had in the minute (prom.SamplesQuery), from the recorded health.
+	// fleet had in the minute, from the recorded health (samples / series).
 	samplesPerSeries expr
 	// incomplete holds when a member of the fleet that was serving did not
 	// report in the minute (verdict.Completeness on prom.Health's
