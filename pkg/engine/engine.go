@@ -178,9 +178,29 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if early := sp.judged.First.Add(-time.Duration(lead) * time.Minute); early.Before(healthRange.Start) {
 		healthRange.Start = early
 	}
-	healths, healthServed, err := fetchHealth(ctx, src, req, []fetched{base, canary}, healthRange)
-	if err != nil {
-		return nil, err
+	// The health is fetched while the minutes' quantiles and tail counts are
+	// read off the histograms: only the completeness flags and the evidence's
+	// scales need it.
+	var (
+		healths      []map[int64]prom.Health
+		healthServed []Served
+		healthErr    error
+		healthDone   = make(chan struct{})
+	)
+	go func() {
+		defer close(healthDone)
+		healths, healthServed, healthErr = fetchHealth(ctx, src, req, []fetched{base, canary}, healthRange)
+	}()
+	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
+	minutes := make([]verdict.Minute, len(pairs))
+	counts := make([]verdict.MinuteCounts, len(pairs))
+	for i, p := range pairs {
+		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary)}
+		counts[i] = verdict.CountMinute(req.Config, p.Baseline, p.Canary)
+	}
+	<-healthDone
+	if healthErr != nil {
+		return nil, healthErr
 	}
 
 	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
@@ -199,7 +219,6 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
-	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
 	health := [2][]verdict.FleetHealth{make([]verdict.FleetHealth, lead+len(pairs)), make([]verdict.FleetHealth, lead+len(pairs))}
 	for i := range health[0] {
 		t := sp.judged.First.Add(time.Duration(i-lead) * time.Minute).Unix()
@@ -216,14 +235,11 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 			res.Warnings = append(res.Warnings, "the "+name+" fleet: "+a)
 		}
 	}
-	minutes := make([]verdict.Minute, len(pairs))
 	for i, p := range pairs {
 		ts := p.Time.Unix()
-		b, c := verdict.Stats(req.Config, p.Baseline), verdict.Stats(req.Config, p.Canary)
-		b.Incomplete, c.Incomplete = incomplete[0][i], incomplete[1][i]
-		minutes[i] = verdict.Minute{Time: p.Time, Baseline: b, Canary: c,
-			Evidence: verdict.MinuteEvidence(req.Config, p.Baseline, p.Canary,
-				verdict.ScrapeScale(healths[0][ts].SamplesPerSeries()), verdict.ScrapeScale(healths[1][ts].SamplesPerSeries()))}
+		minutes[i].Baseline.Incomplete, minutes[i].Canary.Incomplete = incomplete[0][i], incomplete[1][i]
+		minutes[i].Evidence = counts[i].Evidence(req.Config,
+			verdict.ScrapeScale(healths[0][ts].SamplesPerSeries()), verdict.ScrapeScale(healths[1][ts].SamplesPerSeries()))
 		if req.LB != nil {
 			minutes[i].LB = &verdict.LoadBalancerQuantiles{Baseline: verdictValue(req, results[2].series, p.Time), Canary: verdictValue(req, results[3].series, p.Time)}
 		}

@@ -359,6 +359,18 @@ func TestCountAboveTailCount(t *testing.T) {
 			t.Errorf("native TailCount(%v) = %v, want %v", q, got, want)
 		}
 	}
+	// CountsAbove reads the buckets once for several thresholds and gives
+	// each CountAbove to the bit.
+	vs := []float64{-1, 0.0005, 0.5, 1, math.Sqrt2, 1.5, 2, 2.5, 7.5, 20, 100, 1000, nan, inf}
+	for _, h := range []*Histogram{classic, native, custom} {
+		got := make([]float64, len(vs))
+		h.CountsAbove(vs, got)
+		for i, v := range vs {
+			if want := h.CountAbove(v); got[i] != want && !(math.IsNaN(got[i]) && math.IsNaN(want)) {
+				t.Errorf("%s CountsAbove at %v = %v, CountAbove %v", h.Kind, v, got[i], want)
+			}
+		}
+	}
 }
 
 func TestZFromConfidence(t *testing.T) {

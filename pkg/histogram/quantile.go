@@ -293,17 +293,30 @@ func (b interpBucket) fractionAbove(v float64) float64 {
 // that are in Count but in no bucket (NaN observations of a native histogram)
 // are not counted. v NaN gives NaN.
 func (h *Histogram) CountAbove(v float64) float64 {
-	if math.IsNaN(v) {
-		return math.NaN()
+	var out [1]float64
+	h.CountsAbove([]float64{v}, out[:])
+	return out[0]
+}
+
+// CountsAbove sets out[i] to CountAbove(vs[i]) for every i, reading the
+// buckets once; out must be at least as long as vs.
+func (h *Histogram) CountsAbove(vs, out []float64) {
+	for i, v := range vs {
+		out[i] = 0
+		if math.IsNaN(v) {
+			out[i] = math.NaN()
+		}
 	}
-	var total float64
 	for _, b := range h.effectiveBuckets() {
 		if b.Count == 0 {
 			continue
 		}
-		total += b.Count * b.fractionAbove(v)
+		for i, v := range vs {
+			if !math.IsNaN(v) {
+				out[i] += b.Count * b.fractionAbove(v)
+			}
+		}
 	}
-	return total
 }
 
 // TailCount returns the number of observations beyond the q-quantile, i.e.

@@ -103,6 +103,10 @@ func (m *matrixData) decodeEnvelope(body []byte) (status string, warnings []stri
 type scanner struct {
 	b []byte
 	i int
+	// bounds holds the bucket bounds read so far by their text: a native
+	// histogram's bounds repeat in every sample of a range, and parsing
+	// their long decimals was the largest part of reading an answer.
+	bounds map[string]float64
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -144,6 +148,20 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 		return nil, false, err
 	}
 	start := s.i
+	// Most strings hold no escape: find the closing quote at once.
+	if n := bytes.IndexByte(s.b[start:], '"'); n >= 0 {
+		plain := true
+		for _, c := range s.b[start : start+n] {
+			if c == '\\' || c < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			s.i = start + n + 1
+			return s.b[start : start+n], false, nil
+		}
+	}
 	for s.i < len(s.b) {
 		switch c := s.b[s.i]; {
 		case c == '"':
@@ -190,7 +208,43 @@ func (s *scanner) quotedFloat() (float64, error) {
 	if escaped {
 		return 0, s.errorf("a sample value %q is not a number", raw)
 	}
-	return parseFloat(string(raw))
+	return parseFloatBytes(raw)
+}
+
+// parseFloatBytes is parseFloat without copying the text (the copy and
+// its garbage cost as much as the parse).
+func parseFloatBytes(raw []byte) (float64, error) {
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not a number", ErrNotProm, raw)
+	}
+	return v, nil
+}
+
+// bound reads a bucket bound, a quoted number, parsing each text once.
+func (s *scanner) bound() (float64, error) {
+	if s.peek() != '"' {
+		return 0, s.errorf("a bucket bound is not a quoted number")
+	}
+	raw, escaped, err := s.rawString()
+	if err != nil {
+		return 0, err
+	}
+	if escaped {
+		return 0, s.errorf("a bucket bound %q is not a number", raw)
+	}
+	if v, ok := s.bounds[string(raw)]; ok {
+		return v, nil
+	}
+	v, err := parseFloatBytes(raw)
+	if err != nil {
+		return 0, err
+	}
+	if s.bounds == nil {
+		s.bounds = map[string]float64{}
+	}
+	s.bounds[string(raw)] = v
+	return v, nil
 }
 
 // number reads a JSON number.
@@ -430,11 +484,16 @@ func (s *scanner) bucket(b *apiBucket) error {
 		return fmt.Errorf("%w: bucket boundary rule: %v", ErrNotProm, err)
 	}
 	b.Boundaries = int(rule)
-	for _, v := range []*float64{&b.Lower, &b.Upper, &b.Count} {
+	for i, v := range []*float64{&b.Lower, &b.Upper, &b.Count} {
 		if err := s.expect(','); err != nil {
 			return fmt.Errorf("%w: a bucket does not have 4 fields", ErrNotProm)
 		}
-		if *v, err = s.quotedFloat(); err != nil {
+		if i == 2 {
+			*v, err = s.quotedFloat()
+		} else {
+			*v, err = s.bound()
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -2,8 +2,11 @@ package prom
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
@@ -60,3 +63,55 @@ func TestMatrixDecoding(t *testing.T) {
 }
 
 var posInf = math.Inf(1)
+
+// nativeRangeBody is a range query's answer as Prometheus writes it: one
+// series of schema-3 native histograms, a sample a minute.
+func nativeRangeBody(minutes, buckets int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[`)
+	for m := range minutes {
+		if m > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `[%d,{"count":"%v","sum":"%v","buckets":[`, 1780311600+60*m, 26205.333333333332+float64(m), 412.63480090021096)
+		for i := range buckets {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			lo, hi := math.Pow(2, float64(i-64)/8), math.Pow(2, float64(i-63)/8)
+			fmt.Fprintf(&b, `[0,"%s","%s","%s"]`, strconv.FormatFloat(lo, 'g', -1, 64), strconv.FormatFloat(hi, 'g', -1, 64),
+				strconv.FormatFloat(float64(i*m%97)*4/3, 'g', -1, 64))
+		}
+		b.WriteString(`]}]`)
+	}
+	b.WriteString(`]}]}}`)
+	return []byte(b.String())
+}
+
+// TestBoundsParsedOnce: a bound read from the cache is the bound parsed.
+func TestBoundsParsedOnce(t *testing.T) {
+	var m matrixData
+	if _, _, err := m.decodeEnvelope(nativeRangeBody(3, 40)); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range m.Result[0].Histograms {
+		for i, b := range h.Buckets {
+			lo, hi := math.Pow(2, float64(i-64)/8), math.Pow(2, float64(i-63)/8)
+			if b.Lower != lo || b.Upper != hi {
+				t.Fatalf("bucket %d at %v: (%v, %v], want (%v, %v]", i, h.T, b.Lower, b.Upper, lo, hi)
+			}
+		}
+	}
+}
+
+// BenchmarkDecodeNativeRange: one fleet's hour of native histograms.
+func BenchmarkDecodeNativeRange(b *testing.B) {
+	body := nativeRangeBody(61, 100)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var m matrixData
+		if _, _, err := m.decodeEnvelope(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -86,46 +86,80 @@ func (e Evidence) Expected() float64 { return e.Votes[0].Expected(e.Share) }
 // covers to the whole minute, so a fleet scraped every 15 s reads 4/3 of the
 // observations it counted (see ScrapeScale); 1 when counts are exact.
 func MinuteEvidence(c Config, baseline, canary *histogram.Histogram, scaleB, scaleC float64) Evidence {
-	e := Evidence{Share: math.NaN()}
-	e.Votes[0].Threshold = math.NaN()
-	if baseline == nil || canary == nil || !(baseline.Count > 0) || !(canary.Count > 0) || !(scaleB > 0) || !(scaleC > 0) {
-		return e
+	return CountMinute(c, baseline, canary).Evidence(c, scaleB, scaleC)
+}
+
+// MinuteCounts is the part of a minute's evidence read off the histograms
+// alone: each vote's threshold and each fleet's counts, before they are
+// scaled to counted observations. A reader computes it while the fleets'
+// health (which gives the scales) is still being fetched.
+type MinuteCounts struct {
+	ok               bool // both fleets have observations and their histograms merge
+	baseline, canary float64
+	votes            [NumVotes]struct{ threshold, baseline, canary float64 }
+}
+
+// CountMinute reads the thresholds and counts of MinuteEvidence off both
+// fleets' histograms.
+func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
+	var m MinuteCounts
+	if baseline == nil || canary == nil || !(baseline.Count > 0) || !(canary.Count > 0) {
+		return m
 	}
 	pooled, err := histogram.Merge(baseline, canary)
 	if err != nil {
+		return m
+	}
+	m.ok, m.baseline, m.canary = true, baseline.Count, canary.Count
+	var ths, bs, cs [NumVotes]float64
+	for i, q := range c.VoteQuantiles() {
+		ths[i] = math.NaN()
+		if q != 0 {
+			ths[i] = pooled.Quantile(q)
+		}
+		m.votes[i].threshold = ths[i]
+	}
+	baseline.CountsAbove(ths[:], bs[:])
+	canary.CountsAbove(ths[:], cs[:])
+	for i := range m.votes {
+		m.votes[i].baseline, m.votes[i].canary = bs[i], cs[i]
+	}
+	return m
+}
+
+// Evidence is the minute's evidence with each fleet's counts scaled to
+// counted observations (see MinuteEvidence).
+func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
+	e := Evidence{Share: math.NaN()}
+	e.Votes[0].Threshold = math.NaN()
+	if !m.ok || !(scaleB > 0) || !(scaleC > 0) {
 		return e
 	}
-	e.BaselineCount, e.CanaryCount = baseline.Count*scaleB, canary.Count*scaleC
+	e.BaselineCount, e.CanaryCount = m.baseline*scaleB, m.canary*scaleC
 	e.Share = e.CanaryCount / (e.BaselineCount + e.CanaryCount)
 	if !(e.Share > 0 && e.Share < 1) {
 		return e
-	}
-	vote := func(q float64) (Vote, bool) {
-		v := Vote{Quantile: q, Threshold: pooled.Quantile(q)}
-		if math.IsNaN(v.Threshold) || math.IsInf(v.Threshold, 0) {
-			return v, false
-		}
-		v.Baseline, v.Canary = baseline.CountAbove(v.Threshold)*scaleB, canary.CountAbove(v.Threshold)*scaleC
-		if math.IsNaN(v.Baseline + v.Canary) {
-			return v, false
-		}
-		for i, a := range TailIndices {
-			v.LLR[i] = LLR(v.Canary, v.Baseline, e.Share, math.Pow(c.RollbackThreshold, a))
-		}
-		return v, true
 	}
 	for i, q := range c.VoteQuantiles() {
 		if q == 0 {
 			continue
 		}
-		v, ok := vote(q)
-		if !ok && i == 0 {
-			return e
+		mv := m.votes[i]
+		v := Vote{Quantile: q, Threshold: mv.threshold}
+		v.Baseline, v.Canary = mv.baseline*scaleB, mv.canary*scaleC
+		// A vote whose threshold is not finite, or whose counts are not
+		// numbers, abstains; without the verdict quantile's the minute
+		// carries no evidence.
+		if math.IsNaN(v.Threshold) || math.IsInf(v.Threshold, 0) || math.IsNaN(v.Baseline+v.Canary) {
+			if i == 0 {
+				return e
+			}
+			continue
 		}
-		if ok {
-			// Another vote whose threshold is not finite abstains.
-			e.Votes[i] = v
+		for j, a := range TailIndices {
+			v.LLR[j] = LLR(v.Canary, v.Baseline, e.Share, math.Pow(c.RollbackThreshold, a))
 		}
+		e.Votes[i] = v
 	}
 	e.Valid = true
 	return e
