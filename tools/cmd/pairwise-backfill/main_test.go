@@ -67,7 +67,8 @@ func TestBackfillChainsNativeHistograms(t *testing.T) {
 	}
 	from, to := start.Add(2*time.Minute), start.Add(minutes*time.Minute)
 	timings := filepath.Join(t.TempDir(), "timings.tsv")
-	if err := run([]string{"--tsdb", dir, "--rules", ruleFile, "--quiet", "--timings", timings,
+	ruleTimings := filepath.Join(t.TempDir(), "rule-timings.tsv")
+	if err := run([]string{"--tsdb", dir, "--rules", ruleFile, "--quiet", "--timings", timings, "--rule-timings", ruleTimings,
 		"--start", from.Format(time.RFC3339), "--end", strconv.FormatInt(to.Unix(), 10)}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +95,26 @@ func TestBackfillChainsNativeHistograms(t *testing.T) {
 		if len(ats) < 28 || len(ats) > 29 || !slices.IsSorted(ats) {
 			t.Errorf("timings of group %s: %d evaluations %v, want one a minute in order (28 or 29)", g, len(ats), ats)
 		}
+	}
+	// --rule-timings: one line per rule of each evaluation, naming the rule.
+	rb, err := os.ReadFile(ruleTimings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRule := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(rb)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 5 {
+			t.Fatalf("rule timings line %q: want group, index, rule, time, seconds", line)
+		}
+		secs, err := strconv.ParseFloat(f[4], 64)
+		if err != nil || secs < 0 {
+			t.Fatalf("rule timings line %q: bad duration", line)
+		}
+		perRule[f[0]+"/"+f[1]+"/"+f[2]]++
+	}
+	if n := perRule["readers/0/fleet:latency:count_5m"]; n != len(perGroup["readers"]) {
+		t.Errorf("rule timings: readers' rule 0 evaluated %d times, want %d (its group's evaluations); all: %v", n, len(perGroup["readers"]), perRule)
 	}
 
 	db, err := tsdb.OpenDBReadOnly(dir, t.TempDir(), logger)
