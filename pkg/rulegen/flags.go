@@ -10,7 +10,7 @@ import (
 const flagLabel = "flag"
 
 // flagExprs are the per-minute figures the window flags are read from.
-type flagExprs struct{ countedRatio, share, missing, partial expr }
+type flagExprs struct{ share, missing, partial expr }
 
 // flagMinutes are a minute's figures for the window flags. Warm-up minutes
 // are left out of every flag, as verdict does.
@@ -19,7 +19,6 @@ func (r resolved) flagMinutes(m minuteExprs) flagExprs {
 	served := func(f fleetExprs) expr { return op(f.count, ">", leaf("0")) }
 	one := func(e expr) expr { return op(leaf("vector(1)"), "and on()", e) }
 	return flagExprs{
-		countedRatio: op(m.recordedRatio, "and", m.counted),
 		share:        m.warm(op(op(op(cc, "/", op(cb, "+", cc)), ">", leaf("0")), "<", leaf("1"))),
 		missing:      one(m.warm(op(op(served(m.base), "unless", served(m.canary)), "or", op(served(m.canary), "unless", served(m.base))))),
 		partial:      one(m.warm(m.partial)),

@@ -467,16 +467,24 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 	vq := verdict.QuantileLabel(c.VerdictQuantile)
 	f := r.flagMinutes(m)
 	zeroOne := func(e expr) expr { return op(fn("count", e), "or", leaf("vector(0)")) }
+	ratioName, verdictName := RecordName(r.Metric, quantileOp(c.VerdictQuantile)+"_ratio_1m", false), RecordName(r.Metric, "verdict_1m", false)
+	// The counted minutes are read off the verdict just recorded (a verdict
+	// of good, neutral or bad, after warm-up): one series read instead of
+	// the verdict's whole expression again, which costs the group most.
+	now := func(name string) expr { return fn("sum", recordedMinute(r.recordedSeries(name).flat(), 0)) }
+	verdictIs := func(cmp string, v verdict.Verdict) expr {
+		return m.warm(op(now(verdictName), cmp, leaf(strconv.Itoa(v.Code()))))
+	}
 	out := []rule{
-		{record: RecordName(r.Metric, quantileOp(c.VerdictQuantile)+"_ratio_1m", false), expr: op(m.recordedRatio, "and", m.data), labels: labels,
+		{record: ratioName, expr: op(m.recordedRatio, "and", m.data), labels: labels,
 			comment: "canary / baseline " + vq + " of the last complete minute; absent when a fleet has no data"},
-		{record: RecordName(r.Metric, "verdict_1m", false), expr: m.verdict, labels: labels,
-			comment: "verdict code of the last complete minute: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data"},
-		{record: n.bad, expr: zeroOne(m.bad), labels: labels,
+		{record: verdictName, expr: m.verdict, labels: labels,
+			comment: "verdict code of the last complete minute: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data, 5 partial"},
+		{record: n.bad, expr: zeroOne(verdictIs("==", verdict.Bad)), labels: labels,
 			comment: "1 if the last complete minute is a counted bad minute, else 0"},
-		{record: n.good, expr: zeroOne(m.good), labels: labels,
+		{record: n.good, expr: zeroOne(verdictIs("==", verdict.Good)), labels: labels,
 			comment: "1 if the last complete minute is a counted good minute, else 0"},
-		{record: n.countedRatio, expr: f.countedRatio, labels: labels,
+		{record: n.countedRatio, expr: op(now(ratioName), "and", verdictIs("<=", verdict.Bad)), labels: labels,
 			comment: "the ratio of a counted minute (the suspicious-win flag's median)"},
 		{record: n.share, expr: f.share, labels: labels,
 			comment: "the canary's share of requests in a minute both fleets served, after warm-up (the traffic-parity flag)"},
