@@ -19,9 +19,9 @@ func (r resolved) flagMinutes(m minuteExprs) flagExprs {
 	served := func(f fleetExprs) expr { return op(f.count, ">", leaf("0")) }
 	one := func(e expr) expr { return op(leaf("vector(1)"), "and on()", e) }
 	return flagExprs{
-		share:        m.warm(op(op(op(cc, "/", op(cb, "+", cc)), ">", leaf("0")), "<", leaf("1"))),
-		missing:      one(m.warm(op(op(served(m.base), "unless", served(m.canary)), "or", op(served(m.canary), "unless", served(m.base))))),
-		partial:      one(m.warm(m.partial)),
+		share:   m.warm(op(op(op(cc, "/", op(cb, "+", cc)), ">", leaf("0")), "<", leaf("1"))),
+		missing: one(m.warm(op(op(served(m.base), "unless", served(m.canary)), "or", op(served(m.canary), "unless", served(m.base))))),
+		partial: one(m.warm(m.partial)),
 	}
 }
 
