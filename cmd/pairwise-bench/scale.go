@@ -19,14 +19,18 @@ import (
 type scaleRow struct {
 	Pods, Minutes int
 	Engine, Raw   float64 // medians, seconds; Engine is timed inside the child (its second analysis)
-	EngineCold    float64 // median of the child's first analysis
-	HWMKiB        int64   // peak RSS of the analysing child (max over repetitions)
-	Reps          int
-	Series        string
-	GenSeconds    float64
+	// RawAll is the median of all the engine's own requests (histograms,
+	// then health) sent again as section 2's raw; 0 in runs before it.
+	RawAll     float64
+	EngineCold float64 // median of the child's first analysis
+	HWMKiB     int64   // peak RSS of the analysing child (max over repetitions)
+	Reps       int
+	Series     string
+	GenSeconds float64
 }
 
-func (r scaleRow) ratio() float64 { return r.Engine / r.Raw }
+func (r scaleRow) ratio() float64    { return r.Engine / r.Raw }
+func (r scaleRow) ratioAll() float64 { return r.Engine / r.RawAll }
 
 func benchScale(ctx context.Context, e *env, p plan, r *report, self string) error {
 	longest := 0
@@ -63,6 +67,10 @@ func benchScale(ctx context.Context, e *env, p plan, r *report, self string) err
 				var hwm int64
 				var colds []float64
 				eq := engineQueries(prom.Native)
+				rec, err := recordEngine(ctx, srv.URL, req)
+				if err != nil {
+					return err
+				}
 				ts, err := alternate(reps,
 					func() (time.Duration, error) {
 						c, err := analyzeInChild(ctx, self, srv.URL, minutes)
@@ -74,11 +82,12 @@ func benchScale(ctx context.Context, e *env, p plan, r *report, self string) err
 						return time.Duration(c.Seconds * float64(time.Second)), nil
 					},
 					func() (time.Duration, error) { return runAll(ctx, srv.URL, eq, req.Window, true, false) },
+					func() (time.Duration, error) { return rec.replay(ctx, srv.URL) },
 				)
 				if err != nil {
 					return err
 				}
-				r.Scale = append(r.Scale, scaleRow{Pods: pods, Minutes: minutes, Engine: ts[0].median(), Raw: ts[1].median(), EngineCold: median(colds),
+				r.Scale = append(r.Scale, scaleRow{Pods: pods, Minutes: minutes, Engine: ts[0].median(), Raw: ts[1].median(), RawAll: ts[2].median(), EngineCold: median(colds),
 					HWMKiB: hwm, Reps: reps, Series: seriesOf(ds.Summary), GenSeconds: ds.GenSeconds})
 			}
 			return nil
