@@ -198,17 +198,26 @@ func (s *scanner) str() (string, error) {
 
 // quotedFloat reads a sample value, a JSON string such as "12.5" or "+Inf".
 func (s *scanner) quotedFloat() (float64, error) {
-	if s.peek() != '"' {
-		return 0, s.errorf("a sample value is not a quoted number")
-	}
-	raw, escaped, err := s.rawString()
+	raw, err := s.numberText("a sample value")
 	if err != nil {
 		return 0, err
 	}
-	if escaped {
-		return 0, s.errorf("a sample value %q is not a number", raw)
-	}
 	return parseFloatBytes(raw)
+}
+
+// numberText reads the text of a quoted number (what names it in errors).
+func (s *scanner) numberText(what string) ([]byte, error) {
+	if s.peek() != '"' {
+		return nil, s.errorf("%s is not a quoted number", what)
+	}
+	raw, escaped, err := s.rawString()
+	if err != nil {
+		return nil, err
+	}
+	if escaped {
+		return nil, s.errorf("%s %q is not a number", what, raw)
+	}
+	return raw, nil
 }
 
 // parseFloatBytes is parseFloat without copying the text (the copy and
@@ -223,15 +232,9 @@ func parseFloatBytes(raw []byte) (float64, error) {
 
 // bound reads a bucket bound, a quoted number, parsing each text once.
 func (s *scanner) bound() (float64, error) {
-	if s.peek() != '"' {
-		return 0, s.errorf("a bucket bound is not a quoted number")
-	}
-	raw, escaped, err := s.rawString()
+	raw, err := s.numberText("a bucket bound")
 	if err != nil {
 		return 0, err
-	}
-	if escaped {
-		return 0, s.errorf("a bucket bound %q is not a number", raw)
 	}
 	if v, ok := s.bounds[string(raw)]; ok {
 		return v, nil

@@ -38,6 +38,8 @@ func TestMatrixDecoding(t *testing.T) {
 			want: matrixData{ResultType: "matrix"}},
 		{name: "an error answer", body: `{"status":"error","errorType":"bad_data","error":"x"}`, status: "error"},
 		{name: "unquoted value", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,1]]}]}}`, wantErr: true},
+		{name: "unquoted bucket bound", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"3","sum":"1","buckets":[[0,0.1,"0.2","3"]]}]]}]}}`, wantErr: true},
+		{name: "bucket bound not a number", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"3","sum":"1","buckets":[[0,"x","0.2","3"]]}]]}]}}`, wantErr: true},
 		{name: "time not a number", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[["1","1"]]}]}}`, wantErr: true},
 		{name: "truncated", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{}`, wantErr: true},
 		{name: "trailing data", body: `{"status":"success"} x`, status: "success", wantErr: true},
