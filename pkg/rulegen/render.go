@@ -45,7 +45,7 @@ func Render(f File) ([]byte, error) {
 # left-open (Prometheus 3): see rules/README.md for Mimir and Thanos.
 # Rules that read a series recorded by their group read it as recorded earlier in
 # the same evaluation (rules in a group run in order, at one evaluation time).
-# Verdict codes: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data.
+# Verdict codes: 0 good, 1 neutral, 2 bad, 3 insufficient, 4 no-data, 5 partial.
 # Decision codes: 0 promote, 1 hold, 2 rollback. Each group decides by the evidence
 # rule (the default) or the chapter's reference rule, as its header says. See rules/README.md.
 groups:
