@@ -15,11 +15,31 @@ import (
 
 // engineRequests records the HTTP requests one engine.Analyze makes, in the
 // order they were sent, so the raw baseline can issue exactly those (the
-// same queries, ranges and phases) without decoding the answers.
+// same queries, ranges and phases) without decoding the answers. A
+// request's phase is the number of answers the engine had read when it sent
+// it: requests of one phase were sent without waiting for each other.
 type engineRequests struct {
 	mu     sync.Mutex
 	bodies []string
 	paths  []string
+	phases []int
+	read   int // answers read so far
+}
+
+// closeCounter counts an answer as read when the engine closes it.
+type closeCounter struct {
+	io.ReadCloser
+	once sync.Once
+	r    *engineRequests
+}
+
+func (c *closeCounter) Close() error {
+	c.once.Do(func() {
+		c.r.mu.Lock()
+		c.r.read++
+		c.r.mu.Unlock()
+	})
+	return c.ReadCloser.Close()
 }
 
 func (r *engineRequests) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -36,8 +56,14 @@ func (r *engineRequests) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Lock()
 	r.bodies = append(r.bodies, string(body))
 	r.paths = append(r.paths, req.URL.Path)
+	r.phases = append(r.phases, r.read)
 	r.mu.Unlock()
-	return http.DefaultTransport.RoundTrip(req)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &closeCounter{ReadCloser: resp.Body, r: r}
+	return resp, nil
 }
 
 // recordEngine runs the engine once through a recording client and returns
@@ -55,15 +81,19 @@ func recordEngine(ctx context.Context, base string, req engine.Request) (*engine
 	return rec, nil
 }
 
-// replay sends the recorded requests in the engine's phases (the fleets'
-// histograms at once, then their health at once: pairs in recorded order)
-// and reads the bodies without decoding them.
+// replay sends the recorded requests in the engine's phases (each phase's
+// requests at once, the next phase when they are all answered) and reads
+// the bodies without decoding them.
 func (r *engineRequests) replay(ctx context.Context, base string) (time.Duration, error) {
 	t0 := time.Now()
-	for i := 0; i < len(r.bodies); i += 2 {
-		errs := make([]error, 2)
+	for i := 0; i < len(r.bodies); {
+		n := 1
+		for i+n < len(r.bodies) && r.phases[i+n] == r.phases[i] {
+			n++
+		}
+		errs := make([]error, n)
 		var wg sync.WaitGroup
-		for j := i; j < min(i+2, len(r.bodies)); j++ {
+		for j := i; j < i+n; j++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -71,6 +101,7 @@ func (r *engineRequests) replay(ctx context.Context, base string) (time.Duration
 			}()
 		}
 		wg.Wait()
+		i += n
 		for _, err := range errs {
 			if err != nil {
 				return 0, err

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -137,9 +138,20 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	// Warm-up looks back WarmupMinutes before the first judged minute.
 	fetch := prom.Range{Start: sp.judged.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: sp.judged.Last}
 
+	// Completeness looks StableMinutes back, so health is read that much
+	// earlier (not before the deployment): a minute's verdict must not
+	// depend on where the range asked for starts.
+	lead := verdict.StableMinutes
+	if !sp.sinceFirst.IsZero() {
+		lead = min(lead, int(sp.judged.First.Sub(sp.sinceFirst)/time.Minute))
+	}
+	healthRange := fetch
+	if early := sp.judged.First.Add(-time.Duration(lead) * time.Minute); early.Before(healthRange.Start) {
+		healthRange.Start = early
+	}
 	queries := []fetchSpec{
-		{what: "baseline histogram", metric: req.Metric, sel: req.Baseline},
-		{what: "canary histogram", metric: req.Metric, sel: req.Canary},
+		{what: "baseline histogram", fleet: "baseline", metric: req.Metric, sel: req.Baseline, health: &healthRange},
+		{what: "canary histogram", fleet: "canary", metric: req.Metric, sel: req.Canary, health: &healthRange},
 	}
 	if req.LB != nil {
 		if err := selector.ValidMetricName(req.LB.Metric); err != nil {
@@ -153,7 +165,13 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	results, err := fetchAll(ctx, src, read, queries, req.Kind, fetch)
+	// The fleets' health reads outlive fetchAll: on return they are
+	// cancelled (if still running) and waited for.
+	var pending sync.WaitGroup
+	defer pending.Wait()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	results, err := fetchAll(ctx, cancel, &pending, src, read, queries, req.Kind, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -167,40 +185,21 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 	}
-	// Completeness looks StableMinutes back, so health is read that much
-	// earlier (not before the deployment): a minute's verdict must not
-	// depend on where the range asked for starts.
-	lead := verdict.StableMinutes
-	if !sp.sinceFirst.IsZero() {
-		lead = min(lead, int(sp.judged.First.Sub(sp.sinceFirst)/time.Minute))
-	}
-	healthRange := fetch
-	if early := sp.judged.First.Add(-time.Duration(lead) * time.Minute); early.Before(healthRange.Start) {
-		healthRange.Start = early
-	}
-	// The health is fetched while the minutes' quantiles and tail counts are
-	// read off the histograms: only the completeness flags and the evidence's
-	// scales need it.
-	var (
-		healths      []map[int64]prom.Health
-		healthServed []Served
-		healthErr    error
-		healthDone   = make(chan struct{})
-	)
-	go func() {
-		defer close(healthDone)
-		healths, healthServed, healthErr = fetchHealth(ctx, src, req, []fetched{base, canary}, healthRange)
-	}()
+	// The fleets' health was asked for with their histograms and is still
+	// on its way while the minutes' quantiles and tail counts are read off
+	// the histograms: only the completeness flags and the evidence's scales
+	// need it.
 	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
 	minutes := make([]verdict.Minute, len(pairs))
 	counts := make([]verdict.MinuteCounts, len(pairs))
-	for i, p := range pairs {
+	inParallel(len(pairs), func(i int) {
+		p := pairs[i]
 		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary)}
 		counts[i] = verdict.CountMinute(req.Config, p.Baseline, p.Canary)
-	}
-	<-healthDone
-	if healthErr != nil {
-		return nil, healthErr
+	})
+	healths, healthServed, err := awaitHealth(results[:2])
+	if err != nil {
+		return nil, err
 	}
 
 	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
@@ -260,33 +259,49 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	return res, nil
 }
 
-// fetchHealth asks for each fleet's health per minute, with the kind its
-// histograms were read as; a fleet without data needs none.
-func fetchHealth(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) ([]map[int64]prom.Health, []Served, error) {
-	out := make([]map[int64]prom.Health, len(fleets))
-	served := make([]Served, len(fleets))
-	errs := make([]error, len(fleets))
-	sels := []selector.Selector{req.Baseline, req.Canary}
-	var wg sync.WaitGroup
-	for i, f := range fleets {
-		if len(f.series) == 0 {
-			continue
+// inParallel calls f(i) for every i in [0, n), spread over the CPUs in
+// contiguous runs; each f(i) must touch only what belongs to i.
+func inParallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/minPerWorker)
+	if workers < 2 {
+		for i := range n {
+			f(i)
 		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], served[i], errs[i] = readHealth(ctx, src, f.served, req.Metric, sels[i], f.kind, r)
-			served[i].What = []string{"baseline", "canary"}[i] + " health"
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("query %s health: %w", []string{"baseline", "canary"}[i], errs[i])
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				f(i)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// minPerWorker keeps short windows on one goroutine: a minute's quantiles
+// and counts take tens of microseconds.
+const minPerWorker = 16
+
+// awaitHealth waits for the fleets' health (read beside their histograms by
+// fetchAll); a fleet without data needs none and has none.
+func awaitHealth(fleets []fetched) ([]map[int64]prom.Health, []Served, error) {
+	out := make([]map[int64]prom.Health, len(fleets))
 	var used []Served
+	var errs []error
 	for i, f := range fleets {
-		if len(f.series) > 0 {
-			used = append(used, served[i])
+		h := f.health
+		<-h.done
+		if len(f.series) == 0 {
+			continue
+		}
+		out[i] = h.health
+		used = append(used, h.served)
+		if h.err != nil {
+			errs = append(errs, fmt.Errorf("query %s: %w", h.served.What, h.err))
 		}
 	}
 	return out, used, errors.Join(errs...)
@@ -341,8 +356,12 @@ func verdictValue(req Request, series prom.Series, t time.Time) float64 {
 
 type fetchSpec struct {
 	what   string
+	fleet  string // baseline or canary, for the health
 	metric string
 	sel    selector.Selector
+	// health, when not nil, is the range of the fleet's health, read
+	// beside its histograms.
+	health *prom.Range
 }
 
 type fetched struct {
@@ -351,25 +370,59 @@ type fetched struct {
 	served  Served
 	warning string
 	err     error
+
+	health *fleetHealth // when asked for
+}
+
+// fleetHealth is a fleet's health, read beside its histograms; done is
+// closed when it is in.
+type fleetHealth struct {
+	done   chan struct{}
+	health map[int64]prom.Health
+	served Served
+	err    error
 }
 
 // fetchAll runs every query at once; the first failure cancels the others
-// and is the error returned.
-func fetchAll(ctx context.Context, src Source, read Reading, specs []fetchSpec, kind prom.Kind, r prom.Range) ([]fetched, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+// (cancel cancels ctx) and is the error returned. It returns when the
+// histograms are read; a fleet's health, asked for beside them, arrives
+// later (fleetHealth.done). Every read still running is in pending: the
+// caller cancels ctx and waits for pending when done.
+func fetchAll(ctx context.Context, cancel context.CancelCauseFunc, pending *sync.WaitGroup, src Source, read Reading, specs []fetchSpec, kind prom.Kind, r prom.Range) ([]fetched, error) {
 	out := make([]fetched, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
+		f := &out[i]
+		var hp *healthAhead
+		if spec.health != nil {
+			hp = &healthAhead{ctx: ctx, pending: pending, src: src, metric: spec.metric, sel: spec.sel, r: *spec.health}
+			f.health = &fleetHealth{done: make(chan struct{})}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f := &out[i]
-			f.series, f.kind, f.served, f.warning, f.err = readFleet(ctx, src, read, spec, kind, r)
+			f.series, f.kind, f.served, f.warning, f.err = readFleet(ctx, src, read, spec, kind, r, hp)
 			if f.err != nil {
 				f.err = fmt.Errorf("query %s: %w", spec.what, f.err)
 				cancel(f.err) // the other queries are of no use now
 			}
+			if hp == nil {
+				return
+			}
+			if f.err != nil || len(f.series) == 0 {
+				hp.drop()
+				close(f.health.done)
+				return
+			}
+			h, served, kind := f.health, f.served, f.kind
+			pending.Add(1)
+			go func() {
+				defer pending.Done()
+				defer close(h.done)
+				defer hp.drop()
+				h.health, h.served, h.err = readHealth(ctx, src, served, spec.metric, spec.sel, kind, *spec.health, hp)
+				h.served.What = spec.fleet + " health"
+			}()
 		}()
 	}
 	wg.Wait()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,6 +222,7 @@ func TestAutoWithoutRecord(t *testing.T) {
 // nothing, and every answer holds only the minutes of the range asked.
 type classicSource struct {
 	raw, rec map[string]prom.Series // by selector
+	mu       sync.Mutex
 	queries  []string
 }
 
@@ -235,6 +237,8 @@ func within[V any](m map[int64]V, r prom.Range) map[int64]V {
 }
 
 func (s *classicSource) note(what string, kind prom.Kind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.queries = append(s.queries, what+" "+string(kind))
 }
 
@@ -383,6 +387,95 @@ func TestSampledSpan(t *testing.T) {
 			}
 			if src.questions > tt.maxAsked {
 				t.Errorf("asked %d times, want at most %d", src.questions, tt.maxAsked)
+			}
+		})
+	}
+}
+
+// healthFirst answers a fleet's histograms only once the fleet's health of
+// the kind the raw path reads first has been asked for: the health must be
+// on its way beside the histograms, not asked for after them.
+type healthFirst struct {
+	Source
+	mu    sync.Mutex
+	asked map[string]chan struct{} // by selector and kind
+}
+
+func (s *healthFirst) askedFor(sel selector.Selector, kind prom.Kind) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := sel.String() + " " + string(kind)
+	if s.asked[key] == nil {
+		s.asked[key] = make(chan struct{})
+	}
+	return s.asked[key]
+}
+
+func (s *healthFirst) FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
+	ch := s.askedFor(sel, kind)
+	s.mu.Lock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+	s.mu.Unlock()
+	return s.Source.FleetHealth(ctx, metric, sel, kind, r)
+}
+
+func (s *healthFirst) FleetHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error) {
+	first := kind
+	if first == prom.Auto {
+		first = prom.Native
+	}
+	select {
+	case <-s.askedFor(sel, first):
+	case <-time.After(5 * time.Second):
+		return nil, kind, fmt.Errorf("the %s histograms of %s were asked for, and their health was not", first, sel)
+	}
+	return s.Source.FleetHistograms(ctx, metric, sel, kind, r)
+}
+
+// TestHealthReadBesideHistograms: read raw, a fleet's health is asked for
+// beside its histograms, of the kind they are read as (native first when
+// the kind is left to the judge); a classic fleet's health is then read as
+// classic, and every minute carries evidence (its counts scaled by that
+// health).
+func TestHealthReadBesideHistograms(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	for _, tc := range []struct {
+		name string
+		kind prom.Kind
+		src  func() Source
+	}{
+		{"native, kind given", prom.Native, func() Source {
+			return &fleetSource{series: map[string]prom.Series{base: minutes(t, 20, 10), canary: minutes(t, 20, 10)}}
+		}},
+		{"native, auto kind", prom.Auto, func() Source {
+			return &fleetSource{series: map[string]prom.Series{base: minutes(t, 20, 10), canary: minutes(t, 20, 10)}}
+		}},
+		{"classic, auto kind", prom.Auto, func() Source {
+			return &classicSource{raw: map[string]prom.Series{base: minutes(t, 20, 10), canary: minutes(t, 20, 10)}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := tc.src()
+			req := request(t, 0)
+			req.Kind, req.Read = tc.kind, ReadRaw
+			res, err := Analyze(context.Background(), &healthFirst{Source: inner, asked: map[string]chan struct{}{}}, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Minutes {
+				if !m.Evidence.Valid {
+					t.Fatalf("minute %s carries no evidence: the fleets' health did not reach it", m.Time.Format(time.TimeOnly))
+				}
+			}
+			if c, ok := inner.(*classicSource); ok {
+				got := strings.Join(c.queries, "\n")
+				if strings.Count(got, "raw health native") != 2 || strings.Count(got, "raw health classic") != 2 {
+					t.Errorf("queries %q, want each fleet's native health read ahead and its classic health after", c.queries)
+				}
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package histogram
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -614,6 +616,49 @@ func BenchmarkFromNative(b *testing.B) {
 	for b.Loop() {
 		if _, err := FromNative(bs, 40, 1); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestMergeAscendingMatchesAny: the one-pass merge of ascending bucket
+// lists gives exactly what the general merge gives (bounds, flags, counts
+// and order), on lists that share some buckets and not others; it declines
+// lists that are not strictly ascending.
+func TestMergeAscendingMatchesAny(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	list := func() []Bucket {
+		var l []Bucket
+		for i := -20; i < 20; i++ {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			lo, hi := math.Exp2(float64(i)/8), math.Exp2(float64(i+1)/8)
+			l = append(l, Bucket{Lower: lo, Upper: hi, UpperInclusive: true, LowerInclusive: rng.IntN(2) == 0, Count: float64(rng.IntN(50)) + 0.25})
+		}
+		return l
+	}
+	for n := range 200 {
+		a, b := list(), list()
+		if n%10 == 0 {
+			b = nil
+		}
+		got, ok := mergeAscending(a, b)
+		if !ok {
+			t.Fatalf("ascending lists declined: %v %v", a, b)
+		}
+		if want := mergeAny(a, b); !reflect.DeepEqual(got, want) {
+			t.Fatalf("merge of\n%v\n%v\ngot  %v\nwant %v", a, b, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		a    []Bucket
+	}{
+		{"descending", []Bucket{{Lower: 2, Upper: 4}, {Lower: 1, Upper: 2}}},
+		{"the same bounds twice", []Bucket{{Lower: 1, Upper: 2}, {Lower: 1, Upper: 2}}},
+	} {
+		if _, ok := mergeAscending(tc.a, nil); ok {
+			t.Errorf("%s: merged in one pass", tc.name)
 		}
 	}
 }

@@ -52,26 +52,10 @@ func Merge(a, b *Histogram) (*Histogram, error) {
 				ErrLayoutMismatch, a.Schema, b.Schema, a.ZeroThreshold, b.ZeroThreshold)
 		}
 	}
-	type key struct{ lo, hi float64 }
-	idx := map[key]int{}
-	var out []Bucket
-	for _, h := range []*Histogram{a, b} {
-		for _, bk := range h.Buckets {
-			k := key{bk.Lower, bk.Upper}
-			if i, ok := idx[k]; ok {
-				out[i].Count += bk.Count
-				continue
-			}
-			idx[k] = len(out)
-			out = append(out, bk)
-		}
+	out, ok := mergeAscending(a.Buckets, b.Buckets)
+	if !ok {
+		out = mergeAny(a.Buckets, b.Buckets)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Lower != out[j].Lower {
-			return out[i].Lower < out[j].Lower
-		}
-		return out[i].Upper < out[j].Upper
-	})
 	for i := 1; i < len(out); i++ {
 		if out[i].Lower < out[i-1].Upper {
 			return nil, fmt.Errorf("%w: [%g, %g] and [%g, %g]", ErrOverlap,
@@ -90,4 +74,66 @@ func Merge(a, b *Histogram) (*Histogram, error) {
 		Sum:           sum,
 		Buckets:       out,
 	}, nil
+}
+
+// bucketBefore orders buckets by lower, then upper bound.
+func bucketBefore(x, y Bucket) bool {
+	if x.Lower != y.Lower {
+		return x.Lower < y.Lower
+	}
+	return x.Upper < y.Upper
+}
+
+// mergeAscending merges two bucket lists that are each strictly ascending
+// (bucketBefore, no bounds twice) in one pass: buckets with the same bounds
+// are added (a's first), the others kept, in ascending order. ok is false
+// when a list is not strictly ascending; mergeAny then gives the result.
+func mergeAscending(a, b []Bucket) (out []Bucket, ok bool) {
+	for _, l := range [][]Bucket{a, b} {
+		for i := 1; i < len(l); i++ {
+			if !bucketBefore(l[i-1], l[i]) {
+				return nil, false
+			}
+		}
+	}
+	out = make([]Bucket, 0, max(len(a), len(b)))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && bucketBefore(a[i], b[j]):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || bucketBefore(b[j], a[i]):
+			out = append(out, b[j])
+			j++
+		default: // the same bounds
+			bk := a[i]
+			bk.Count += b[j].Count
+			out = append(out, bk)
+			i++
+			j++
+		}
+	}
+	return out, true
+}
+
+// mergeAny merges bucket lists in any order: buckets with the same bounds
+// are added (in list order), the others kept, then sorted (bucketBefore).
+func mergeAny(a, b []Bucket) []Bucket {
+	type key struct{ lo, hi float64 }
+	idx := map[key]int{}
+	var out []Bucket
+	for _, l := range [][]Bucket{a, b} {
+		for _, bk := range l {
+			k := key{bk.Lower, bk.Upper}
+			if i, ok := idx[k]; ok {
+				out[i].Count += bk.Count
+				continue
+			}
+			idx[k] = len(out)
+			out = append(out, bk)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return bucketBefore(out[i], out[j]) })
+	return out
 }

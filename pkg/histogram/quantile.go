@@ -215,46 +215,63 @@ type interpBucket struct {
 // first bucket [-Inf, b0] with b0 > 0 taken as [0, b0].
 func (h *Histogram) effectiveBuckets() []interpBucket {
 	out := make([]interpBucket, 0, len(h.Buckets))
-	if h.Kind == Classic {
-		for _, b := range h.Buckets {
-			out = append(out, interpBucket{Bucket: b, linear: true})
-		}
-		// Use the exact Prometheus cumulative differences if available.
-		if h.cumulative != nil && len(h.cumulative) == len(out) {
-			for i := range out {
-				if i == 0 {
-					out[i].Count = h.cumulative[0]
-				} else {
-					out[i].Count = h.cumulative[i] - h.cumulative[i-1]
-				}
-			}
-		}
-		return out
-	}
-	hasNeg, hasPos := h.negPos()
+	e := effective{h: h}
 	for i := range h.Buckets {
-		b := h.iterBucket(i)
-		if h.skipInIteration(b) {
-			continue
+		if b, ok := e.at(i); ok {
+			out = append(out, b)
 		}
-		ib := interpBucket{Bucket: b, linear: h.Kind != NativeExponential}
-		if h.Kind == NativeExponential && b.Lower <= 0 && b.Upper >= 0 {
-			ib.linear = true
-			if b.Lower < 0 && b.Upper > 0 {
-				switch {
-				case !hasNeg && hasPos:
-					ib.Lower = 0
-				case !hasPos && hasNeg:
-					ib.Upper = 0
-				}
-			}
-		}
-		if h.Kind != NativeExponential && math.IsInf(b.Lower, -1) && b.Upper > 0 {
-			ib.Lower = 0
-		}
-		out = append(out, ib)
 	}
 	return out
+}
+
+// effective reads buckets as effectiveBuckets gives them, one at a time,
+// without the slice; it looks for negative and positive buckets only when a
+// native zero bucket needs to know.
+type effective struct {
+	h              *Histogram
+	signs          bool // hasNeg and hasPos are known
+	hasNeg, hasPos bool
+}
+
+// at is bucket i as effectiveBuckets has it; ok is false for a bucket it
+// leaves out (an empty native zero bucket).
+func (e *effective) at(i int) (ib interpBucket, ok bool) {
+	h := e.h
+	if h.Kind == Classic {
+		ib = interpBucket{Bucket: h.Buckets[i], linear: true}
+		// Use the exact Prometheus cumulative differences if available.
+		if h.cumulative != nil && len(h.cumulative) == len(h.Buckets) {
+			ib.Count = h.cumulative[i]
+			if i > 0 {
+				ib.Count = h.cumulative[i] - h.cumulative[i-1]
+			}
+		}
+		return ib, true
+	}
+	b := h.iterBucket(i)
+	if h.skipInIteration(b) {
+		return ib, false
+	}
+	ib = interpBucket{Bucket: b, linear: h.Kind != NativeExponential}
+	if h.Kind == NativeExponential && b.Lower <= 0 && b.Upper >= 0 {
+		ib.linear = true
+		if b.Lower < 0 && b.Upper > 0 {
+			if !e.signs {
+				e.hasNeg, e.hasPos = h.negPos()
+				e.signs = true
+			}
+			switch {
+			case !e.hasNeg && e.hasPos:
+				ib.Lower = 0
+			case !e.hasPos && e.hasNeg:
+				ib.Upper = 0
+			}
+		}
+	}
+	if h.Kind != NativeExponential && math.IsInf(b.Lower, -1) && b.Upper > 0 {
+		ib.Lower = 0
+	}
+	return ib, true
 }
 
 // fractionAbove returns the fraction of the observations of b above v,
@@ -301,14 +318,35 @@ func (h *Histogram) CountAbove(v float64) float64 {
 // CountsAbove sets out[i] to CountAbove(vs[i]) for every i, reading the
 // buckets once; out must be at least as long as vs.
 func (h *Histogram) CountsAbove(vs, out []float64) {
+	lowest := math.Inf(+1)
 	for i, v := range vs {
 		out[i] = 0
 		if math.IsNaN(v) {
 			out[i] = math.NaN()
+			continue
+		}
+		lowest = min(lowest, v)
+	}
+	e := effective{h: h}
+	// Buckets whose upper bound is at or below every v hold nothing above
+	// any v (they would add exact zeros): the sums start at the first
+	// bucket that reaches above the lowest v and run upwards, in the order
+	// every bucket would be added.
+	start := len(h.Buckets)
+	for _, b := range h.Buckets {
+		if math.IsNaN(b.Count) || math.IsInf(b.Count, 0) {
+			start = 0 // its zero fraction is NaN: every bucket is read
 		}
 	}
-	for _, b := range h.effectiveBuckets() {
-		if b.Count == 0 {
+	for start > 0 {
+		if b, ok := e.at(start - 1); ok && b.Upper <= lowest {
+			break
+		}
+		start--
+	}
+	for k := start; k < len(h.Buckets); k++ {
+		b, ok := e.at(k)
+		if !ok || b.Count == 0 {
 			continue
 		}
 		for i, v := range vs {
