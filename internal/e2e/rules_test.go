@@ -298,7 +298,7 @@ func startStack(t *testing.T, variantPack string, genArgs ...string) *stack {
 	// over the whole history first, as a Prometheus that had run the pack
 	// all along would have: every minute from the first to end, whose
 	// records are stamped at the minute plus the group's offset, so up to
-	// end+59.999s (the backfill's range is in whole seconds: to end+1m).
+	// end+59.999s (to end+1m).
 	last := end.Add(time.Minute)
 	testenv.Backfill(t, dataDir, packFile, start.Add(time.Minute), last, 0)
 	testenv.Backfill(t, dataDir, variantPack, start.Add(time.Minute), last, 0)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
-	"strconv"
 	"time"
 )
 
@@ -22,7 +21,11 @@ func Backfill(bin, dataDir string, ruleFiles []string, start, end time.Time, int
 	if interval == 0 {
 		interval = time.Minute
 	}
-	args := []string{"--tsdb", dataDir, "--start", strconv.FormatInt(start.Unix(), 10), "--end", strconv.FormatInt(end.Unix(), 10), "--interval", interval.String()}
+	// To the nanosecond: a group evaluates at its offset in the interval
+	// (from its file's path), so a range that ends one second short of a
+	// minute misses the evaluations of groups whose offset is in the last
+	// second.
+	args := []string{"--tsdb", dataDir, "--start", start.UTC().Format(time.RFC3339Nano), "--end", end.UTC().Format(time.RFC3339Nano), "--interval", interval.String()}
 	for _, f := range ruleFiles {
 		args = append(args, "--rules", f)
 	}

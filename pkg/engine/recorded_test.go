@@ -78,8 +78,8 @@ func TestRecordedEqualsRaw(t *testing.T) {
 	// second starts after it.
 	gap := end.Add(-15 * time.Minute)
 	recStart, recEnd := end.Add(-40*time.Minute), end.Add(-time.Minute)
-	testenv.Backfill(t, dataDir, rules, recStart, gap.Add(-time.Second), 0)
-	testenv.Backfill(t, dataDir, rules, gap.Add(time.Minute), recEnd.Add(59*time.Second), 0)
+	testenv.Backfill(t, dataDir, rules, recStart, gap.Add(-time.Nanosecond), 0)
+	testenv.Backfill(t, dataDir, rules, gap.Add(time.Minute), recEnd.Add(time.Minute-time.Nanosecond), 0)
 	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
 	client, err := prom.New(srv.URL, time.Minute)
 	if err != nil {
