@@ -338,16 +338,29 @@ type WindowEvidence struct {
 
 // sums pools the minutes' evidence.
 func sums(ev []Evidence) (minutes int, votes [NumVotes]VoteSums) {
+	var s evidenceSums
 	for _, e := range ev {
-		if !e.Valid {
-			continue
-		}
-		minutes++
-		for i, v := range e.Votes {
-			votes[i].add(v, e.Share)
-		}
+		s.add(e)
 	}
-	return minutes, votes
+	return s.minutes, s.votes
+}
+
+// evidenceSums adds minutes' evidence up, one minute after the other (in
+// time order): the sums of a window are its minutes' added in order, so a
+// window that starts where an earlier one started extends its sums exactly.
+type evidenceSums struct {
+	minutes int
+	votes   [NumVotes]VoteSums
+}
+
+func (s *evidenceSums) add(e Evidence) {
+	if !e.Valid {
+		return
+	}
+	s.minutes++
+	for i, v := range e.Votes {
+		s.votes[i].add(v, e.Share)
+	}
 }
 
 // statistic is the mixture of every vote's summed LLRs: each vote's
@@ -362,8 +375,16 @@ func statistic(votes [NumVotes]VoteSums) float64 {
 
 // readWindow reads the window whose minutes' evidence is ev (in time order).
 func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
+	var s evidenceSums
+	s.minutes, s.votes = sums(ev)
+	return readSummedWindow(c, s, ev, anchored)
+}
+
+// readSummedWindow is readWindow with the window's sums already added up (s
+// is sums(ev)).
+func readSummedWindow(c Config, s evidenceSums, ev []Evidence, anchored bool) WindowEvidence {
 	var w WindowEvidence
-	w.Minutes, w.Votes = sums(ev)
+	w.Minutes, w.Votes = s.minutes, s.votes
 	w.Votes[0].Quantile = c.VerdictQuantile
 	w.Canary, w.Baseline, w.Expected = w.Votes[0].Canary, w.Votes[0].Baseline, w.Votes[0].Expected
 	w.Statistic, w.PromoteStatistic = statistic(w.Votes), math.Inf(-1)

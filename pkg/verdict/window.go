@@ -1,9 +1,11 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -120,24 +122,38 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		evidence[i] = evidenceOf(m)
 	}
 	var counts Counts
+	// The sums of the minutes so far: the window of a minute that reaches
+	// back to the first minute is read from them instead of adding its
+	// minutes up again (a day judged as one window would take a day's
+	// minutes squared).
+	var sofar evidenceSums
+	var tally windowTally // the flags' figures of the window ending at i
 	for i := range minutes {
 		counts.add(minutes[i], 1)
+		tally.add(c, minutes[i], 1)
 		if j := i - c.WindowMinutes; j >= 0 {
 			counts.add(minutes[j], -1)
+			tally.add(c, minutes[j], -1)
 		}
+		sofar.add(evidence[i])
 		if i < first {
 			continue
 		}
 		n := min(i+1, c.WindowMinutes)
 		m := &minutes[i]
-		m.Window = readWindow(c, evidence[i-n+1:i+1], o.Anchored && i < c.WindowMinutes)
+		anchored := o.Anchored && i < c.WindowMinutes
+		if n == i+1 {
+			m.Window = readSummedWindow(c, sofar, evidence[:i+1], anchored)
+		} else {
+			m.Window = readWindow(c, evidence[i-n+1:i+1], anchored)
+		}
 		if c.Rule == RuleReference {
 			m.Decision, m.DecisionReason = decide(c, counts, n)
 		} else {
 			m.Decision, m.DecisionReason = m.Window.decide(c)
 		}
 		if m.Decision == Promote {
-			if flags, _ := windowFlags(c, minutes[i-n+1:i+1], o); len(flags) > 0 {
+			if flags, _ := tally.flags(c, o, nil, false); len(flags) > 0 {
 				m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
 			}
 		}
@@ -216,75 +232,124 @@ func decide(c Config, n Counts, total int) (Decision, string) {
 // incomplete, a load balancer that disagrees with the application, and the
 // caller's own flags.
 func windowFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
-	add := func(flag, note string) {
-		flags = append(flags, flag)
-		notes = append(notes, note)
-	}
-	var ratios, shares []float64
-	missing, partial := 0, 0
+	var t windowTally
 	for _, m := range judged {
-		if m.Warmup {
-			continue
-		}
-		if counted(m.Verdict) {
-			ratios = append(ratios, m.Ratio)
-		}
-		if m.Verdict == Partial {
-			partial++
-		}
-		if m.Baseline.Count > 0 && m.Canary.Count > 0 {
-			shares = append(shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count))
-		}
-		if (m.Baseline.Count > 0) != (m.Canary.Count > 0) {
-			missing++
-		}
+		t.add(c, m, 1)
 	}
-	if r := median(ratios); len(ratios) > 0 && r <= c.SuspiciousWin {
-		add(FlagSuspiciousWin, fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r))
-	}
-	if s := median(shares); len(shares) > 0 && s > 0 {
-		drifted := 0
-		for _, x := range shares {
-			if math.Abs(x-s)/s > c.MaxShareDrift {
-				drifted++
-			}
-		}
-		var parts []string
-		if drifted > 0 {
-			parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, drifted))
-		}
-		if e := c.ExpectedCanaryShare; e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation {
-			parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
-		}
-		if len(parts) > 0 {
-			add(FlagTrafficParity, strings.Join(parts, "; and ")+": the fleets may not see the same traffic, so a difference in latency may not be the release's")
-		}
-	}
-	if missing > 0 {
-		add(FlagFleetMissing, fmt.Sprintf("in %d minutes one fleet served traffic and the other had none", missing))
-	}
-	if partial > 0 {
-		add(FlagPartialFleet, fmt.Sprintf("in %d minutes a fleet member that was serving did not report (target down or series stopped): those minutes are neither good nor bad nor evidence", partial))
-	}
-	if note := measurementNote(c, judged); note != "" {
-		add(FlagMeasurementDivergence, note)
-	}
-	for i, f := range o.Flags {
-		add(f, o.Notes[i])
-	}
-	return flags, notes
+	return t.flags(c, o, judged, true)
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
+// windowTally is what a window's flags are raised from, kept as minutes
+// enter and leave the window: Decide keeps one for the window ending at
+// each minute instead of reading the window's minutes again.
+type windowTally struct {
+	// ratios of counted minutes and the canary's shares of requests, in
+	// ascending order (cmp.Compare's).
+	ratios, shares             []float64
+	missing, partial, diverged int
+}
+
+// add counts minute m in (sign 1) or out (sign -1); warm-up minutes are not
+// counted.
+func (t *windowTally) add(c Config, m Minute, sign int) {
+	if m.Warmup {
+		return
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
+	if counted(m.Verdict) {
+		t.ratios = sortedAdd(t.ratios, m.Ratio, sign)
+	}
+	if m.Verdict == Partial {
+		t.partial += sign
+	}
+	if m.Baseline.Count > 0 && m.Canary.Count > 0 {
+		t.shares = sortedAdd(t.shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count), sign)
+	}
+	if (m.Baseline.Count > 0) != (m.Canary.Count > 0) {
+		t.missing += sign
+	}
+	if _, _, diverged := divergence(c, m); diverged {
+		t.diverged += sign
+	}
+}
+
+// sortedAdd inserts x into the ascending s (sign 1) or removes a value
+// equal to it (sign -1).
+func sortedAdd(s []float64, x float64, sign int) []float64 {
+	i, found := slices.BinarySearchFunc(s, x, cmp.Compare[float64])
+	if sign > 0 {
+		return slices.Insert(s, i, x)
+	}
+	if found {
+		return slices.Delete(s, i, i+1)
+	}
+	return s
+}
+
+// sortedMedian is median of an ascending slice.
+func sortedMedian(s []float64) float64 {
+	switch {
+	case len(s) == 0:
+		return math.NaN()
+	case len(s)%2 == 1:
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// flags raises the window's flags, with a note for each when withNotes
+// (judged, the window's minutes, is read only for the load balancer's note).
+func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool) (flags, notes []string) {
+	add := func(flag string, note func() string) {
+		flags = append(flags, flag)
+		if withNotes {
+			notes = append(notes, note())
+		}
+	}
+	if r := sortedMedian(t.ratios); len(t.ratios) > 0 && r <= c.SuspiciousWin {
+		add(FlagSuspiciousWin, func() string {
+			return fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r)
+		})
+	}
+	if s := sortedMedian(t.shares); len(t.shares) > 0 && s > 0 {
+		// |x-s|/s grows as x moves away from s on either side: the shares
+		// that drifted are a run at each end.
+		drifted := func(x float64) bool { return math.Abs(x-s)/s > c.MaxShareDrift }
+		below, _ := slices.BinarySearchFunc(t.shares, s, cmp.Compare[float64])
+		low := sort.Search(below, func(i int) bool { return !drifted(t.shares[i]) })
+		high := len(t.shares) - below - sort.Search(len(t.shares)-below, func(i int) bool { return drifted(t.shares[below+i]) })
+		n := low + high
+		e := c.ExpectedCanaryShare
+		deviates := e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation
+		if n > 0 || deviates {
+			add(FlagTrafficParity, func() string {
+				var parts []string
+				if n > 0 {
+					parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, n))
+				}
+				if deviates {
+					parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
+				}
+				return strings.Join(parts, "; and ") + ": the fleets may not see the same traffic, so a difference in latency may not be the release's"
+			})
+		}
+	}
+	if t.missing > 0 {
+		add(FlagFleetMissing, func() string {
+			return fmt.Sprintf("in %d minutes one fleet served traffic and the other had none", t.missing)
+		})
+	}
+	if t.partial > 0 {
+		add(FlagPartialFleet, func() string {
+			return fmt.Sprintf("in %d minutes a fleet member that was serving did not report (target down or series stopped): those minutes are neither good nor bad nor evidence", t.partial)
+		})
+	}
+	if t.diverged > 0 {
+		add(FlagMeasurementDivergence, func() string { return measurementNote(c, judged) })
+	}
+	for i, f := range o.Flags {
+		add(f, func() string { return o.Notes[i] })
+	}
+	return flags, notes
 }
 
 // Summary is the decision line the judge prints.
@@ -310,27 +375,13 @@ func measurementNote(c Config, judged []Minute) string {
 	worst, minutes := 0.0, 0
 	worstFleet := ""
 	for _, m := range judged {
-		if m.Warmup || m.LB == nil {
+		d, fleet, diverged := divergence(c, m)
+		if !diverged {
 			continue
 		}
-		diverged := false
-		for _, f := range []struct {
-			name    string
-			app, lb float64
-		}{{"baseline", m.Baseline.Value, m.LB.Baseline}, {"canary", m.Canary.Value, m.LB.Canary}} {
-			if !(f.app > 0) || math.IsNaN(f.lb) || math.IsInf(f.app, 0) || math.IsInf(f.lb, 0) {
-				continue
-			}
-			d := math.Abs(f.lb/f.app - 1)
-			if d > c.MaxMeasurementDivergence {
-				diverged = true
-				if d > worst {
-					worst, worstFleet = d, f.name
-				}
-			}
-		}
-		if diverged {
-			minutes++
+		minutes++
+		if d > worst {
+			worst, worstFleet = d, fleet
 		}
 	}
 	if minutes == 0 {
@@ -338,4 +389,28 @@ func measurementNote(c Config, judged []Minute) string {
 	}
 	return fmt.Sprintf("in %d minutes the load balancer's %s differs from the application's by more than %.0f%% (up to %.0f%%, %s fleet): the application histogram may miss queueing time; judge on the load-balancer histogram or find where the time goes",
 		minutes, QuantileLabel(c.VerdictQuantile), c.MaxMeasurementDivergence*100, worst*100, worstFleet)
+}
+
+// divergence tells whether a minute's load-balancer quantile diverges from
+// the application's beyond MaxMeasurementDivergence for either fleet (never
+// in warm-up), with the larger divergence and its fleet.
+func divergence(c Config, m Minute) (worst float64, fleet string, diverged bool) {
+	if m.Warmup || m.LB == nil {
+		return 0, "", false
+	}
+	for _, f := range []struct {
+		name    string
+		app, lb float64
+	}{{"baseline", m.Baseline.Value, m.LB.Baseline}, {"canary", m.Canary.Value, m.LB.Canary}} {
+		if !(f.app > 0) || math.IsNaN(f.lb) || math.IsInf(f.app, 0) || math.IsInf(f.lb, 0) {
+			continue
+		}
+		if d := math.Abs(f.lb/f.app - 1); d > c.MaxMeasurementDivergence {
+			diverged = true
+			if d > worst {
+				worst, fleet = d, f.name
+			}
+		}
+	}
+	return worst, fleet, diverged
 }

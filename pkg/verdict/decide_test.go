@@ -1,0 +1,178 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// longDay is a day of identical fleets, each minute with its ratio verdict's
+// stats and its evidence (5% share, 15 tail observations a minute), ready
+// for Decide.
+func longDay(c Config, n int) []Minute {
+	r := rand.New(rand.NewPCG(1, 2))
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	ms := make([]Minute, n)
+	for i := range ms {
+		ms[i] = Minute{Time: start.Add(time.Duration(i+1) * time.Minute), Baseline: fleet(1, 20), Canary: fleet(0.9+0.2*r.Float64(), 20)}
+		ms[i].Baseline.Count, ms[i].Canary.Count = 1900, 100
+		ms[i].Evidence = nullMinute(r, c, 0.05, 15)
+	}
+	return ms
+}
+
+// TestDecideWindowsAsRead: every shown minute's window evidence is what
+// reading its window's minutes directly gives, to the last bit, for
+// windows that start with the minutes (a day judged as one window) and
+// windows that slide (an hour's window shown over a day).
+func TestDecideWindowsAsRead(t *testing.T) {
+	for _, tc := range []struct{ window, minutes, shown int }{{1440, 1440, 1440}, {60, 1499, 1440}, {60, 60, 0}, {30, 100, 100}} {
+		c := Default()
+		c.WindowMinutes = tc.window
+		ms := longDay(c, tc.minutes)
+		w := Decide(c, ms, Options{Shown: tc.shown})
+		first := len(ms) - len(w.Minutes)
+		for k, m := range w.Minutes {
+			i := first + k
+			n := min(i+1, c.WindowMinutes)
+			ev := make([]Evidence, n)
+			for j := range ev {
+				ev[j] = evidenceOf(ms[i-n+1+j])
+			}
+			if got, want := fmt.Sprintf("%+v", m.Window), fmt.Sprintf("%+v", readWindow(c, ev, false)); got != want {
+				t.Fatalf("window %d, %d minutes, minute %d: Decide's window\n%s\nread directly\n%s", tc.window, tc.minutes, i, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkDecide: a day judged as one window (every minute's window
+// starts with the day) and an hour's window shown over a day.
+func BenchmarkDecide(b *testing.B) {
+	for _, tc := range []struct{ window, minutes int }{{1440, 1440}, {60, 1499}, {60, 60}} {
+		b.Run(fmt.Sprintf("window %d, %d minutes", tc.window, tc.minutes), func(b *testing.B) {
+			c := Default()
+			c.WindowMinutes = tc.window
+			day := longDay(c, tc.minutes)
+			ms := make([]Minute, len(day))
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(ms, day)
+				Decide(c, ms, Options{Shown: min(1440, tc.minutes)})
+			}
+		})
+	}
+}
+
+// TestTallyAsRead: a window tally kept as minutes enter and leave raises
+// the flags, with the same notes, that reading the window's minutes raises;
+// its medians are the sorted middles, NaN and infinities included.
+func TestTallyAsRead(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	c := Default()
+	c.ExpectedCanaryShare = 0.05
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	ms := make([]Minute, 400)
+	for i := range ms {
+		m := Minute{Time: start.Add(time.Duration(i) * time.Minute), Verdict: []Verdict{Good, Neutral, Bad, Insufficient, NoData, Partial}[r.IntN(6)],
+			Ratio: []float64{0.5, 0.7, 1, 1.25, math.Inf(1), math.NaN()}[r.IntN(6)] * (1 + float64(r.IntN(4))/8), Warmup: r.IntN(10) == 0}
+		m.Baseline.Count, m.Canary.Count = float64(r.IntN(3)*900), float64(r.IntN(3)*50+r.IntN(40))
+		m.Baseline.Value, m.Canary.Value = 0.2, 0.25
+		if r.IntN(8) == 0 {
+			m.LB = &LoadBalancerQuantiles{Baseline: 0.2 * (1 + r.Float64()/2), Canary: math.NaN()}
+		}
+		ms[i] = m
+	}
+	o := Options{Flags: []string{FlagPartialResponse}, Notes: []string{"partial"}}
+	for _, width := range []int{1, 2, 7, 60} {
+		var tally windowTally
+		for i := range ms {
+			tally.add(c, ms[i], 1)
+			if j := i - width; j >= 0 {
+				tally.add(c, ms[j], -1)
+			}
+			judged := ms[max(0, i-width+1) : i+1]
+			gotF, gotN := tally.flags(c, o, judged, true)
+			wantF, wantN := readFlags(c, judged, o)
+			if fmt.Sprint(gotF, gotN) != fmt.Sprint(wantF, wantN) {
+				t.Fatalf("width %d, minute %d: tally %q %q, read %q %q", width, i, gotF, gotN, wantF, wantN)
+			}
+			if only, _ := tally.flags(c, o, nil, false); fmt.Sprint(only) != fmt.Sprint(wantF) {
+				t.Fatalf("width %d, minute %d: flags without notes %q, with %q", width, i, only, wantF)
+			}
+		}
+	}
+}
+
+// readFlags raises a window's flags the plain way: medians of sorted
+// copies, every minute read.
+func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
+	med := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		switch {
+		case len(s) == 0:
+			return math.NaN()
+		case len(s)%2 == 1:
+			return s[len(s)/2]
+		}
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	var ratios, shares []float64
+	missing, partial := 0, 0
+	for _, m := range judged {
+		if m.Warmup {
+			continue
+		}
+		if counted(m.Verdict) {
+			ratios = append(ratios, m.Ratio)
+		}
+		if m.Verdict == Partial {
+			partial++
+		}
+		if m.Baseline.Count > 0 && m.Canary.Count > 0 {
+			shares = append(shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count))
+		}
+		if (m.Baseline.Count > 0) != (m.Canary.Count > 0) {
+			missing++
+		}
+	}
+	if r := med(ratios); len(ratios) > 0 && r <= c.SuspiciousWin {
+		flags, notes = append(flags, FlagSuspiciousWin), append(notes, fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r))
+	}
+	if s := med(shares); len(shares) > 0 && s > 0 {
+		drifted := 0
+		for _, x := range shares {
+			if math.Abs(x-s)/s > c.MaxShareDrift {
+				drifted++
+			}
+		}
+		var parts []string
+		if drifted > 0 {
+			parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, drifted))
+		}
+		if e := c.ExpectedCanaryShare; e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation {
+			parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
+		}
+		if len(parts) > 0 {
+			flags, notes = append(flags, FlagTrafficParity), append(notes, strings.Join(parts, "; and ")+": the fleets may not see the same traffic, so a difference in latency may not be the release's")
+		}
+	}
+	if missing > 0 {
+		flags, notes = append(flags, FlagFleetMissing), append(notes, fmt.Sprintf("in %d minutes one fleet served traffic and the other had none", missing))
+	}
+	if partial > 0 {
+		flags, notes = append(flags, FlagPartialFleet), append(notes, fmt.Sprintf("in %d minutes a fleet member that was serving did not report (target down or series stopped): those minutes are neither good nor bad nor evidence", partial))
+	}
+	if note := measurementNote(c, judged); note != "" {
+		flags, notes = append(flags, FlagMeasurementDivergence), append(notes, note)
+	}
+	for i, f := range o.Flags {
+		flags, notes = append(flags, f), append(notes, o.Notes[i])
+	}
+	return flags, notes
+}
