@@ -114,13 +114,7 @@ func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
 	med := func(xs []float64) float64 {
 		s := slices.Clone(xs)
 		slices.Sort(s)
-		switch {
-		case len(s) == 0:
-			return math.NaN()
-		case len(s)%2 == 1:
-			return s[len(s)/2]
-		}
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+		return sortedMedian(s)
 	}
 	var ratios, shares []float64
 	missing, partial := 0, 0
