@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
@@ -276,6 +277,7 @@ func childAnalyze(args []string) error {
 	minutes := fs.Int("minutes", 60, "window minutes")
 	end := fs.String("end", benchEnd.Format(time.RFC3339), "window end")
 	kind := fs.String("kind", "native", "histogram kind")
+	read := fs.String("read", "raw", "where the fleets are read from: raw, recorded or auto")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of --profile-runs more analyses to this file")
 	runs := fs.Int("profile-runs", 20, "analyses to profile")
 	if err := fs.Parse(args); err != nil {
@@ -291,6 +293,9 @@ func childAnalyze(args []string) error {
 	}
 	req, err := analysisRequest(t, *minutes, prom.Kind(*kind))
 	if err != nil {
+		return err
+	}
+	if req.Read, err = engine.ParseReading(*read); err != nil {
 		return err
 	}
 	// The first analysis of a process is cold (connection, JSON reflection
