@@ -299,19 +299,6 @@ type VoteSums struct {
 	LLR              [len(TailIndices)]float64
 }
 
-func (s *VoteSums) add(v Vote, share float64) {
-	if v.Quantile == 0 {
-		return
-	}
-	s.Quantile = v.Quantile
-	s.Canary += v.Canary
-	s.Baseline += v.Baseline
-	s.Expected += v.Expected(share)
-	for i := range s.LLR {
-		s.LLR[i] += v.LLR[i]
-	}
-}
-
 // WindowEvidence is the evidence rule's reading of one window.
 type WindowEvidence struct {
 	// Minutes carrying evidence, and each vote's pooled figures (in
@@ -336,31 +323,91 @@ type WindowEvidence struct {
 	Anchored                        bool
 }
 
-// sums pools the minutes' evidence.
-func sums(ev []Evidence) (minutes int, votes [NumVotes]VoteSums) {
-	var s evidenceSums
-	for _, e := range ev {
-		s.add(e)
-	}
-	return s.minutes, s.votes
+// runningSums are the minutes' evidence added up from the first minute:
+// at k, the sums of minutes [0, k). The sums of any run of minutes [a, b)
+// are the difference at b and a, so every window and recent run of a
+// range is read in constant time, however long the window. Each sum is
+// kept with the rounding error of its additions (compensated summation), so
+// a difference is the run's sum rounded once, whichever minute the sums
+// started at: the same for a window read alone and read in a day.
+type runningSums struct {
+	minutes []int
+	votes   [][NumVotes]voteRun
 }
 
-// evidenceSums adds minutes' evidence up, one minute after the other (in
-// time order): the sums of a window are its minutes' added in order, so a
-// window that starts where an earlier one started extends its sums exactly.
-type evidenceSums struct {
-	minutes int
-	votes   [NumVotes]VoteSums
+// voteRun is one vote's running figures; n counts the minutes it took part
+// in, and quantile is its quantile (0 until it takes part).
+type voteRun struct {
+	n                          int
+	quantile                   float64
+	canary, baseline, expected compensated
+	llr                        [len(TailIndices)]compensated
 }
 
-func (s *evidenceSums) add(e Evidence) {
-	if !e.Valid {
-		return
+func newRunningSums(ev []Evidence) runningSums {
+	r := runningSums{minutes: make([]int, len(ev)+1), votes: make([][NumVotes]voteRun, len(ev)+1)}
+	for k, e := range ev {
+		r.minutes[k+1], r.votes[k+1] = r.minutes[k], r.votes[k]
+		if !e.Valid {
+			continue
+		}
+		r.minutes[k+1]++
+		for i, v := range e.Votes {
+			if v.Quantile == 0 {
+				continue
+			}
+			s := &r.votes[k+1][i]
+			s.n++
+			s.quantile = v.Quantile
+			s.canary.add(v.Canary)
+			s.baseline.add(v.Baseline)
+			s.expected.add(v.Expected(e.Share))
+			for j := range s.llr {
+				s.llr[j].add(v.LLR[j])
+			}
+		}
 	}
-	s.minutes++
-	for i, v := range e.Votes {
-		s.votes[i].add(v, e.Share)
+	return r
+}
+
+// run is the sums of minutes [a, b).
+func (r runningSums) run(a, b int) (minutes int, votes [NumVotes]VoteSums) {
+	for i := range votes {
+		to, from := &r.votes[b][i], &r.votes[a][i]
+		if to.n == from.n {
+			continue // the vote took no part in the run
+		}
+		v := &votes[i]
+		v.Quantile = to.quantile
+		v.Canary, v.Baseline, v.Expected = to.canary.minus(from.canary), to.baseline.minus(from.baseline), to.expected.minus(from.expected)
+		for j := range v.LLR {
+			v.LLR[j] = to.llr[j].minus(from.llr[j])
+		}
 	}
+	return r.minutes[b] - r.minutes[a], votes
+}
+
+// compensated is a running sum with the rounding error of its additions
+// (Neumaier's variant of Kahan summation): sum+err is the exact sum of
+// what was added but for rounding errors of order 1e-32 of it.
+type compensated struct{ sum, err float64 }
+
+func (c *compensated) add(x float64) {
+	t := c.sum + x
+	if math.Abs(c.sum) >= math.Abs(x) {
+		c.err += (c.sum - t) + x
+	} else {
+		c.err += (x - t) + c.sum
+	}
+	c.sum = t
+}
+
+// minus is c - d rounded once.
+func (c compensated) minus(d compensated) float64 {
+	var x compensated
+	x.add(c.sum)
+	x.add(-d.sum)
+	return x.sum + (x.err + (c.err - d.err))
 }
 
 // statistic is the mixture of every vote's summed LLRs: each vote's
@@ -375,16 +422,13 @@ func statistic(votes [NumVotes]VoteSums) float64 {
 
 // readWindow reads the window whose minutes' evidence is ev (in time order).
 func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
-	var s evidenceSums
-	s.minutes, s.votes = sums(ev)
-	return readSummedWindow(c, s, ev, anchored)
+	return readRun(c, newRunningSums(ev), 0, len(ev), anchored)
 }
 
-// readSummedWindow is readWindow with the window's sums already added up (s
-// is sums(ev)).
-func readSummedWindow(c Config, s evidenceSums, ev []Evidence, anchored bool) WindowEvidence {
+// readRun reads the window of minutes [a, b) of the running sums r.
+func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	var w WindowEvidence
-	w.Minutes, w.Votes = s.minutes, s.votes
+	w.Minutes, w.Votes = r.run(a, b)
 	w.Votes[0].Quantile = c.VerdictQuantile
 	w.Canary, w.Baseline, w.Expected = w.Votes[0].Canary, w.Votes[0].Baseline, w.Votes[0].Expected
 	w.Statistic, w.PromoteStatistic = statistic(w.Votes), math.Inf(-1)
@@ -397,10 +441,10 @@ func readSummedWindow(c Config, s evidenceSums, ev []Evidence, anchored bool) Wi
 	w.Rollback, w.Promote = c.RollbackBoundary(anchored), c.PromoteBoundary(anchored)
 	w.RecentBoundary, w.RecentStatistic = c.RecentBoundary(anchored), math.Inf(-1)
 	for _, l := range c.RecentLengths() {
-		if l >= len(ev) {
+		if l >= b-a {
 			break
 		}
-		_, votes := sums(ev[len(ev)-l:])
+		_, votes := r.run(b-l, b)
 		if s := statistic(votes); s > w.RecentStatistic {
 			w.RecentMinutes, w.RecentStatistic, w.RecentVotes = l, s, votes
 		}

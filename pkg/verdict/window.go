@@ -122,11 +122,8 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		evidence[i] = evidenceOf(m)
 	}
 	var counts Counts
-	// The sums of the minutes so far: the window of a minute that reaches
-	// back to the first minute is read from them instead of adding its
-	// minutes up again (a day judged as one window would take a day's
-	// minutes squared).
-	var sofar evidenceSums
+	// Every window and recent run is a difference of the running sums.
+	sums := newRunningSums(evidence)
 	var tally windowTally // the flags' figures of the window ending at i
 	for i := range minutes {
 		counts.add(minutes[i], 1)
@@ -135,18 +132,12 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 			counts.add(minutes[j], -1)
 			tally.add(c, minutes[j], -1)
 		}
-		sofar.add(evidence[i])
 		if i < first {
 			continue
 		}
 		n := min(i+1, c.WindowMinutes)
 		m := &minutes[i]
-		anchored := o.Anchored && i < c.WindowMinutes
-		if n == i+1 {
-			m.Window = readSummedWindow(c, sofar, evidence[:i+1], anchored)
-		} else {
-			m.Window = readWindow(c, evidence[i-n+1:i+1], anchored)
-		}
+		m.Window = readRun(c, sums, i-n+1, i+1, o.Anchored && i < c.WindowMinutes)
 		if c.Rule == RuleReference {
 			m.Decision, m.DecisionReason = decide(c, counts, n)
 		} else {
