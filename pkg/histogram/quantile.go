@@ -207,34 +207,22 @@ type interpBucket struct {
 	linear bool
 }
 
-// effectiveBuckets returns the populated-or-not buckets in ascending order
-// with the bounds Quantile assumes when a rank falls into them: classic
-// buckets as stored (lowest bucket from 0 if its upper bound is positive);
-// native buckets clamped to the zero threshold, the zero bucket one-sided if
-// the histogram has only positive (or only negative) buckets, and a custom
-// first bucket [-Inf, b0] with b0 > 0 taken as [0, b0].
-func (h *Histogram) effectiveBuckets() []interpBucket {
-	out := make([]interpBucket, 0, len(h.Buckets))
-	e := effective{h: h}
-	for i := range h.Buckets {
-		if b, ok := e.at(i); ok {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// effective reads buckets as effectiveBuckets gives them, one at a time,
-// without the slice; it looks for negative and positive buckets only when a
-// native zero bucket needs to know.
+// effective reads the buckets, one at a time in ascending order, with the
+// bounds Quantile assumes when a rank falls into them: classic buckets as
+// stored (lowest bucket from 0 if its upper bound is positive); native
+// buckets clamped to the zero threshold, the zero bucket one-sided if the
+// histogram has only positive (or only negative) buckets, and a custom
+// first bucket [-Inf, b0] with b0 > 0 taken as [0, b0]. It looks for
+// negative and positive buckets only when a native zero bucket needs to
+// know.
 type effective struct {
 	h              *Histogram
 	signs          bool // hasNeg and hasPos are known
 	hasNeg, hasPos bool
 }
 
-// at is bucket i as effectiveBuckets has it; ok is false for a bucket it
-// leaves out (an empty native zero bucket).
+// at is bucket i with those bounds; ok is false for a bucket Quantile
+// skips (an empty native zero bucket).
 func (e *effective) at(i int) (ib interpBucket, ok bool) {
 	h := e.h
 	if h.Kind == Classic {
@@ -410,12 +398,13 @@ func (h *Histogram) QuantileBounds(q, confidence float64) (lower, upper float64)
 	rLo := math.Max(lo, math.Min(hi, r-d))
 	rHi := math.Max(lo, math.Min(hi, r+d))
 
-	bs := h.effectiveBuckets()
+	e := effective{h: h}
 	lower, upper = math.Inf(-1), math.Inf(+1)
 	var cum float64
 	lowerSet := false
-	for _, b := range bs {
-		if b.Count <= 0 {
+	for i := range h.Buckets {
+		b, ok := e.at(i)
+		if !ok || b.Count <= 0 {
 			continue
 		}
 		cum += b.Count

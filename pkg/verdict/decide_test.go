@@ -25,6 +25,12 @@ func longDay(c Config, n int) []Minute {
 	return ms
 }
 
+// readWindow reads the window whose minutes' evidence is ev alone, from
+// running sums that start at its first minute.
+func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
+	return readRun(c, newRunningSums(ev), 0, len(ev), anchored)
+}
+
 // TestDecideWindowsAsRead: every shown minute's window evidence is what
 // reading its window's minutes directly gives, to the last bit, for
 // windows that start with the minutes (a day judged as one window) and

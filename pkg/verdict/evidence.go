@@ -420,11 +420,6 @@ func statistic(votes [NumVotes]VoteSums) float64 {
 	return Mixture(all[:]...)
 }
 
-// readWindow reads the window whose minutes' evidence is ev (in time order).
-func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
-	return readRun(c, newRunningSums(ev), 0, len(ev), anchored)
-}
-
 // readRun reads the window of minutes [a, b) of the running sums r.
 func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	var w WindowEvidence

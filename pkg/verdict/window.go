@@ -165,7 +165,8 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 			w.Worst = i
 		}
 	}
-	w.Flags, w.Notes = windowFlags(c, judged, o)
+	// The tally now holds the judged window's minutes.
+	w.Flags, w.Notes = tally.flags(c, o, judged, true)
 	return w
 }
 
@@ -217,22 +218,13 @@ func decide(c Config, n Counts, total int) (Decision, string) {
 	}
 }
 
-// windowFlags raises the guards the reference script lacks over a window's
-// minutes: a win too large to believe without a traffic-mix check, a canary
-// share that moves, a fleet missing while the other serves, a fleet
-// incomplete, a load balancer that disagrees with the application, and the
-// caller's own flags.
-func windowFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
-	var t windowTally
-	for _, m := range judged {
-		t.add(c, m, 1)
-	}
-	return t.flags(c, o, judged, true)
-}
-
 // windowTally is what a window's flags are raised from, kept as minutes
 // enter and leave the window: Decide keeps one for the window ending at
-// each minute instead of reading the window's minutes again.
+// each minute instead of reading the window's minutes again. The flags are
+// the guards the reference script lacks: a win too large to believe
+// without a traffic-mix check, a canary share that moves, a fleet missing
+// while the other serves, a fleet incomplete, a load balancer that
+// disagrees with the application, and the caller's own flags.
 type windowTally struct {
 	// ratios of counted minutes and the canary's shares of requests, in
 	// ascending order (cmp.Compare's).
