@@ -662,3 +662,94 @@ func TestMergeAscendingMatchesAny(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantilesOneWalk: Quantiles, which reads every quantile of one search
+// direction in one walk, gives bit for bit what Quantile gives for each
+// quantile alone (a one-rank walk is Prometheus's search), on exponential
+// histograms with and without a zero bucket and negative buckets, custom
+// buckets reaching to -Inf and +Inf, a NaN sum (every search from below),
+// fractional, zero, NaN and infinite counts, and a count above the buckets'
+// total (NaN observations); the quantiles include duplicates, 0, 0.5, 1, NaN
+// and values outside [0, 1], in any order.
+func TestQuantilesOneWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	count := func() float64 {
+		switch rng.IntN(20) {
+		case 0:
+			return 0
+		case 1:
+			return nan
+		case 2:
+			return inf
+		}
+		return float64(rng.IntN(200)) * 4 / 3
+	}
+	exponential := func() (*Histogram, error) {
+		var bs []APIBucket
+		zt := 0.0
+		if rng.IntN(2) == 0 {
+			zt = math.Exp2(-10)
+			bs = append(bs, APIBucket{3, -zt, zt, count()})
+		}
+		if rng.IntN(3) == 0 {
+			for idx := -8; idx < -2; idx++ {
+				bs = append(bs, APIBucket{1, -getBoundExponential(int32(-idx), 3), -getBoundExponential(int32(-idx-1), 3), count()})
+			}
+		}
+		for idx := int32(-30); idx < 30; idx++ {
+			if rng.IntN(4) > 0 {
+				bs = append(bs, APIBucket{0, getBoundExponential(idx-1, 3), getBoundExponential(idx, 3), count()})
+			}
+		}
+		return FromNative(bs, 0, 0)
+	}
+	custom := func() (*Histogram, error) {
+		bounds := []float64{ninf, 0.1, 0.25, 0.5, 1, 2.5, 5, inf}
+		if rng.IntN(2) == 0 {
+			bounds[1] = -0.1
+		}
+		var bs []APIBucket
+		for i := 0; i+1 < len(bounds); i++ {
+			rule := 0
+			if i == 0 {
+				rule = 3
+			}
+			bs = append(bs, APIBucket{rule, bounds[i], bounds[i+1], count()})
+		}
+		return FromNative(bs, 0, 0)
+	}
+	qs := []float64{0.5, 0.99, 0.999, 0.9999, 0.99, 0.989, 0.991, 0, 1, 0.25, 0.01, nan, -0.5, 1.5, 0.49999, 0.9, 0.1}
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+	}
+	for n := range 2000 {
+		build := exponential
+		if n%3 == 2 {
+			build = custom
+		}
+		h, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total float64
+		for _, b := range h.Buckets {
+			total += b.Count
+		}
+		h.Count, h.Sum = total, 1
+		switch rng.IntN(6) {
+		case 0:
+			h.Sum = nan
+		case 1:
+			h.Count = total + 5 // observations in no bucket
+		}
+		rng.Shuffle(len(qs), func(i, j int) { qs[i], qs[j] = qs[j], qs[i] })
+		m := qs[:1+rng.IntN(len(qs))]
+		got := make([]float64, len(m))
+		h.Quantiles(m, got)
+		for i, q := range m {
+			if want := h.Quantile(q); !same(got[i], want) {
+				t.Fatalf("histogram %d (%v, sum %v), quantiles %v: Quantiles gives %v for %v, Quantile %v", n, h.Kind, h.Sum, m, got[i], q, want)
+			}
+		}
+	}
+}

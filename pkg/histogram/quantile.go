@@ -115,30 +115,80 @@ func (h *Histogram) skipInIteration(b Bucket) bool {
 }
 
 func (h *Histogram) nativeQuantile(q float64) float64 {
-	if q < 0 {
-		return math.Inf(-1)
-	}
-	if q > 1 {
-		return math.Inf(+1)
-	}
-	if h.Count == 0 || math.IsNaN(q) {
-		return math.NaN()
-	}
-	custom := h.Kind != NativeExponential
-	forward := math.IsNaN(h.Sum) || q < 0.5
+	var out [1]float64
+	h.nativeQuantiles([]float64{q}, out[:])
+	return out[0]
+}
 
+// Quantiles sets out[i] to Quantile(qs[i]) for every i, bit for bit, reading
+// a native histogram's buckets once in each direction the quantiles are
+// searched from; out must be at least as long as qs.
+func (h *Histogram) Quantiles(qs, out []float64) {
+	if h.Kind == Classic {
+		for i, q := range qs {
+			out[i] = h.classicQuantile(q)
+		}
+		return
+	}
+	h.nativeQuantiles(qs, out)
+}
+
+// nativeQuantiles is Quantiles of a native histogram. Each quantile's rank
+// is searched as Prometheus searches it: from the lowest bucket for q < 0.5
+// (or Sum NaN), else from the highest, skipping empty buckets, stopping at
+// the first bucket where the running count reaches the rank. The ranks of
+// one direction are taken in ascending order along one walk: where the
+// running count first reaches a rank it has reached every lower one, so
+// each stops at the same bucket with the same running count as its own
+// walk would.
+func (h *Histogram) nativeQuantiles(qs, out []float64) {
+	var fwdBuf, bwdBuf [8]int
+	fwd, bwd := fwdBuf[:0], bwdBuf[:0]
+	for i, q := range qs {
+		switch {
+		case q < 0:
+			out[i] = math.Inf(-1)
+		case q > 1:
+			out[i] = math.Inf(+1)
+		case h.Count == 0 || math.IsNaN(q):
+			out[i] = math.NaN()
+		case math.IsNaN(h.Sum) || q < 0.5:
+			fwd = append(fwd, i)
+		default:
+			bwd = append(bwd, i)
+		}
+	}
+	h.walkRanks(qs, out, fwd, true)
+	h.walkRanks(qs, out, bwd, false)
+}
+
+// walkRanks resolves the quantiles qs[i], i in idx, searched in one
+// direction (see nativeQuantiles).
+func (h *Histogram) walkRanks(qs, out []float64, idx []int, forward bool) {
+	if len(idx) == 0 {
+		return
+	}
+	rank := func(i int) float64 {
+		if forward {
+			return qs[i] * h.Count
+		}
+		return (1 - qs[i]) * h.Count
+	}
+	// Ascending ranks, a NaN rank (never reached) last; insertion sort: a
+	// handful of quantiles.
+	before := func(a, b float64) bool { return a < b || (!math.IsNaN(a) && math.IsNaN(b)) }
+	for j := 1; j < len(idx); j++ {
+		for k := j; k > 0 && before(rank(idx[k]), rank(idx[k-1])); k-- {
+			idx[k], idx[k-1] = idx[k-1], idx[k]
+		}
+	}
 	var (
 		bucket Bucket
 		count  float64
-		rank   float64
+		next   int
 	)
-	if forward {
-		rank = q * h.Count
-	} else {
-		rank = (1 - q) * h.Count
-	}
 	n := len(h.Buckets)
-	for k := 0; k < n; k++ {
+	for k := 0; k < n && next < len(idx); k++ {
 		i := k
 		if !forward {
 			i = n - 1 - k
@@ -152,10 +202,21 @@ func (h *Histogram) nativeQuantile(q float64) float64 {
 			continue
 		}
 		count += bucket.Count
-		if count >= rank {
-			break
+		for next < len(idx) && count >= rank(idx[next]) {
+			out[idx[next]] = h.interpolate(bucket, count, rank(idx[next]), forward)
+			next++
 		}
 	}
+	// Ranks not reached (NaN observations) end at the last bucket read.
+	for ; next < len(idx); next++ {
+		out[idx[next]] = h.interpolate(bucket, count, rank(idx[next]), forward)
+	}
+}
+
+// interpolate is the quantile of rank in bucket, where the search stopped
+// with the running count count.
+func (h *Histogram) interpolate(bucket Bucket, count, rank float64, forward bool) float64 {
+	custom := h.Kind != NativeExponential
 	if !custom && bucket.Lower < 0 && bucket.Upper > 0 {
 		hasNeg, hasPos := h.negPos()
 		switch {
@@ -352,7 +413,11 @@ func (h *Histogram) CountsAbove(vs, out []float64) {
 // populated bucket after empty ones) the tail holds the whole bucket. NaN if
 // Quantile(q) is NaN.
 func (h *Histogram) TailCount(q float64) float64 {
-	v := h.Quantile(q)
+	return h.TailBeyond(h.Quantile(q))
+}
+
+// TailBeyond is TailCount(q) for a quantile already read: v = Quantile(q).
+func (h *Histogram) TailBeyond(v float64) float64 {
 	switch {
 	case math.IsNaN(v):
 		return math.NaN()
@@ -382,11 +447,19 @@ func (h *Histogram) TailCount(q float64) float64 {
 // An empty histogram, q outside [0, 1] or NaN, a confidence outside (0, 1),
 // or a classic histogram without +Inf bucket give NaN, NaN.
 func (h *Histogram) QuantileBounds(q, confidence float64) (lower, upper float64) {
+	if math.IsNaN(q) || q < 0 || q > 1 {
+		return math.NaN(), math.NaN()
+	}
+	return h.QuantileBoundsAt(q, h.Quantile(q), confidence)
+}
+
+// QuantileBoundsAt is QuantileBounds(q, confidence) for a quantile already
+// read: qv = Quantile(q).
+func (h *Histogram) QuantileBoundsAt(q, qv, confidence float64) (lower, upper float64) {
 	nan := math.NaN()
 	if math.IsNaN(q) || q < 0 || q > 1 || !(confidence > 0 && confidence < 1) {
 		return nan, nan
 	}
-	qv := h.Quantile(q)
 	n := h.Count
 	if !(n > 0) || math.IsNaN(qv) {
 		return nan, nan

@@ -112,11 +112,14 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 	}
 	m.ok, m.baseline, m.canary = true, baseline.Count, canary.Count
 	var ths, bs, cs [NumVotes]float64
-	for i, q := range c.VoteQuantiles() {
-		ths[i] = math.NaN()
-		if q != 0 {
-			ths[i] = pooled.Quantile(q)
+	qs := c.VoteQuantiles()
+	for i, q := range qs {
+		if q == 0 {
+			qs[i] = math.NaN() // no such vote: no threshold
 		}
+	}
+	pooled.Quantiles(qs[:], ths[:])
+	for i := range m.votes {
 		m.votes[i].threshold = ths[i]
 	}
 	baseline.CountsAbove(ths[:], bs[:])
