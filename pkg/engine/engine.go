@@ -149,9 +149,19 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if early := sp.judged.First.Add(-time.Duration(lead) * time.Minute); early.Before(healthRange.Start) {
 		healthRange.Start = early
 	}
+	// Each fleet's minutes are read off its histograms as soon as they are
+	// in, while the other fleet's answer may still be arriving.
+	var fleetStats [2][]verdict.FleetStats
+	statsOf := func(f int) func(prom.Series) {
+		return func(series prom.Series) {
+			hs := pairing.Fleet(sp.judged, series)
+			fleetStats[f] = make([]verdict.FleetStats, len(hs))
+			inParallel(len(hs), func(i int) { fleetStats[f][i] = verdict.Stats(req.Config, hs[i]) })
+		}
+	}
 	queries := []fetchSpec{
-		{what: "baseline histogram", fleet: "baseline", metric: req.Metric, sel: req.Baseline, health: &healthRange},
-		{what: "canary histogram", fleet: "canary", metric: req.Metric, sel: req.Canary, health: &healthRange},
+		{what: "baseline histogram", fleet: "baseline", metric: req.Metric, sel: req.Baseline, health: &healthRange, stats: statsOf(0)},
+		{what: "canary histogram", fleet: "canary", metric: req.Metric, sel: req.Canary, health: &healthRange, stats: statsOf(1)},
 	}
 	if req.LB != nil {
 		if err := selector.ValidMetricName(req.LB.Metric); err != nil {
@@ -186,15 +196,15 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 	}
 	// The fleets' health was asked for with their histograms and is still
-	// on its way while the minutes' quantiles and tail counts are read off
-	// the histograms: only the completeness flags and the evidence's scales
+	// on its way while the minutes' tail counts are read off the
+	// histograms: only the completeness flags and the evidence's scales
 	// need it.
 	pairs := pairing.Pairs(sp.judged, base.series, canary.series)
 	minutes := make([]verdict.Minute, len(pairs))
 	counts := make([]verdict.MinuteCounts, len(pairs))
 	inParallel(len(pairs), func(i int) {
 		p := pairs[i]
-		minutes[i] = verdict.Minute{Time: p.Time, Baseline: verdict.Stats(req.Config, p.Baseline), Canary: verdict.Stats(req.Config, p.Canary)}
+		minutes[i] = verdict.Minute{Time: p.Time, Baseline: fleetStats[0][i], Canary: fleetStats[1][i]}
 		counts[i] = verdict.CountMinute(req.Config, p.Baseline, p.Canary)
 	})
 	healths, healthServed, err := awaitHealth(results[:2])
@@ -362,6 +372,9 @@ type fetchSpec struct {
 	// health, when not nil, is the range of the fleet's health, read
 	// beside its histograms.
 	health *prom.Range
+	// stats, when not nil, is called with the fleet's histograms as soon
+	// as they are read, on the goroutine that read them.
+	stats func(prom.Series)
 }
 
 type fetched struct {
@@ -405,6 +418,8 @@ func fetchAll(ctx context.Context, cancel context.CancelCauseFunc, pending *sync
 			if f.err != nil {
 				f.err = fmt.Errorf("query %s: %w", spec.what, f.err)
 				cancel(f.err) // the other queries are of no use now
+			} else if spec.stats != nil {
+				spec.stats(f.series)
 			}
 			if hp == nil {
 				return

@@ -71,6 +71,17 @@ func Pairs(w Window, baseline, canary map[int64]*histogram.Histogram) []Pair {
 	return out
 }
 
+// Fleet is one fleet's side of Pairs: its histogram on every minute of w,
+// nil where it has none or one with zero observations.
+func Fleet(w Window, fleet map[int64]*histogram.Histogram) []*histogram.Histogram {
+	times := w.Times()
+	out := make([]*histogram.Histogram, len(times))
+	for i, t := range times {
+		out[i] = present(fleet[t.Unix()])
+	}
+	return out
+}
+
 func present(h *histogram.Histogram) *histogram.Histogram {
 	if h == nil || !(h.Count > 0) {
 		return nil

@@ -73,4 +73,15 @@ func TestPairs(t *testing.T) {
 			t.Errorf("minute %d at %v", i, p.Time)
 		}
 	}
+	// Each fleet alone is its side of the pairs.
+	for name, fleet := range map[string][]*histogram.Histogram{"baseline": Fleet(w, baseline), "canary": Fleet(w, canary)} {
+		if len(fleet) != len(got) {
+			t.Fatalf("%s: %d minutes, want %d", name, len(fleet), len(got))
+		}
+		for i, h := range fleet {
+			if want := map[string]*histogram.Histogram{"baseline": got[i].Baseline, "canary": got[i].Canary}[name]; h != want {
+				t.Errorf("%s minute %d: %p, its pair has %p", name, i, h, want)
+			}
+		}
+	}
 }

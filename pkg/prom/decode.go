@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
 )
 
 // Matrix answers (range queries, and instant queries of a range selector)
-// are decoded in one pass over the body, straight into samples: decoding
-// them into generic JSON values first and parsing those afterwards cost
-// the engine more than Prometheus took to answer. Anything this reader
-// does not accept is handed to encoding/json, so errors keep their
-// classification (see Client.once).
+// are decoded in one pass over the body as it arrives, straight into
+// samples: decoding them into generic JSON values first and parsing those
+// afterwards cost the engine more than Prometheus took to answer, and
+// decoding only once the last byte is in leaves all of the decoding after
+// it. Anything this reader does not accept is handed to encoding/json, so
+// errors keep their classification (see Client.once).
 
 // matrixData is a matrix answer's data.
 type matrixData struct {
@@ -50,7 +53,7 @@ func unixSeconds(t float64) int64 { return int64(math.Round(t)) }
 // itself in one pass; Client.once falls back to encoding/json when it
 // cannot.
 type streamDecoder interface {
-	decodeEnvelope(body []byte) (status string, warnings []string, err error)
+	decodeEnvelope(s *scanner) (status string, warnings []string, err error)
 }
 
 // UnmarshalJSON lets encoding/json decode the data document with the same
@@ -62,7 +65,7 @@ func (m *matrixData) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	s.ws()
-	if s.i != len(s.b) {
+	if s.avail() {
 		return s.errorf("data after the document")
 	}
 	return nil
@@ -70,9 +73,8 @@ func (m *matrixData) UnmarshalJSON(data []byte) error {
 
 // decodeEnvelope reads {"status":..., "data":{...}, "warnings":[...]}.
 // An error answer (status other than success) is left to the caller.
-func (m *matrixData) decodeEnvelope(body []byte) (status string, warnings []string, err error) {
+func (m *matrixData) decodeEnvelope(s *scanner) (status string, warnings []string, err error) {
 	*m = matrixData{}
-	s := scanner{b: body}
 	err = s.object(func(key []byte) error {
 		switch string(key) {
 		case "status":
@@ -92,21 +94,73 @@ func (m *matrixData) decodeEnvelope(body []byte) (status string, warnings []stri
 	})
 	if err == nil {
 		s.ws()
-		if s.i != len(s.b) {
+		if s.avail() {
 			err = s.errorf("data after the document")
 		}
 	}
 	return status, warnings, err
 }
 
-// scanner reads the JSON the Prometheus API writes.
+// scanner reads the JSON the Prometheus API writes, from b, or from r as
+// it arrives when r is set: b then holds what has been read of r so far,
+// and keeps all of it (for the fallback).
 type scanner struct {
 	b []byte
 	i int
+	r io.Reader
+	// rerr is the error that ended reading r (io.EOF at its end).
+	rerr error
 	// bounds holds the bucket bounds read so far by their text: a native
 	// histogram's bounds repeat in every sample of a range, and parsing
 	// their long decimals was the largest part of reading an answer.
 	bounds map[string]float64
+}
+
+// readChunk is how much more of r the scanner asks for at a time.
+const readChunk = 32 << 10
+
+// more appends what r has next to b; false when r has nothing more.
+// Slices of b taken before stay valid: b only grows.
+func (s *scanner) more() bool {
+	if s.r == nil || s.rerr != nil {
+		return false
+	}
+	if cap(s.b)-len(s.b) < readChunk/2 {
+		s.b = slices.Grow(s.b, max(readChunk, len(s.b)))
+	}
+	n, err := s.r.Read(s.b[len(s.b):cap(s.b)])
+	s.b = s.b[:len(s.b)+n]
+	if err != nil {
+		s.rerr = err
+	}
+	return n > 0 || err == nil
+}
+
+// avail reports whether a byte is there at s.i, reading more if need be.
+func (s *scanner) avail() bool {
+	for s.i >= len(s.b) {
+		if !s.more() {
+			return false
+		}
+	}
+	return true
+}
+
+// fill reads until b holds at least n bytes or r ends.
+func (s *scanner) fill(n int) {
+	for len(s.b) < n && s.more() {
+	}
+}
+
+// rest reads the remainder of r into b and returns all of it, and the
+// error that ended reading (nil at the end).
+func (s *scanner) rest() ([]byte, error) {
+	for s.more() {
+	}
+	if s.rerr == io.EOF {
+		return s.b, nil
+	}
+	return s.b, s.rerr
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -114,7 +168,14 @@ func (s *scanner) errorf(format string, args ...any) error {
 }
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // the API writes no white space between tokens
+	}
+	s.skipSpace()
+}
+
+func (s *scanner) skipSpace() {
+	for s.avail() {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
@@ -126,8 +187,11 @@ func (s *scanner) ws() {
 
 // peek returns the next byte after white space, 0 at the end.
 func (s *scanner) peek() byte {
-	s.ws()
-	if s.i < len(s.b) {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i]
+	}
+	s.skipSpace()
+	if s.avail() {
 		return s.b[s.i]
 	}
 	return 0
@@ -149,7 +213,18 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 	}
 	start := s.i
 	// Most strings hold no escape: find the closing quote at once.
-	if n := bytes.IndexByte(s.b[start:], '"'); n >= 0 {
+	n, from := -1, start
+	for {
+		if n = bytes.IndexByte(s.b[from:], '"'); n >= 0 {
+			n += from - start
+			break
+		}
+		from = len(s.b)
+		if !s.more() {
+			break
+		}
+	}
+	if n >= 0 {
 		plain := true
 		for _, c := range s.b[start : start+n] {
 			if c == '\\' || c < 0x20 {
@@ -162,7 +237,7 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 			return s.b[start : start+n], false, nil
 		}
 	}
-	for s.i < len(s.b) {
+	for s.avail() {
 		switch c := s.b[s.i]; {
 		case c == '"':
 			s.i++
@@ -254,7 +329,7 @@ func (s *scanner) bound() (float64, error) {
 func (s *scanner) number() (float64, error) {
 	s.ws()
 	start := s.i
-	for s.i < len(s.b) {
+	for s.avail() {
 		c := s.b[s.i]
 		if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
 			s.i++
@@ -348,6 +423,7 @@ func (s *scanner) skip() error {
 		_, err := s.number()
 		return err
 	}
+	s.fill(s.i + len("false"))
 	for _, lit := range []string{"true", "false", "null"} {
 		if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
 			s.i += len(lit)
@@ -413,6 +489,10 @@ func (s *scanner) series(ms *matrixSeries) error {
 		case "histograms":
 			return s.array(func() error {
 				var hs histSample
+				if n := len(ms.Histograms); n > 0 {
+					// The samples of a series mostly have as many buckets.
+					hs.Buckets = make([]histogram.APIBucket, 0, len(ms.Histograms[n-1].Buckets))
+				}
 				if err := s.sampleTime(&hs.T); err != nil {
 					return err
 				}
@@ -472,7 +552,7 @@ func (b *apiBucket) UnmarshalJSON(data []byte) error {
 	if err := s.bucket(b); err != nil {
 		return err
 	}
-	if s.ws(); s.i != len(s.b) {
+	if s.ws(); s.avail() {
 		return s.errorf("data after the bucket")
 	}
 	return nil

@@ -3,11 +3,13 @@ package prom
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
 )
@@ -44,24 +46,74 @@ func TestMatrixDecoding(t *testing.T) {
 		{name: "truncated", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{}`, wantErr: true},
 		{name: "trailing data", body: `{"status":"success"} x`, status: "success", wantErr: true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var m matrixData
-			status, warnings, err := m.decodeEnvelope([]byte(tt.body))
-			if tt.wantErr {
-				if !errors.Is(err, ErrNotProm) {
-					t.Fatalf("error %v, want ErrNotProm", err)
-				}
-				return
-			}
-			if err != nil || status != tt.status || !reflect.DeepEqual(warnings, tt.warnings) {
-				t.Fatalf("status %q warnings %q error %v", status, warnings, err)
-			}
-			if !reflect.DeepEqual(m, tt.want) {
-				t.Errorf("got %+v\nwant %+v", m, tt.want)
-			}
-		})
+	// Each body is read whole, and as it arrives: a byte at a time, in
+	// halves of what is asked for, and with the end reported with the
+	// last bytes.
+	readers := map[string]func(string) *scanner{
+		"whole":    func(b string) *scanner { return &scanner{b: []byte(b)} },
+		"one byte": func(b string) *scanner { return &scanner{r: iotest.OneByteReader(strings.NewReader(b))} },
+		"halves":   func(b string) *scanner { return &scanner{r: iotest.HalfReader(strings.NewReader(b))} },
+		"data+EOF": func(b string) *scanner { return &scanner{r: iotest.DataErrReader(strings.NewReader(b))} },
 	}
+	for _, tt := range tests {
+		for how, read := range readers {
+			t.Run(tt.name+", "+how, func(t *testing.T) {
+				var m matrixData
+				s := read(tt.body)
+				status, warnings, err := m.decodeEnvelope(s)
+				if all, _ := s.rest(); string(all) != tt.body {
+					t.Errorf("the scanner kept %q of the body", all)
+				}
+				if tt.wantErr {
+					if !errors.Is(err, ErrNotProm) {
+						t.Fatalf("error %v, want ErrNotProm", err)
+					}
+					return
+				}
+				if err != nil || status != tt.status || !reflect.DeepEqual(warnings, tt.warnings) {
+					t.Fatalf("status %q warnings %q error %v", status, warnings, err)
+				}
+				if !reflect.DeepEqual(m, tt.want) {
+					t.Errorf("got %+v\nwant %+v", m, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// TestStreamedRangeDecoding: a native range answer read as it arrives, in
+// pieces of every size, decodes to exactly what it decodes to whole.
+func TestStreamedRangeDecoding(t *testing.T) {
+	body := nativeRangeBody(5, 40)
+	var whole matrixData
+	if _, _, err := whole.decodeEnvelope(&scanner{b: body}); err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range []int{1, 2, 3, 7, 64, 1000, len(body)} {
+		var m matrixData
+		s := &scanner{r: &pieces{b: body, n: piece}}
+		if _, _, err := m.decodeEnvelope(s); err != nil {
+			t.Fatalf("pieces of %d bytes: %v", piece, err)
+		}
+		if !reflect.DeepEqual(m, whole) {
+			t.Fatalf("pieces of %d bytes: the decoded answer differs", piece)
+		}
+	}
+}
+
+// pieces reads b n bytes at a time.
+type pieces struct {
+	b []byte
+	n int
+}
+
+func (p *pieces) Read(out []byte) (int, error) {
+	if len(p.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(out[:min(len(out), p.n)], p.b)
+	p.b = p.b[n:]
+	return n, nil
 }
 
 var posInf = math.Inf(1)
@@ -93,7 +145,7 @@ func nativeRangeBody(minutes, buckets int) []byte {
 // TestBoundsParsedOnce: a bound read from the cache is the bound parsed.
 func TestBoundsParsedOnce(t *testing.T) {
 	var m matrixData
-	if _, _, err := m.decodeEnvelope(nativeRangeBody(3, 40)); err != nil {
+	if _, _, err := m.decodeEnvelope(&scanner{b: nativeRangeBody(3, 40)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range m.Result[0].Histograms {
@@ -112,7 +164,7 @@ func BenchmarkDecodeNativeRange(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		var m matrixData
-		if _, _, err := m.decodeEnvelope(body); err != nil {
+		if _, _, err := m.decodeEnvelope(&scanner{b: body}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -204,9 +205,36 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 	if success {
 		limit = MaxResponseBytes
 	}
-	body, truncated, err := readCapped(resp.Body, limit)
-	if err != nil {
-		return classifyTransport(req, err)
+	var (
+		body      []byte
+		truncated bool
+	)
+	if d, ok := into.(streamDecoder); ok && success {
+		// One pass over the body as it arrives; on anything unexpected the
+		// generic path below reads it all and classifies the failure.
+		buf := bodyBuffers.Get().(*[]byte)
+		s := &scanner{b: (*buf)[:0], r: io.LimitReader(resp.Body, limit+1)}
+		status, warnings, err := d.decodeEnvelope(s)
+		if err == nil && status == "success" && s.rerr == io.EOF && int64(len(s.b)) <= limit {
+			if cap(s.b) <= maxPooledBody {
+				*buf = s.b[:0] // nothing decoded refers to it
+				bodyBuffers.Put(buf)
+			}
+			reportWarnings(req.Context(), warnings)
+			return nil
+		}
+		body, err = s.rest()
+		if err != nil {
+			return classifyTransport(req, err)
+		}
+		if int64(len(body)) > limit {
+			body, truncated = body[:limit], true
+		}
+	} else {
+		body, truncated, err = readCapped(resp.Body, limit)
+		if err != nil {
+			return classifyTransport(req, err)
+		}
 	}
 	status := statusText(code)
 
@@ -227,14 +255,6 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 	if success {
 		if truncated {
 			return fmt.Errorf("%w: the answer from %s exceeds %d MiB; shorten the range or narrow the selectors", ErrBadQuery, host, MaxResponseBytes>>20)
-		}
-		if d, ok := into.(streamDecoder); ok {
-			// One pass over the body; on anything unexpected the generic
-			// path below reads it again and classifies the failure.
-			if status, warnings, err := d.decodeEnvelope(body); err == nil && status == "success" {
-				reportWarnings(req.Context(), warnings)
-				return nil
-			}
 		}
 		var env apiResponse
 		if err := json.Unmarshal(body, &env); err != nil || env.Status == "" {
@@ -281,6 +301,13 @@ func apiFailure(host string, code int, env apiResponse) error {
 	}
 	return fmt.Errorf("%w: %s answered %s: %s: %s", ErrBadQuery, host, statusText(code), kind, msg)
 }
+
+// bodyBuffers hold answers' bodies for the stream decoder between
+// requests: growing a fresh buffer to each answer's size cost more than
+// decompressing it. Bodies above maxPooledBody are left to the collector.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 16 << 20
 
 // readCapped reads at most limit bytes; truncated says there was more.
 func readCapped(r io.Reader, limit int64) (body []byte, truncated bool, err error) {
