@@ -12,7 +12,9 @@
 #
 # Extra flags go to pairwise-bench: --cache DIR keeps generated data sets between runs,
 # --reps N, --only efficiency,scale,accuracy,judgement,panel, --doc FILE,
-# --judge-matrix smoke|quick|full, --workers N (goroutines simulating judgement cells, default 2).
+# --judge-matrix smoke|quick|full, --workers N (goroutines simulating judgement cells, default 2),
+# --stalls EVERY,SECONDS (every pod of the in-process judgement cells pauses for SECONDS about once
+# every EVERY minutes: clumped tails, see docs/judgement.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .tools/bin/prometheus ]; then

@@ -115,3 +115,18 @@ func TestReportComplete(t *testing.T) {
 		t.Error("summary has no status")
 	}
 }
+
+// TestParseStalls: --stalls takes minutes between a pod's pauses and their
+// length, and refuses what the simulator cannot do.
+func TestParseStalls(t *testing.T) {
+	for text, want := range map[string]stalls{"": {}, "10,1": {10, 1}, "60,0.25": {60, 0.25}} {
+		if got, err := parseStalls(text); err != nil || got != want {
+			t.Errorf("%q: %+v, %v; want %+v", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"10", "0,1", "-5,1", "10,0", "10,1.5", "x,1", "10,y", "10,1,2"} {
+		if _, err := parseStalls(text); err == nil {
+			t.Errorf("%q accepted", text)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -368,7 +370,32 @@ type judgePlan struct {
 	// minutes and are judged for regHorizon.
 	RegMinutes []int
 	Workers    int
+	// Stalls, when set, pause every pod of the in-process cells (not the
+	// parity section's): sim.Config's StallEveryMinutes and StallSeconds.
+	Stalls stalls
 }
+
+// stalls are sim.Config's pod pauses: one of Seconds about every Every
+// minutes per pod; zero is none.
+type stalls struct{ Every, Seconds float64 }
+
+// parseStalls reads --stalls EVERY,SECONDS.
+func parseStalls(text string) (stalls, error) {
+	var st stalls
+	if text == "" {
+		return st, nil
+	}
+	every, seconds, ok := strings.Cut(text, ",")
+	var err1, err2 error
+	st.Every, err1 = strconv.ParseFloat(every, 64)
+	st.Seconds, err2 = strconv.ParseFloat(seconds, 64)
+	if !ok || err1 != nil || err2 != nil || !(st.Every > 0) || !(st.Seconds > 0 && st.Seconds <= 1) {
+		return stalls{}, fmt.Errorf("--stalls %q: want EVERY,SECONDS, minutes between a pod's pauses (> 0) and their length (0 to 1 s)", text)
+	}
+	return st, nil
+}
+
+func (st stalls) apply(c *sim.Config) { c.StallEveryMinutes, c.StallSeconds = st.Every, st.Seconds }
 
 // judgement runs the matrix: every identical-fleet cell, then every
 // regression beside the oracle calibrated on its identical-fleet cell.
@@ -392,6 +419,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
 		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total)}
+		jp.Stalls.apply(&spec.Sim)
 		t0 := time.Now()
 		d, err := simulateFleets(spec, base)
 		if err != nil {
@@ -452,6 +480,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		// The regression data end where the identical fleets' day ends and
 		// start at the same minute, so both share the baseline's observations.
 		c := simConfig(j.k, start)
+		jp.Stalls.apply(&c)
 		c.Scenario = j.reg.Scenario
 		c.RegressionStartMinute = 0
 		switch j.reg.Scenario {

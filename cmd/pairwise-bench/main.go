@@ -143,6 +143,7 @@ func run(args []string) error {
 	render := fs.String("render", "", "measure nothing: render --doc from a --results JSON file of an earlier run")
 	matrix := fs.String("judge-matrix", "", "judgement matrix: smoke, quick or full (default: smoke in smoke mode, else full)")
 	workers := fs.Int("workers", 2, "goroutines simulating judgement cells")
+	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -167,6 +168,11 @@ func run(args []string) error {
 		return fmt.Errorf("--judge-matrix %q: want smoke, quick or full", *matrix)
 	}
 	p.Judge.Workers = *workers
+	st, err := parseStalls(*stallsFlag)
+	if err != nil {
+		return err
+	}
+	p.Judge.Stalls = st
 	if *doc == "" && !*smoke {
 		*doc = "docs/benchmarks.md"
 	}

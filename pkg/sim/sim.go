@@ -113,6 +113,15 @@ type Config struct {
 	TailSlowShare  float64
 	TailPivot      float64
 	TailStretch    float64
+
+	// Stalls, off at 0 and the same in both fleets: each pod pauses for
+	// StallSeconds (at most 1) at the start of a second, with probability
+	// 1/(60 StallEveryMinutes) per second (a long GC pause, CPU
+	// throttling, a noisy neighbour). A request arriving during the pause
+	// waits for its end. The exact quantiles (CDF, FleetQuantile) leave
+	// stalls out.
+	StallEveryMinutes float64
+	StallSeconds      float64
 }
 
 // DefaultConfig returns the default simulation for a run starting at start.
@@ -192,6 +201,8 @@ func (c Config) Validate() error {
 	check(c.BadPodFactor > 0, "bad-pod factor must be > 0, got %v", c.BadPodFactor)
 	check(c.MixCostlyShare >= 0 && c.MixCostlyShare <= 1, "mix costly share must be in [0,1], got %v", c.MixCostlyShare)
 	check(c.MixShareFactor > 0 && c.CanaryShare*c.MixShareFactor < 1, "mix share factor must be > 0 and keep the canary share below 1, got %v", c.MixShareFactor)
+	check(c.StallEveryMinutes >= 0, "stall interval must be >= 0 minutes, got %v", c.StallEveryMinutes)
+	check(c.StallSeconds >= 0 && c.StallSeconds <= 1, "stall must last 0 to 1 s, got %v", c.StallSeconds)
 	errs = append(errs, c.validateShape())
 	return errors.Join(errs...)
 }
@@ -257,7 +268,10 @@ type Burst struct {
 	Peak  float64   `json:"peak"`
 }
 
-const hashBurst = 0x62757273 // "burs"
+const (
+	hashBurst = 0x62757273 // "burs"
+	hashStall = 0x7374616c // "stal"
+)
 
 // burstInSlot returns the burst of a slot (start/end in Unix seconds), if any.
 func (s *Sim) burstInSlot(slot int64) (start, end int64, peak float64, ok bool) {
@@ -423,6 +437,15 @@ func (s *Sim) observeTick(r *rand.Rand, src *rand.PCG, fi uint64, pod int, sec i
 	p := s.params(fi, pod, sec)
 	n := poisson(r, p.rate)
 	c := &s.c
+	if s.stalled(fi, pod, sec) {
+		observe, d := fn, c.StallSeconds
+		fn = func(l float64, isErr bool) {
+			if at := r.Float64(); at < d {
+				l += d - at // arrived during the pause: waits for its end
+			}
+			observe(l, isErr)
+		}
+	}
 	logBody := math.Log(c.MedianLatency * p.factor)
 	if s.shape() != ShapeBimodal {
 		s.observeShape(r, p, n, logBody, fn)
@@ -443,6 +466,13 @@ func (s *Sim) observeTick(r *rand.Rand, src *rand.PCG, fi uint64, pod int, sec i
 		isErr := r.Float64() < c.ErrorRatio
 		fn(math.Exp(l), isErr)
 	}
+}
+
+// stalled reports whether the pod pauses at the start of second sec.
+func (s *Sim) stalled(fi uint64, pod int, sec int64) bool {
+	c := &s.c
+	return c.StallEveryMinutes > 0 && c.StallSeconds > 0 &&
+		unit(s.hash(hashStall, fi, uint64(pod), uint64(sec))) < 1/(60*c.StallEveryMinutes)
 }
 
 // poisson draws from Poisson(lambda): multiplication for small lambda, the

@@ -66,6 +66,9 @@ func TestValidate(t *testing.T) {
 		{"rps", func(c *Config) { c.TotalRPS = 0 }, "total rps"},
 		{"bad pod out of range", func(c *Config) { c.BadPod = 10 }, "bad pod"},
 		{"error ratio", func(c *Config) { c.ErrorRatio = 2 }, "error ratio"},
+		{"stalls", func(c *Config) { c.StallEveryMinutes, c.StallSeconds = 10, 0.5 }, ""},
+		{"stall interval", func(c *Config) { c.StallEveryMinutes = -1 }, "stall interval"},
+		{"stall too long", func(c *Config) { c.StallSeconds = 2 }, "stall must last"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -351,4 +354,59 @@ func BenchmarkObserveSecond(b *testing.B) {
 		s.ObserveSecond(FleetBaseline, i%10, t0.Unix()+int64(i), func(float64, bool) { n++ })
 	}
 	b.ReportMetric(float64(n)/float64(b.N), "obs/op")
+}
+
+// TestStalls: a stalled pod-second delays the requests that arrive during
+// the pause until its end, about 1 pod-second in 60 StallEveryMinutes
+// stalls, and every other second is what it is without stalls.
+func TestStalls(t *testing.T) {
+	c := DefaultConfig(t0)
+	c.PodsPerFleet = 4
+	plain := mustNew(t, c)
+	c.StallEveryMinutes, c.StallSeconds = 1, 1
+	stalls := mustNew(t, c)
+	tick := func(s *Sim, fleet string, pod int, sec int64) []float64 {
+		var out []float64
+		s.ObserveSecond(fleet, pod, sec, func(l float64, _ bool) { out = append(out, l) })
+		return out
+	}
+	mean := func(x []float64) float64 {
+		var sum float64
+		for _, v := range x {
+			sum += v
+		}
+		return sum / float64(len(x))
+	}
+	var ticks, stalled int
+	var extra, n float64
+	for _, fleet := range []string{FleetBaseline, FleetCanary} {
+		for pod := range c.PodsPerFleet {
+			for sec := t0.Unix(); sec < t0.Unix()+3600; sec++ {
+				ticks++
+				a, b := tick(plain, fleet, pod, sec), tick(stalls, fleet, pod, sec)
+				if len(a) != len(b) {
+					t.Fatalf("%s pod %d second %d: %d requests with stalls, %d without", fleet, pod, sec, len(b), len(a))
+				}
+				if !stalls.stalled(fleetIndex(fleet), pod, sec) {
+					if !slices.Equal(a, b) {
+						t.Fatalf("%s pod %d second %d is not stalled but differs", fleet, pod, sec)
+					}
+					continue
+				}
+				stalled++
+				if len(a) > 0 {
+					extra += (mean(b) - mean(a)) * float64(len(a))
+					n += float64(len(a))
+				}
+			}
+		}
+	}
+	// Binomial(28800, 1/60): 480 expected, sd 22.
+	if stalled < 400 || stalled > 560 {
+		t.Errorf("%d of %d pod-seconds stalled, want about %d", stalled, ticks, ticks/60)
+	}
+	// A 1 s pause delays a request arriving at a uniform time by 0.5 s on average.
+	if got := extra / n; got < 0.45 || got > 0.55 {
+		t.Errorf("stalled requests %.3f s slower on average, want about 0.5", got)
+	}
 }
