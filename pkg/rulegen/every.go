@@ -57,7 +57,7 @@ func (r resolved) everyVoteTerms(v vote, k, b, share expr) expr {
 	var out expr
 	for i, a := range verdict.TailIndices {
 		alt := math.Pow(r.config.RollbackThreshold, a)
-		llr := expr(op(op(k, "*", leaf(numText(math.Log(alt)))), "-",
+		llr := r.capped(op(op(k, "*", leaf(numText(math.Log(alt)))), "-",
 			op(op(k, "+", b), "*", fn("ln", op(leaf("1"), "+", op(share, "*", leaf(numText(alt-1))))))))
 		if v.index > 0 {
 			llr = op(llr, "or", op(share, "*", leaf("0")))
@@ -69,9 +69,9 @@ func (r resolved) everyVoteTerms(v vote, k, b, share expr) expr {
 			out = op(out, "or", term)
 		}
 	}
-	return op(op(out,
+	return r.withPromote(v, k, b, share, op(op(out,
 		"or", labelled(k, termLabel, v.terms.Canary)),
-		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected))
+		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected)))
 }
 
 // everyRules are the rules of a generic group judging every canary: each

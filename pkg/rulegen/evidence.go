@@ -43,7 +43,10 @@ const (
 // llr_4 ... llr_32, canary_beyond and expected_beyond; another vote's carry
 // its quantile in front: p90_llr_4, p90_canary_beyond, p90_expected_beyond.
 type VoteTerms struct {
-	LLR              [len(verdict.TailIndices)]string
+	LLR [len(verdict.TailIndices)]string
+	// Promote names the first tail index's LLR without the cap
+	// (verdict.Vote.Promote): promote_llr_4, p90_promote_llr_4.
+	Promote          string
 	Canary, Expected string
 	// Baseline names the baseline's observations beyond the threshold, a
 	// term of the minute's counts (evidenceCounts), not of its evidence.
@@ -57,7 +60,8 @@ func TermsOfVote(vote int, q float64) VoteTerms {
 	if vote > 0 {
 		prefix = verdict.QuantileLabel(q) + "_"
 	}
-	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond"}
+	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond",
+		Promote: prefix + "promote_llr_" + fmtNum(verdict.TailIndices[0])}
 	for i, a := range verdict.TailIndices {
 		t.LLR[i] = prefix + "llr_" + fmtNum(a)
 	}
@@ -193,14 +197,32 @@ func (r resolved) voteTerms(v vote, k, b, share expr) expr {
 	// "group_right()" with its parentheses: "group_right (" would read what
 	// follows as label names.
 	const each = "* on() group_right()"
-	llr := op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1")))))))
+	llr := r.capped(op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1"))))))))
 	if v.index > 0 {
 		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
-	return op(op(llr,
+	return r.withPromote(v, k, b, share, op(op(llr,
 		"or", labelled(k, termLabel, v.terms.Canary)),
-		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected))
+		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected)))
 }
+
+// withPromote adds to a promoting vote's rows (the first
+// verdict.PromoteVotes) its first tail index's LLR without the cap
+// (verdict.Vote.Promote), 0 when it abstains.
+func (r resolved) withPromote(v vote, k, b, share, rows expr) expr {
+	if v.index >= verdict.PromoteVotes {
+		return rows
+	}
+	a := math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0])
+	llr := expr(op(op(k, "*", leaf(numText(math.Log(a)))), "-", op(op(k, "+", b), "*", fn("ln", op(leaf("1"), "+", op(share, "*", leaf(numText(a-1))))))))
+	if v.index > 0 {
+		llr = op(llr, "or", op(share, "*", leaf("0")))
+	}
+	return op(rows, "or", labelled(llr, termLabel, v.terms.Promote))
+}
+
+// capped is a minute's log likelihood ratios at most verdict's MinuteCap.
+func (r resolved) capped(llr expr) expr { return fn("clamp_max", llr, num(r.config.MinuteCap())) }
 
 // terms is the minute's evidence, a series per term, computed from its
 // counts (evidenceCounts, recorded or inline); nothing when the minute
@@ -275,6 +297,17 @@ func (recordedRows) matcher(terms ...string) selector.Matcher {
 	return selector.Matcher{Name: termLabel, Op: selector.Regex, Value: strings.Join(quoted, "|")}
 }
 
+// lastRows are the sample a series the group records has at the
+// evaluation time: terms picked by matchers.
+type lastRows struct {
+	r    resolved
+	name string
+}
+
+func (s lastRows) rows(terms ...string) expr {
+	return recordedMinute(s.r.recordedSeries(s.name, recordedRows{}.matcher(terms...)).flat(), 0)
+}
+
 // inlineRows are the expression itself: terms picked by joining a constant
 // vector that holds them.
 type inlineRows struct{ e expr }
@@ -295,7 +328,9 @@ func (s inlineRows) rows(terms ...string) expr {
 // windowReads are what the decision reads: recorded, or computed inline.
 type windowReads struct {
 	sums, recent termRows
-	flags        expr
+	// last are the terms of the window's last minute.
+	last  termRows
+	flags expr
 	// llr names every vote's LLR terms (the mixture's components), promote
 	// the promoting votes' first tail index's.
 	llr, promote []string
@@ -348,6 +383,12 @@ func (w windowReads) promoteStatistic() expr {
 	return op(fn("max", w.sums.rows(w.promote...)), "or", leaf("vector(0)"))
 }
 
+// lastPromote is verdict.WindowEvidence.LastPromote: the last minute's
+// largest promoting term, nothing when it carries no evidence.
+func (w windowReads) lastPromote() expr {
+	return fn("max", w.last.rows(w.promote...))
+}
+
 // minutes counts the window's minutes carrying evidence.
 func (w windowReads) minutes() expr {
 	return op(fn("sum", w.sums.rows(termMinutes)), "or", leaf("vector(0)"))
@@ -358,12 +399,13 @@ func (w windowReads) minutes() expr {
 // promote statistic is at or below minus its boundary, PromoteMinutes minutes
 // carry evidence and no flag is raised; else hold. The rule pack never knows
 // a deployment's start, so the boundaries are the sliding ones.
-func (r resolved) evidenceDecision(statistic, recent, promote, minutes, flags expr) expr {
+func (r resolved) evidenceDecision(statistic, recent, promote, lastPromote, minutes, flags expr) expr {
 	c := r.config
 	code := func(d verdict.Decision) expr { return leaf(fmt.Sprintf("vector(%d)", d.Code())) }
 	rollback := op(op(statistic, ">=", num(c.RollbackBoundary(false))), "or", op(recent, ">=", num(c.RecentBoundary(false))))
-	promoteNow := op(op(op(code(verdict.Promote), "and on()", op(promote, "<=", num(-c.PromoteBoundary(false)))),
-		"and on()", op(minutes, ">=", leaf(strconv.Itoa(c.PromoteMinutes())))), "unless on()", flags)
+	promoteNow := op(op(op(op(code(verdict.Promote), "and on()", op(promote, "<=", num(-c.PromoteBoundary(false)))),
+		"and on()", op(minutes, ">=", leaf(strconv.Itoa(c.PromoteMinutes())))), "unless on()", flags),
+		"unless on()", op(lastPromote, ">=", num(c.MinuteCap())))
 	return op(op(op(code(verdict.Rollback), "and on()", rollback), "or", promoteNow), "or", code(verdict.Hold))
 }
 
@@ -412,11 +454,12 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	var promote []string
 	for _, v := range r.votes() {
 		if v.index < verdict.PromoteVotes {
-			promote = append(promote, v.terms.LLR[0])
+			promote = append(promote, v.terms.Promote)
 		}
 	}
-	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, flags: e.flags, llr: llr, promote: promote, by: r.every}
-	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, by: r.every}
+	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, last: inlineRows{e.terms}, flags: e.flags, llr: llr, promote: promote, by: r.every}
+	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms},
+		flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, by: r.every}
 	return e
 }
 
@@ -457,8 +500,8 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		}
 	}
 	quantiles := strings.Join(voteNames, ", ")
-	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s) beyond the %s of both fleets merged (the verdict quantile's terms unprefixed, the others' prefixed with their quantile); %s: the canary's observations beyond it; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
-		strings.Join(r.llrTerms(), ", "), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), quantiles, termCanary, termExpected, termMinutes)
+	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s) beyond the %s of both fleets merged, each minute's at most %s (the verdict quantile's terms unprefixed, the others' prefixed with their quantile); %s: tail index %s's without that cap, for promotion; %s: the canary's observations beyond it; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
+		strings.Join(r.llrTerms(), ", "), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), quantiles, fmtBoundary(c.MinuteCap()), votes[0].terms.Promote, indices[0], termCanary, termExpected, termMinutes)
 	records = []rule{
 		{record: n.sums, expr: e.sums, labels: labels,
 			comment: fmt.Sprintf("evidence rule: each minute's evidence summed over the last %s of wall-clock minutes, by %s", window, terms)},
@@ -469,11 +512,11 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		{record: n.recentStatistic, expr: rec.recentStatistics(), labels: labels,
 			comment: fmt.Sprintf("the same for each recent run; rollback when one reaches %s", fmtBoundary(recentB))},
 		{record: n.promote, expr: rec.promoteStatistic(), labels: labels,
-			comment: fmt.Sprintf("evidence for promotion: the larger of the summed log likelihood ratios of tail index %s beyond the %s; promote at or below %s", indices[0], strings.Join(promoteNames, " and the "), fmtBoundary(-pb))},
+			comment: fmt.Sprintf("evidence for promotion: the larger of the summed log likelihood ratios of tail index %s beyond the %s, without the minutes' cap; promote at or below %s", indices[0], strings.Join(promoteNames, " and the "), fmtBoundary(-pb))},
 		{record: n.minutes, expr: rec.minutes(), labels: labels,
 			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
 		{record: n.decision, labels: labels,
-			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), r.recordedSeries(n.minutes), rec.flags),
+			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), rec.lastPromote(), r.recordedSeries(n.minutes), rec.flags),
 			comment: "window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes)"},
 	}
 

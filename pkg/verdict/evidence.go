@@ -46,8 +46,11 @@ type Vote struct {
 	Baseline, Canary float64
 	// LLR is the log likelihood ratio for each of TailIndices: a canary whose
 	// tail beyond Threshold is RollbackThreshold^a times as frequent, over
-	// identical fleets.
+	// identical fleets, at most Config.MinuteCap.
 	LLR [len(TailIndices)]float64
+	// Promote is the first tail index's log likelihood ratio without the
+	// cap: what the promote statistic adds up.
+	Promote float64
 }
 
 // Expected is how many of the vote's tail observations the canary would
@@ -159,13 +162,25 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 			}
 			continue
 		}
-		for j, a := range TailIndices {
-			v.LLR[j] = LLR(v.Canary, v.Baseline, e.Share, math.Pow(c.RollbackThreshold, a))
-		}
+		v.LLR, v.Promote = c.voteLLR(v.Canary, v.Baseline, e.Share)
 		e.Votes[i] = v
 	}
 	e.Valid = true
 	return e
+}
+
+// voteLLR is a vote's minute of evidence from its k canary and b baseline
+// tail observations and the canary's share f: the LLR of every tail index,
+// capped at MinuteCap, and the first's uncapped for promotion.
+func (c Config) voteLLR(k, b, f float64) (llr [len(TailIndices)]float64, promote float64) {
+	for j, a := range TailIndices {
+		l := LLR(k, b, f, math.Pow(c.RollbackThreshold, a))
+		if j == 0 {
+			promote = l
+		}
+		llr[j] = math.Min(l, c.MinuteCap())
+	}
+	return llr, promote
 }
 
 // LLR is the log likelihood ratio of k canary and b baseline tail
@@ -268,6 +283,19 @@ func (c Config) RecentBoundary(anchored bool) float64 {
 	return math.Log(MinutesPerDay / c.FalseRollback)
 }
 
+// MinuteCap is the most evidence one minute carries for any alternative
+// towards a rollback: half of what one alternative needs alone to roll back
+// an anchored window, (ln(2/FalseRollback) + ln Components) / 2. A rollback
+// needs at least two minutes of evidence, so a stall that throws a clump of
+// one pod's requests into one minute's tail (which the null hypothesis,
+// independent observations, does not allow for) cannot decide alone.
+// Capping lowers every likelihood ratio, so the rollback bounds hold as
+// they are. Promotion adds up the uncapped ratios (Vote.Promote): a
+// regression's first minutes count in full against a promotion.
+func (c Config) MinuteCap() float64 {
+	return (math.Log(2/c.FalseRollback) + math.Log(float64(Components))) / 2
+}
+
 // PromoteBoundary is the promote statistic's: at or below minus this, the
 // window promotes; a canary whose tail is RollbackThreshold^TailIndices[0]
 // times as frequent is promoted with probability at most FalsePromote over
@@ -300,6 +328,7 @@ type VoteSums struct {
 	Canary, Baseline float64
 	Expected         float64
 	LLR              [len(TailIndices)]float64
+	Promote          float64
 }
 
 // WindowEvidence is the evidence rule's reading of one window.
@@ -316,6 +345,12 @@ type WindowEvidence struct {
 	// PromoteStatistic <= -Promote: each of them shows the canary not worse).
 	Statistic, PromoteStatistic float64
 	Rollback, Promote           float64
+	// LastPromote is the window's last minute's part of PromoteStatistic
+	// (the larger of its promoting votes' uncapped first tail index's, -Inf
+	// when it carries no evidence). At or above Config.MinuteCap it holds a
+	// promotion: that minute alone weighs against the canary more than one
+	// minute counts towards a rollback.
+	LastPromote float64
 	// Recent is the run of the last RecentMinutes minutes whose statistic
 	// stands highest above RecentBoundary (0 minutes: none shorter than
 	// the window); rollback also at RecentStatistic >= RecentBoundary.
@@ -345,6 +380,7 @@ type voteRun struct {
 	quantile                   float64
 	canary, baseline, expected compensated
 	llr                        [len(TailIndices)]compensated
+	promote                    compensated
 }
 
 func newRunningSums(ev []Evidence) runningSums {
@@ -368,6 +404,7 @@ func newRunningSums(ev []Evidence) runningSums {
 			for j := range s.llr {
 				s.llr[j].add(v.LLR[j])
 			}
+			s.promote.add(v.Promote)
 		}
 	}
 	return r
@@ -386,6 +423,7 @@ func (r runningSums) run(a, b int) (minutes int, votes [NumVotes]VoteSums) {
 		for j := range v.LLR {
 			v.LLR[j] = to.llr[j].minus(from.llr[j])
 		}
+		v.Promote = to.promote.minus(from.promote)
 	}
 	return r.minutes[b] - r.minutes[a], votes
 }
@@ -432,7 +470,16 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	w.Statistic, w.PromoteStatistic = statistic(w.Votes), math.Inf(-1)
 	for _, v := range w.Votes[:PromoteVotes] {
 		if v.Quantile > 0 || w.PromoteStatistic == math.Inf(-1) {
-			w.PromoteStatistic = math.Max(w.PromoteStatistic, v.LLR[0])
+			w.PromoteStatistic = math.Max(w.PromoteStatistic, v.Promote)
+		}
+	}
+	w.LastPromote = math.Inf(-1)
+	if b > a {
+		_, last := r.run(b-1, b)
+		for _, v := range last[:PromoteVotes] {
+			if v.Quantile > 0 {
+				w.LastPromote = math.Max(w.LastPromote, v.Promote)
+			}
 		}
 	}
 	w.Anchored = anchored
@@ -478,6 +525,9 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	case w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary:
 		return Rollback, fmt.Sprintf("%s over the last %d minutes: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
 			tails(w.RecentVotes), w.RecentMinutes, w.RecentStatistic, w.RecentBoundary)
+	case w.PromoteStatistic <= -w.Promote && w.LastPromote >= c.MinuteCap():
+		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but the last minute alone weighs %.1f against the canary, more than a minute counts towards a rollback (%.1f)",
+			tail, w.PromoteStatistic, -w.Promote, w.LastPromote, c.MinuteCap())
 	case w.PromoteStatistic <= -w.Promote && w.Minutes >= c.PromoteMinutes():
 		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	case w.PromoteStatistic <= -w.Promote:

@@ -73,6 +73,7 @@ func TestBoundaries(t *testing.T) {
 		{"anchored recent runs: the other half over 60 looks", c.RecentBoundary(true), math.Log(2 * 60 / 0.001)},
 		{"sliding: a day of looks", c.RollbackBoundary(false), math.Log(1440 / 0.001)},
 		{"sliding recent runs share it", c.RecentBoundary(false), math.Log(1440 / 0.001)},
+		{"a minute's cap: half an anchored rollback of one alternative", c.MinuteCap(), (math.Log(2/0.001) + math.Log(12)) / 2},
 		{"anchored promote", c.PromoteBoundary(true), math.Log(100)},
 		{"sliding promote", c.PromoteBoundary(false), math.Log(1440 * 100)},
 	}
@@ -159,9 +160,7 @@ func nullMinute(r *rand.Rand, c Config, share, tailPerMinute float64) Evidence {
 	e := Evidence{Valid: true, Share: share}
 	for i, depth := range [NumVotes]int{1, 0, 2} {
 		e.Votes[i] = Vote{Quantile: qs[i], Canary: k[depth], Baseline: b[depth]}
-		for j, a := range TailIndices {
-			e.Votes[i].LLR[j] = LLR(k[depth], b[depth], share, math.Pow(c.RollbackThreshold, a))
-		}
+		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(k[depth], b[depth], share)
 	}
 	return e
 }
@@ -230,9 +229,7 @@ func TestRegressionIsCaught(t *testing.T) {
 				// Only the verdict quantile's tail grows.
 				v := &e.Votes[0]
 				v.Canary = float64(poisson(r, 150*factor))
-				for j, a := range TailIndices {
-					v.LLR[j] = LLR(v.Canary, v.Baseline, 0.5, math.Pow(c.RollbackThreshold, a))
-				}
+				v.LLR, v.Promote = c.voteLLR(v.Canary, v.Baseline, 0.5)
 			}
 			minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
 		}
@@ -247,12 +244,15 @@ func TestRegressionIsCaught(t *testing.T) {
 		return -1
 	}
 	w := Decide(c, build(0, 2), Options{Shown: c.WindowMinutes, Anchored: true})
-	if got := first(w); got != 0 {
-		t.Fatalf("a tail twice as frequent from the start rolled back at minute %d, want 0 (%s)", got, w.Minutes[0].DecisionReason)
+	if got := first(w); got != 1 {
+		t.Fatalf("a tail twice as frequent from the start rolled back at minute %d, want 1: no minute decides alone (%s)", got, w.Minutes[0].DecisionReason)
 	}
+	// Sliding, a run needs (its boundary + ln Components) / MinuteCap
+	// minutes at least: 4 with the defaults.
+	need := int(math.Ceil((c.RecentBoundary(false) + math.Log(float64(Components))) / c.MinuteCap()))
 	w = Decide(c, build(50, 2), Options{})
-	if got := first(w); got < 50 || got > 52 {
-		t.Fatalf("a regression from minute 50 rolled back at %d, want within 2 minutes of it (%s)", got, w.Minutes[len(w.Minutes)-1].DecisionReason)
+	if got := first(w); got < 50 || got > 50+need {
+		t.Fatalf("a regression from minute 50 rolled back at %d, want within %d minutes of it (%s)", got, need, w.Minutes[len(w.Minutes)-1].DecisionReason)
 	}
 	if w.Minutes[len(w.Minutes)-1].Window.PromoteStatistic > -w.Minutes[len(w.Minutes)-1].Window.Promote {
 		t.Log("the whole window alone would not have promoted either")
@@ -351,6 +351,7 @@ func TestVotesDecide(t *testing.T) {
 			for j := range e.Votes[v].LLR {
 				e.Votes[v].LLR[j] = llr[v]
 			}
+			e.Votes[v].Promote = llr[v]
 		}
 		return Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
 	}
@@ -390,4 +391,91 @@ func TestVotesDecide(t *testing.T) {
 	if !strings.Contains(w.Reason, "canary p99 exceedances 600 vs 600.0 expected (p90 600 vs 600.0, p99.9 600 vs 600.0) over 60 minutes") {
 		t.Errorf("reason %q does not pool every vote", w.Reason)
 	}
+}
+
+// TestMinuteCap: one minute carries at most MinuteCap for any alternative,
+// however many canary observations land in its tail (a stalled pod's
+// clump), so it cannot roll a deployment back alone; two such minutes do.
+func TestMinuteCap(t *testing.T) {
+	c := Default()
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	// 5% of the observations are the canary's, 40% of the tail.
+	clump := MinuteEvidence(c, classic(t, 9500, 60, 0), classic(t, 460, 40, 0), 1, 1)
+	if !clump.Valid {
+		t.Fatal("the minute carries no evidence")
+	}
+	uncapped := LLR(clump.Votes[0].Canary, clump.Votes[0].Baseline, clump.Share, math.Pow(c.RollbackThreshold, TailIndices[1]))
+	if uncapped < 2*c.MinuteCap() {
+		t.Fatalf("the clump's uncapped evidence %.1f is no clump", uncapped)
+	}
+	for _, v := range clump.Votes {
+		for j, l := range v.LLR {
+			if l > c.MinuteCap() {
+				t.Errorf("vote %v, tail index %v: LLR %v above the cap %v", v.Quantile, TailIndices[j], l, c.MinuteCap())
+			}
+		}
+	}
+	quiet := Evidence{Valid: true, Share: clump.Share}
+	quiet.Votes[0] = Vote{Quantile: c.VerdictQuantile, Threshold: 1, Canary: 5, Baseline: 95}
+	decide := func(ev ...Evidence) Decision {
+		ms := make([]Minute, len(ev))
+		for i, e := range ev {
+			ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
+		}
+		return Decide(c, ms, Options{Anchored: true, Shown: 1}).Decision
+	}
+	if got := decide(clump); got == Rollback {
+		t.Errorf("one minute's clump rolled the deployment back")
+	}
+	if got := decide(quiet, clump); got == Rollback {
+		t.Errorf("one minute's clump after a quiet minute rolled the deployment back")
+	}
+	if got := decide(clump, clump); got != Rollback {
+		t.Errorf("two minutes of clumps: %s, want rollback", got)
+	}
+	// Promotion adds up the uncapped ratios: after 30 good minutes, one
+	// bad minute stops a promotion, as it would without the cap.
+	if l := clump.Votes[0].Promote; l != uncappedOf(c, clump.Votes[0], clump.Share) {
+		t.Errorf("promote term %v, want the uncapped %v", l, uncappedOf(c, clump.Votes[0], clump.Share))
+	}
+	minuteOf := func(k, b float64) Evidence {
+		e := Evidence{Valid: true, Share: 0.05}
+		for i, q := range c.VoteQuantiles() {
+			e.Votes[i] = Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b}
+			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(k, b, 0.05)
+		}
+		return e
+	}
+	history := make([]Evidence, 30)
+	for i := range history {
+		history[i] = minuteOf(4, 96)
+	}
+	if got := decide(history...); got != Promote {
+		t.Fatalf("30 good minutes: %s, want promote", got)
+	}
+	if got := decide(append(history, minuteOf(100, 60))...); got == Promote {
+		t.Errorf("a bad minute after 30 good ones still promotes")
+	}
+	// A longer good history outweighs the bad minute in the promote sum;
+	// the minute alone still holds the promotion, the window's own reason.
+	history = history[:0]
+	for range 59 {
+		history = append(history, minuteOf(4, 96))
+	}
+	ms := make([]Minute, 60)
+	for i, e := range append(history, minuteOf(100, 60)) {
+		ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
+	}
+	w := Decide(c, ms, Options{Anchored: true, Shown: 1})
+	if w.Evidence.PromoteStatistic > -w.Evidence.Promote {
+		t.Fatalf("promote evidence %.1f: the good minutes should outweigh the bad one", w.Evidence.PromoteStatistic)
+	}
+	if w.Decision != Hold || !strings.Contains(w.Reason, "the last minute alone weighs") {
+		t.Errorf("%s: %s; want a hold for the last minute", w.Decision, w.Reason)
+	}
+}
+
+// uncappedOf is the first tail index's LLR of a vote without the cap.
+func uncappedOf(c Config, v Vote, share float64) float64 {
+	return LLR(v.Canary, v.Baseline, share, math.Pow(c.RollbackThreshold, TailIndices[0]))
 }
