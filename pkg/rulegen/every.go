@@ -69,9 +69,10 @@ func (r resolved) everyVoteTerms(v vote, k, b, share expr) expr {
 			out = op(out, "or", term)
 		}
 	}
-	return r.withPromote(v, k, b, share, op(op(out,
+	// No promote terms: this group does not decide promotion.
+	return op(op(out,
 		"or", labelled(k, termLabel, v.terms.Canary)),
-		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected)))
+		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected))
 }
 
 // everyRules are the rules of a generic group judging every canary: each

@@ -397,7 +397,8 @@ func (w windowReads) minutes() expr {
 // evidenceDecision is verdict's evidence rule: rollback when the window's
 // statistic or a recent run's reaches its boundary; else promote when the
 // promote statistic is at or below minus its boundary, PromoteMinutes minutes
-// carry evidence and no flag is raised; else hold. The rule pack never knows
+// carry evidence, no flag is raised and the last minute's promote terms stay
+// below verdict's MinuteCap; else hold. The rule pack never knows
 // a deployment's start, so the boundaries are the sliding ones.
 func (r resolved) evidenceDecision(statistic, recent, promote, lastPromote, minutes, flags expr) expr {
 	c := r.config
@@ -517,7 +518,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
 		{record: n.decision, labels: labels,
 			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), rec.lastPromote(), r.recordedSeries(n.minutes), rec.flags),
-			comment: "window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes)"},
+			comment: "window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes, nor one whose last minute alone weighs the cap or more against the canary)"},
 	}
 
 	// The first sentence of each description is the Go engine's reason for
