@@ -63,10 +63,10 @@ type Pair struct {
 // Pairs lines up both fleets on every minute of w, by minute end in Unix seconds.
 // A histogram with zero observations counts as absent.
 func Pairs(w Window, baseline, canary map[int64]*histogram.Histogram) []Pair {
-	times := w.Times()
+	times, b, c := w.Times(), Fleet(w, baseline), Fleet(w, canary)
 	out := make([]Pair, len(times))
 	for i, t := range times {
-		out[i] = Pair{Time: t, Baseline: present(baseline[t.Unix()]), Canary: present(canary[t.Unix()])}
+		out[i] = Pair{Time: t, Baseline: b[i], Canary: c[i]}
 	}
 	return out
 }

@@ -56,9 +56,7 @@ func (g *resolvedGeneric) judgeEvery(defaults verdict.Config) resolved {
 func (r resolved) everyVoteTerms(v vote, k, b, share expr) expr {
 	var out expr
 	for i, a := range verdict.TailIndices {
-		alt := math.Pow(r.config.RollbackThreshold, a)
-		llr := r.capped(op(op(k, "*", leaf(numText(math.Log(alt)))), "-",
-			op(op(k, "+", b), "*", fn("ln", op(leaf("1"), "+", op(share, "*", leaf(numText(alt-1))))))))
+		llr := r.capped(llrOf(k, b, share, math.Pow(r.config.RollbackThreshold, a)))
 		if v.index > 0 {
 			llr = op(llr, "or", op(share, "*", leaf("0")))
 		}

@@ -213,12 +213,18 @@ func (r resolved) withPromote(v vote, k, b, share, rows expr) expr {
 	if v.index >= verdict.PromoteVotes {
 		return rows
 	}
-	a := math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0])
-	llr := expr(op(op(k, "*", leaf(numText(math.Log(a)))), "-", op(op(k, "+", b), "*", fn("ln", op(leaf("1"), "+", op(share, "*", leaf(numText(a-1))))))))
+	llr := llrOf(k, b, share, math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0]))
 	if v.index > 0 {
 		llr = op(llr, "or", op(share, "*", leaf("0")))
 	}
 	return op(rows, "or", labelled(llr, termLabel, v.terms.Promote))
+}
+
+// llrOf is verdict.LLR of one alternative alt written with numbers,
+// k ln alt - (k+b) ln(1 + share (alt-1)), for k, b and share of one series
+// each (or of one series per canary, matched by their labels).
+func llrOf(k, b, share expr, alt float64) expr {
+	return op(op(k, "*", leaf(numText(math.Log(alt)))), "-", op(op(k, "+", b), "*", fn("ln", op(leaf("1"), "+", op(share, "*", leaf(numText(alt-1)))))))
 }
 
 // capped is a minute's log likelihood ratios at most verdict's MinuteCap.
@@ -254,7 +260,7 @@ func (r resolved) recentSums() expr {
 	var out expr
 	// Only the LLR terms: a run's statistic needs no more, and the one run
 	// a description names has its counts summed by the template itself.
-	llr := recordedRows{r, r.minuteNames().terms}.matcher(r.llrTerms()...)
+	llr := termMatcher(r.llrTerms()...)
 	for _, l := range r.config.RecentLengths() {
 		length := strconv.Itoa(l)
 		terms := leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(r.minuteNames().terms, llr).flat(), l))
@@ -282,11 +288,11 @@ type recordedRows struct {
 }
 
 func (s recordedRows) rows(terms ...string) expr {
-	return s.r.recordedSeries(s.name, s.matcher(terms...))
+	return s.r.recordedSeries(s.name, termMatcher(terms...))
 }
 
-// matcher selects the terms by the term label.
-func (recordedRows) matcher(terms ...string) selector.Matcher {
+// termMatcher selects the terms by the term label.
+func termMatcher(terms ...string) selector.Matcher {
 	if len(terms) == 1 {
 		return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: terms[0]}
 	}
@@ -305,7 +311,7 @@ type lastRows struct {
 }
 
 func (s lastRows) rows(terms ...string) expr {
-	return recordedMinute(s.r.recordedSeries(s.name, recordedRows{}.matcher(terms...)).flat(), 0)
+	return recordedMinute(s.r.recordedSeries(s.name, termMatcher(terms...)).flat(), 0)
 }
 
 // inlineRows are the expression itself: terms picked by joining a constant
