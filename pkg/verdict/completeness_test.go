@@ -56,7 +56,7 @@ func TestPartialMinutes(t *testing.T) {
 	c.Rule = RuleReference
 	ms := window(start, repeat(0.9, 60)...)
 	ms[10].Canary.Incomplete = "1 of its scrape targets down (up == 0)"
-	ms[10].Evidence = Evidence{Valid: true, Votes: [NumVotes]Vote{{Quantile: 0.99, Canary: 100, LLR: [4]float64{100, 100, 100, 100}}}}
+	ms[10].Evidence = Evidence{Valid: true, Votes: [NumVotes]Vote{{Quantile: 0.99, Canary: 100, LLR: [len(TailIndices)]float64{100, 100, 100}}}}
 	w := Decide(c, ms, Options{})
 	if m := w.Minutes[10]; m.Verdict != Partial || !strings.Contains(m.Reason, "canary fleet is incomplete") {
 		t.Fatalf("minute 10: %s %q", m.Verdict, m.Reason)

@@ -25,12 +25,15 @@ import (
 // threshold lands there R^a times as often as the baseline. Latency tails at
 // p99 have indices of about 2 to 6 (a lognormal of log-sd s has 2.67/s at
 // p99) and steeper ones where a slow path ends sharply; the rule mixes the
-// four alternatives of every vote with equal weight (Components in all), so
+// three alternatives of every vote with equal weight (Components in all), so
 // a large regression is caught about as quickly as by a test designed for
-// it, at a cost of ln Components in the boundary. Promotion is tested
-// against the first, the mildest: "the canary's tail is not R^4 times as
-// frequent".
-var TailIndices = [4]float64{4, 8, 16, 32}
+// it, at a cost of ln Components in the boundary. With every minute capped
+// (Config.MinuteCap), a steeper alternative would add nothing: it is ahead
+// of R^16 only in a minute where the canary holds nearly all of a handful
+// of tail observations, which is what one paused pod also produces.
+// Promotion is tested against the first, the mildest: "the canary's tail
+// is not R^4 times as frequent".
+var TailIndices = [3]float64{4, 8, 16}
 
 // Vote is one quantile's part of a minute's evidence: the quantile of both
 // fleets' merged histogram, each fleet's counted observations beyond it, and
@@ -61,7 +64,7 @@ func (v Vote) Expected(f float64) float64 { return (v.Baseline + v.Canary) * f }
 // Components how many alternatives the evidence rule mixes: each vote's
 // quantile with each tail index.
 const (
-	NumVotes   = 3
+	NumVotes   = 2
 	Components = NumVotes * len(TailIndices)
 )
 
@@ -211,30 +214,29 @@ func Mixture(llr ...float64) float64 {
 }
 
 // VoteQuantiles are the quantiles whose tails vote in the evidence rule:
-// the verdict quantile q, then the decades on each side of it, the quantile
-// with ten times its tail, 1 - 10(1-q), and the one with a tenth of it,
-// 1 - (1-q)/10 (p99: p90 and p99.9). The decade below is left out (0) when
-// it would fall under the median. A change that slows every request shows
-// ten times the observations beyond the decade below and is caught there
-// first; a change that grows with depth in the tail (timeouts, retries,
-// queueing) shows its largest factor beyond the decade above. The votes share
-// one budget: the rule mixes every vote's alternatives with equal weight.
+// the verdict quantile q, then the decade below it, the quantile with ten
+// times its tail, 1 - 10(1-q) (p90 for p99), left out (0) when it would fall
+// under the median. A change that slows every request shows ten times the
+// observations beyond the decade below and is caught there first. There is
+// no vote beyond the verdict quantile: the decade above holds a tenth of its
+// observations, so one pod pausing for a second fills it (docs/judgement.md,
+// "Clustered tails"). The votes share one budget: the rule mixes every
+// vote's alternatives with equal weight.
 func (c Config) VoteQuantiles() [NumVotes]float64 {
 	q := c.VerdictQuantile
 	// Rounded to 12 digits: 1 - 10(1 - 0.99) is 0.8999999999999999 in floats.
 	round := func(x float64) float64 { return math.Round(x*1e12) / 1e12 }
-	below, above := round(1-10*(1-q)), round(1-(1-q)/10)
+	below := round(1 - 10*(1-q))
 	if below < 0.5 {
 		below = 0
 	}
-	return [NumVotes]float64{q, below, above}
+	return [NumVotes]float64{q, below}
 }
 
 // PromoteVotes is how many of the votes, first in VoteQuantiles order, must
-// show the canary not worse before it promotes: the verdict quantile and the
-// decade below. The decade above holds a tenth of the observations and would
-// keep a small canary from ever promoting; it only speeds a rollback.
-const PromoteVotes = 2
+// show the canary not worse before it promotes: all of them, the verdict
+// quantile and the decade below.
+const PromoteVotes = NumVotes
 
 // ScrapeScale is the factor that turns a one-minute increase() into counted
 // observations, from the mean number of samples n each series has in the

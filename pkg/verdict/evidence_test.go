@@ -73,7 +73,7 @@ func TestBoundaries(t *testing.T) {
 		{"anchored recent runs: the other half over 60 looks", c.RecentBoundary(true), math.Log(2 * 60 / 0.001)},
 		{"sliding: a day of looks", c.RollbackBoundary(false), math.Log(1440 / 0.001)},
 		{"sliding recent runs share it", c.RecentBoundary(false), math.Log(1440 / 0.001)},
-		{"a minute's cap: half an anchored rollback of one alternative", c.MinuteCap(), (math.Log(2/0.001) + math.Log(12)) / 2},
+		{"a minute's cap: half an anchored rollback of one alternative", c.MinuteCap(), (math.Log(2/0.001) + math.Log(6)) / 2},
 		{"anchored promote", c.PromoteBoundary(true), math.Log(100)},
 		{"sliding promote", c.PromoteBoundary(false), math.Log(1440 * 100)},
 	}
@@ -158,7 +158,7 @@ func nullMinute(r *rand.Rand, c Config, share, tailPerMinute float64) Evidence {
 		}
 	}
 	e := Evidence{Valid: true, Share: share}
-	for i, depth := range [NumVotes]int{1, 0, 2} {
+	for i, depth := range [NumVotes]int{1, 0} {
 		e.Votes[i] = Vote{Quantile: qs[i], Canary: k[depth], Baseline: b[depth]}
 		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(k[depth], b[depth], share)
 	}
@@ -264,11 +264,11 @@ func TestVoteQuantiles(t *testing.T) {
 		q    float64
 		want [NumVotes]float64
 	}{
-		{0.99, [NumVotes]float64{0.99, 0.9, 0.999}},
-		{0.999, [NumVotes]float64{0.999, 0.99, 0.9999}},
-		{0.95, [NumVotes]float64{0.95, 0.5, 0.995}},
-		{0.9, [NumVotes]float64{0.9, 0, 0.99}}, // the decade below would be p0
-		{0.5, [NumVotes]float64{0.5, 0, 0.95}},
+		{0.99, [NumVotes]float64{0.99, 0.9}},
+		{0.999, [NumVotes]float64{0.999, 0.99}},
+		{0.95, [NumVotes]float64{0.95, 0.5}},
+		{0.9, [NumVotes]float64{0.9, 0}}, // the decade below would be p0
+		{0.5, [NumVotes]float64{0.5, 0}},
 	}
 	for _, tt := range tests {
 		c := Default()
@@ -281,10 +281,9 @@ func TestVoteQuantiles(t *testing.T) {
 
 // Each vote counts beyond its own quantile of the merged histogram: with
 // 10,000 observations per fleet spread evenly over (0, 100] (classic buckets
-// of width 1), the thresholds are 90, 99 and 99.9, and a canary that moved
-// 5% of its observations from the body to (99, 100] shows more beyond p99
-// than beyond p90, relative to what is expected (beyond p99.9, inside the
-// same bucket, as much as beyond p99: interpolation spreads it evenly).
+// of width 1), the thresholds are 90 and 99, and a canary that moved 5% of
+// its observations from the body to (99, 100] shows more beyond p99 than
+// beyond p90, relative to what is expected.
 func TestMinuteEvidenceVotes(t *testing.T) {
 	even := func(extraTop float64) *histogram.Histogram {
 		t.Helper()
@@ -313,7 +312,7 @@ func TestMinuteEvidenceVotes(t *testing.T) {
 	if !same.Valid {
 		t.Fatal("identical fleets carry no evidence")
 	}
-	for i, want := range []struct{ q, x, beyond float64 }{{0.99, 99, 100}, {0.9, 90, 1000}, {0.999, 99.9, 10}} {
+	for i, want := range []struct{ q, x, beyond float64 }{{0.99, 99, 100}, {0.9, 90, 1000}} {
 		v := same.Votes[i]
 		if v.Quantile != want.q || math.Abs(v.Threshold-want.x) > 1e-9 || math.Abs(v.Canary-want.beyond) > 1e-6 || math.Abs(v.Baseline-want.beyond) > 1e-6 || !(v.LLR[0] < 0) {
 			t.Errorf("identical fleets, vote %d: %+v, want p%v at %v with %v beyond each and a negative LLR", i, v, want.q*100, want.x, want.beyond)
@@ -321,9 +320,9 @@ func TestMinuteEvidenceVotes(t *testing.T) {
 	}
 	worse := MinuteEvidence(c, even(0), even(500), 1, 1)
 	ratio := func(v Vote) float64 { return v.Canary / v.Expected(worse.Share) }
-	below, at, above := ratio(worse.Votes[1]), ratio(worse.Votes[0]), ratio(worse.Votes[2])
-	if !(1 < below && below < at && math.Abs(above-at) < 1e-9) {
-		t.Errorf("canary/expected beyond p90 %.3f, p99 %.3f, p99.9 %.3f: want 1 < p90 < p99 = p99.9", below, at, above)
+	below, at := ratio(worse.Votes[1]), ratio(worse.Votes[0])
+	if !(1 < below && below < at) {
+		t.Errorf("canary/expected beyond p90 %.3f, p99 %.3f: want 1 < p90 < p99", below, at)
 	}
 	for i, v := range worse.Votes {
 		if !(v.LLR[0] > 0) {
@@ -332,15 +331,14 @@ func TestMinuteEvidenceVotes(t *testing.T) {
 	}
 	// Without the decade below (verdict quantile p90), that vote abstains.
 	c.VerdictQuantile = 0.9
-	if e := MinuteEvidence(c, even(0), even(500), 1, 1); e.Votes[1] != (Vote{}) || e.Votes[2].Quantile != 0.99 {
-		t.Errorf("verdict quantile p90: votes %+v, want the decade below absent and p99 above", e.Votes)
+	if e := MinuteEvidence(c, even(0), even(500), 1, 1); e.Votes[1] != (Vote{}) || e.Votes[0].Quantile != 0.9 || !(e.Votes[0].LLR[0] > 0) {
+		t.Errorf("verdict quantile p90: votes %+v, want the decade below absent and p90 leaning to rollback", e.Votes)
 	}
 }
 
 // Promotion needs the verdict quantile and the decade below to show the
-// canary not worse; the decade above only ever speeds a rollback. A vote
-// speaking for rollback alone rolls back, at the mixture's price: with its
-// four tail indices speaking alike, ln(12/4).
+// canary not worse. A vote speaking for rollback alone rolls back, at the
+// mixture's price: with its three tail indices speaking alike, ln(6/3).
 func TestVotesDecide(t *testing.T) {
 	c := Default()
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
@@ -367,12 +365,11 @@ func TestVotesDecide(t *testing.T) {
 		llr  [NumVotes]float64 // each minute's LLR, for every tail index of each vote
 		want Decision
 	}{
-		{"every vote for the canary promotes", [NumVotes]float64{-1, -1, -1}, Promote},
-		{"the decade above cannot stop a promotion it has no say in", [NumVotes]float64{-1, -1, 0}, Promote},
-		{"the decade below must agree", [NumVotes]float64{-1, 0, -1}, Hold},
-		{"the verdict quantile must agree", [NumVotes]float64{0, -1, -1}, Hold},
-		{"the decade above alone rolls back", [NumVotes]float64{-1, -1, 1}, Rollback},
-		{"the decade below alone rolls back", [NumVotes]float64{-1, 1, -1}, Rollback},
+		{"every vote for the canary promotes", [NumVotes]float64{-1, -1}, Promote},
+		{"the decade below must agree", [NumVotes]float64{-1, 0}, Hold},
+		{"the verdict quantile must agree", [NumVotes]float64{0, -1}, Hold},
+		{"the verdict quantile alone rolls back", [NumVotes]float64{1, -1}, Rollback},
+		{"the decade below alone rolls back", [NumVotes]float64{-1, 1}, Rollback},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -382,13 +379,13 @@ func TestVotesDecide(t *testing.T) {
 			}
 		})
 	}
-	// One vote at +1 a minute: the window's statistic is 60 - ln 3 (the
-	// other eight components, at -60, vanish beside it).
-	w := run([NumVotes]float64{-1, -1, 1})
-	if got, want := w.Evidence.Statistic, 60-math.Log(3); math.Abs(got-want) > 1e-9 {
+	// One vote at +1 a minute: the window's statistic is 60 - ln 2 (the
+	// other three components, at -60, vanish beside it).
+	w := run([NumVotes]float64{-1, 1})
+	if got, want := w.Evidence.Statistic, 60-math.Log(2); math.Abs(got-want) > 1e-9 {
 		t.Errorf("statistic %v, want %v", got, want)
 	}
-	if !strings.Contains(w.Reason, "canary p99 exceedances 600 vs 600.0 expected (p90 600 vs 600.0, p99.9 600 vs 600.0) over 60 minutes") {
+	if !strings.Contains(w.Reason, "canary p99 exceedances 600 vs 600.0 expected (p90 600 vs 600.0) over 60 minutes") {
 		t.Errorf("reason %q does not pool every vote", w.Reason)
 	}
 }
