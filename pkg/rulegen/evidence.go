@@ -40,7 +40,7 @@ const (
 // its log likelihood ratio for each tail index, its canary's observations
 // beyond its threshold and how many it would have if the fleets were
 // identical. The verdict quantile's vote (the first) has the plain names,
-// llr_4 ... llr_32, canary_beyond and expected_beyond; another vote's carry
+// llr_4, llr_8, llr_16, canary_beyond and expected_beyond; another vote's carry
 // its quantile in front: p90_llr_4, p90_canary_beyond, p90_expected_beyond.
 type VoteTerms struct {
 	LLR [len(verdict.TailIndices)]string
@@ -537,7 +537,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: term}
 	}
 	// tails is verdict's "canary p99 exceedances A vs B expected (p90 C vs
-	// D, p99.9 E vs F)" with value(term, format) printing a term's value.
+	// D)" with value(term, format) printing a term's value.
 	// (verdict leaves out a vote that abstained in every minute of the
 	// window; here its figures print as "?". A vote abstains only when its
 	// threshold is not finite, which a histogram with a finite highest

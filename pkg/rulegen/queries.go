@@ -45,7 +45,7 @@ type Queries struct {
 
 	// The evidence rule's (empty under the reference rule):
 	// MinuteTerms is the evidence of minute T, a series per term (label
-	// term): llr_4 ... llr_32 (verdict.Evidence.LLR), canary_beyond
+	// term): llr_4, llr_8, llr_16 (verdict.Evidence.LLR), canary_beyond
 	// (Evidence.Canary), expected_beyond (Evidence.Expected()) and minutes
 	// (1); nothing when the minute carries no evidence.
 	MinuteTerms string

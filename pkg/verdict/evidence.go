@@ -500,7 +500,7 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 }
 
 // tails says what the votes' pooled tails show, for reasons: "canary p99
-// exceedances 41 vs 15.0 expected (p90 900 vs 700.0, p99.9 5 vs 1.5)"; a
+// exceedances 41 vs 15.0 expected (p90 900 vs 700.0)"; a
 // vote that took no part is left out.
 func tails(votes [NumVotes]VoteSums) string {
 	v := votes[0]
