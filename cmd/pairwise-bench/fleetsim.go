@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"time"
@@ -178,19 +179,34 @@ func (c *counts) native(schema int) (*histogram.Histogram, error) {
 }
 
 // extrapolation is promql's extrapolatedRate factor for a one-minute
-// increase() of a counter sampled at T-45s, T-30s, T-15s and T: first is the
-// value at T-45s, inc the increase from there to T (no reset inside the
-// range). The 15 s before the first sample are extrapolated, unless the
-// counter would reach zero sooner.
-func extrapolation(first, inc float64) float64 {
-	const sampled, toStart = 45.0, 15.0
-	d := toStart
+// increase() over (T-60s, T] of a counter sampled every 15 s, the last
+// sample shift seconds before T (0 to 14): first is the value at the first
+// sample, T-45s-shift, inc the increase from there to the last (no reset
+// inside the range). The 15-shift seconds before the first sample are
+// extrapolated, unless the counter would reach zero sooner, and the shift
+// seconds after the last.
+func extrapolation(first, inc float64, shift int64) float64 {
+	const sampled = 45.0
+	d := 15 - float64(shift)
 	if inc > 0 && first >= 0 {
 		if z := sampled * (first / inc); z < d {
 			d = z
 		}
 	}
-	return (sampled + d + 0) / sampled
+	return (sampled + d + float64(shift)) / sampled
+}
+
+// scrapeShift is how many seconds before each whole minute a pod's last
+// scrape of it lands: 0 for every pod (pairwise-gen's samples), or with
+// offsets one of 0 to 14 s per pod, fixed for the run and drawn from the
+// data set's seed, as Prometheus spreads its targets over the interval.
+func scrapeShift(offsets bool, seed int64, fleet string, pod int) int64 {
+	if !offsets {
+		return 0
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d", seed, fleet, pod)
+	return int64(h.Sum64() % 15)
 }
 
 // simSpec is one simulated data set: what pairwise-gen --scenario ... would
@@ -199,6 +215,9 @@ type simSpec struct {
 	Sim      sim.Config // Start is minute 0
 	Minutes  int
 	Restarts []sim.Restart
+	// Offsets scrapes every pod at its own offset (scrapeShift) instead of
+	// every pod at the whole minute.
+	Offsets bool
 }
 
 // fleetData is what a judge sees of a data set, minute by minute, for every
@@ -220,6 +239,7 @@ type podState struct {
 	fleet   string
 	idx     int
 	restart int64 // Unix second of its restart, -1 for none
+	shift   int64 // its last scrape of a minute lands this many seconds before it
 	cumN    float64
 	cumCl   []float64 // classic counts since the (re)start, per le (non-cumulative)
 	cov     *counts
@@ -238,7 +258,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 	var fleets [2][]*podState
 	for fi, fleet := range sim.Fleets {
 		for i := 0; i < pods; i++ {
-			fleets[fi] = append(fleets[fi], &podState{fleet: fleet, idx: i, restart: -1, cumCl: make([]float64, len(classicBuckets)+1), cov: newCounts()})
+			fleets[fi] = append(fleets[fi], &podState{fleet: fleet, idx: i, restart: -1, shift: scrapeShift(spec.Offsets, spec.Sim.Seed, fleet, i), cumCl: make([]float64, len(classicBuckets)+1), cov: newCounts()})
 		}
 	}
 	for _, r := range spec.Restarts {
@@ -254,7 +274,8 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 		if off := r.Time.Sub(start) % time.Minute; off <= 0 || off > 15*time.Second {
 			return nil, fmt.Errorf("restart at %s: the in-process path supports restarts in the first 15 s of a minute only", r.Time)
 		}
-		fleets[fi][r.Index].restart = r.Time.Unix()
+		// A shifted pod restarts as far into its own first scrape interval.
+		fleets[fi][r.Index].restart = r.Time.Unix() - fleets[fi][r.Index].shift
 	}
 	d := &fleetData{}
 	fleetC := [2]*counts{newCounts(), newCounts()}
@@ -272,6 +293,9 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 			clear(classicCum[fi])
 			for _, p := range fleets[fi] {
 				p.cov.clear()
+				// The pod's scrapes of the minute: T-45s ... T, each
+				// shift seconds earlier.
+				t60, t45, T := t60-p.shift, t45-p.shift, T.Add(-time.Duration(p.shift)*time.Second)
 				// The uncovered first scrape interval (T-60s, T-45s]: a
 				// restart there loses what the pod counted since T-60s.
 				from := t60
@@ -307,10 +331,10 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				if bad {
 					return nil, fmt.Errorf("minute %s: an observation outside the bucket key range", T)
 				}
-				fc.addNativeScaled(p.cov, extrapolation(firstN, p.cov.n))
+				fc.addNativeScaled(p.cov, extrapolation(firstN, p.cov.n, p.shift))
 				inc := cumulate(p.cov.classic)
 				for j := range inc {
-					classicCum[fi][j] += extrapolation(firstCl[j], inc[j]) * inc[j]
+					classicCum[fi][j] += extrapolation(firstCl[j], inc[j], p.shift) * inc[j]
 				}
 			}
 		}

@@ -373,6 +373,9 @@ type judgePlan struct {
 	// Stalls, when set, pause every pod of the in-process cells (not the
 	// parity section's): sim.Config's StallEveryMinutes and StallSeconds.
 	Stalls stalls
+	// ScrapeOffsets, when set, scrapes every pod of the in-process cells
+	// at its own offset in the 15 s interval (simSpec.Offsets).
+	ScrapeOffsets bool
 }
 
 // stalls are sim.Config's pod pauses: one of Seconds about every Every
@@ -418,7 +421,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 	var mu sync.Mutex
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
-		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total)}
+		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets}
 		jp.Stalls.apply(&spec.Sim)
 		t0 := time.Now()
 		d, err := simulateFleets(spec, base)
@@ -490,7 +493,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			c.BadPod, c.BadPodFactor = 0, j.reg.Factor
 		}
 		t0 := time.Now()
-		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n)}, base)
+		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n), Offsets: jp.ScrapeOffsets}, base)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -54,18 +55,45 @@ func slicesIndex(xs []float64, v float64) int {
 	return -1
 }
 
-// promql's extrapolation of a one-minute increase() over 15 s scrapes.
+// promql's extrapolation of a one-minute increase() over 15 s scrapes, the
+// last one shift seconds before the minute's end.
 func TestExtrapolation(t *testing.T) {
-	for _, c := range []struct{ first, inc, want float64 }{
-		{1000, 300, 4.0 / 3},         // a long-running counter: 15 s to the range start
-		{0, 300, 1},                  // a counter starting at the first sample: no extrapolation
-		{50, 300, (45 + 7.5) / 45.0}, // it would reach zero 7.5 s before the first sample
-		{100, 300, 4.0 / 3},          // exactly 15 s
-		{5, 0, 4.0 / 3},              // no increase: the factor does not matter
+	for _, c := range []struct {
+		first, inc float64
+		shift      int64
+		want       float64
+	}{
+		{1000, 300, 0, 4.0 / 3},         // a long-running counter: 15 s to the range start
+		{0, 300, 0, 1},                  // a counter starting at the first sample: no extrapolation
+		{50, 300, 0, (45 + 7.5) / 45.0}, // it would reach zero 7.5 s before the first sample
+		{100, 300, 0, 4.0 / 3},          // exactly 15 s
+		{5, 0, 0, 4.0 / 3},              // no increase: the factor does not matter
+		{1000, 300, 5, 4.0 / 3},         // 10 s to the range start, 5 s to its end
+		{0, 300, 5, 50 / 45.0},          // only the end is extrapolated
+		{50, 300, 9, (45 + 6 + 9) / 45.0},
+		{50, 300, 5, (45 + 7.5 + 5) / 45.0}, // zero 7.5 s before the first sample, the start 10 s
 	} {
-		if got := extrapolation(c.first, c.inc); math.Abs(got-c.want) > 1e-15 {
-			t.Errorf("extrapolation(%v, %v) = %v, want %v", c.first, c.inc, got, c.want)
+		if got := extrapolation(c.first, c.inc, c.shift); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("extrapolation(%v, %v, %v) = %v, want %v", c.first, c.inc, c.shift, got, c.want)
 		}
+	}
+}
+
+// With offsets, pods are scraped at different points of the interval, each
+// always at the same one; without, all on the whole minute.
+func TestScrapeShift(t *testing.T) {
+	seen := map[int64]bool{}
+	for pod := 0; pod < 20; pod++ {
+		for _, fleet := range sim.Fleets {
+			s := scrapeShift(true, 7, fleet, pod)
+			if s < 0 || s > 14 || s != scrapeShift(true, 7, fleet, pod) || scrapeShift(false, 7, fleet, pod) != 0 {
+				t.Fatalf("%s-%d: shift %d", fleet, pod, s)
+			}
+			seen[s] = true
+		}
+	}
+	if len(seen) < 8 {
+		t.Errorf("40 pods share %d shifts", len(seen))
 	}
 }
 
@@ -99,35 +127,41 @@ func TestDelaysAndOracle(t *testing.T) {
 }
 
 // The in-process path agrees with itself across kinds on what it counts, and
-// its oracle sees the regression: a quick look without Prometheus.
+// its oracle sees the regression: a quick look without Prometheus, with every
+// pod scraped on the whole minute and with pods at their own offsets.
 func TestSimulateFleets(t *testing.T) {
-	start := benchEnd.Add(-40 * time.Minute)
-	c := simConfig(cellKey{sim.ShapeLognormal, 500, 0.2}, start)
-	c.Scenario, c.RegressionFactor, c.RegressionStartMinute = sim.ScenarioRegression, 1.5, 20
-	d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: restartsFor(start, 200)[:0]}, verdict.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Times) != 40 || len(d.Kinds[kindClassic]) != 40 {
-		t.Fatalf("%d minutes", len(d.Times))
-	}
-	var before, after float64
-	for i := range d.Times {
-		frac := d.CanaryK[i] / d.CanaryN[i]
-		if i < 20 {
-			before += frac / 20
-		} else {
-			after += frac / 20
-		}
-		// Every kind counts the same observations (x 4/3, the increase()
-		// extrapolation, but for the data's first minute).
-		n0, n3 := d.Kinds[kindNative0][i].Canary.Count, d.Kinds[kindNative3][i].Canary.Count
-		if math.Abs(n0-n3) > 1e-9*n0 || i > 0 && math.Abs(n3-d.CanaryN[i]*4/3) > 1e-9*n3 {
-			t.Errorf("minute %d: canary count %v (schema 0), %v (schema 3), %v observed", i, n0, n3, d.CanaryN[i])
-		}
-	}
-	if before > 0.02 || after < 0.05 {
-		t.Errorf("canary share beyond the baseline's p99: %.4f before, %.4f after a x1.5 regression", before, after)
+	for _, offsets := range []bool{false, true} {
+		t.Run(fmt.Sprintf("offsets=%v", offsets), func(t *testing.T) {
+			start := benchEnd.Add(-40 * time.Minute)
+			c := simConfig(cellKey{sim.ShapeLognormal, 500, 0.2}, start)
+			c.Scenario, c.RegressionFactor, c.RegressionStartMinute = sim.ScenarioRegression, 1.5, 20
+			d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: restartsFor(start, 200)[:0], Offsets: offsets}, verdict.Default())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Times) != 40 || len(d.Kinds[kindClassic]) != 40 {
+				t.Fatalf("%d minutes", len(d.Times))
+			}
+			var before, after float64
+			for i := range d.Times {
+				frac := d.CanaryK[i] / d.CanaryN[i]
+				if i < 20 {
+					before += frac / 20
+				} else {
+					after += frac / 20
+				}
+				// Every kind counts the same observations (x 4/3, the
+				// increase() extrapolation, at any offset, but for the
+				// data's first minute).
+				n0, n3 := d.Kinds[kindNative0][i].Canary.Count, d.Kinds[kindNative3][i].Canary.Count
+				if math.Abs(n0-n3) > 1e-9*n0 || i > 0 && math.Abs(n3-d.CanaryN[i]*4/3) > 1e-9*n3 {
+					t.Errorf("minute %d: canary count %v (schema 0), %v (schema 3), %v observed", i, n0, n3, d.CanaryN[i])
+				}
+			}
+			if before > 0.02 || after < 0.05 {
+				t.Errorf("canary share beyond the baseline's p99: %.4f before, %.4f after a x1.5 regression", before, after)
+			}
+		})
 	}
 }
 

@@ -143,6 +143,7 @@ func run(args []string) error {
 	render := fs.String("render", "", "measure nothing: render --doc from a --results JSON file of an earlier run")
 	matrix := fs.String("judge-matrix", "", "judgement matrix: smoke, quick or full (default: smoke in smoke mode, else full)")
 	workers := fs.Int("workers", 2, "goroutines simulating judgement cells")
+	offsetsFlag := fs.Bool("scrape-offsets", false, "scrape every pod of the in-process judgement cells at its own offset in the 15 s interval (0 to 14 s, fixed per pod), as Prometheus spreads its targets, instead of every pod on the whole minute (not the parity section)")
 	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -173,6 +174,7 @@ func run(args []string) error {
 		return err
 	}
 	p.Judge.Stalls = st
+	p.Judge.ScrapeOffsets = *offsetsFlag
 	if *doc == "" && !*smoke {
 		*doc = "docs/benchmarks.md"
 	}
