@@ -338,8 +338,10 @@ type windowReads struct {
 	last  termRows
 	flags expr
 	// llr names every vote's LLR terms (the mixture's components), promote
-	// the promoting votes' first tail index's.
+	// the promoting votes' first tail index's, expected the verdict
+	// quantile's expected tail observations.
 	llr, promote []string
+	expectedTerm string
 	// by are the identifying labels of every canary of a generic group
 	// (resolved.every), nil for one canary.
 	by []string
@@ -395,6 +397,12 @@ func (w windowReads) lastPromote() expr {
 	return fn("max", w.last.rows(w.promote...))
 }
 
+// expected is the verdict quantile's pooled Expected over the window
+// (verdict.WindowEvidence.Expected), 0 without evidence.
+func (w windowReads) expected() expr {
+	return op(fn("sum", w.sums.rows(w.expectedTerm)), "or", leaf("vector(0)"))
+}
+
 // minutes counts the window's minutes carrying evidence.
 func (w windowReads) minutes() expr {
 	return op(fn("sum", w.sums.rows(termMinutes)), "or", leaf("vector(0)"))
@@ -403,15 +411,16 @@ func (w windowReads) minutes() expr {
 // evidenceDecision is verdict's evidence rule: rollback when the window's
 // statistic or a recent run's reaches its boundary; else promote when the
 // promote statistic is at or below minus its boundary, PromoteMinutes minutes
-// carry evidence, no flag is raised and the last minute's promote terms stay
+// carry evidence, the canary was expected to show PromoteExpected tail
+// observations, no flag is raised and the last minute's promote terms stay
 // below verdict's MinuteCap; else hold. The rule pack never knows
 // a deployment's start, so the boundaries are the sliding ones.
-func (r resolved) evidenceDecision(statistic, recent, promote, lastPromote, minutes, flags expr) expr {
+func (r resolved) evidenceDecision(statistic, recent, promote, lastPromote, minutes, expected, flags expr) expr {
 	c := r.config
 	code := func(d verdict.Decision) expr { return leaf(fmt.Sprintf("vector(%d)", d.Code())) }
 	rollback := op(op(statistic, ">=", num(c.RollbackBoundary(false))), "or", op(recent, ">=", num(c.RecentBoundary(false))))
 	promoteNow := op(op(op(op(code(verdict.Promote), "and on()", op(promote, "<=", num(-c.PromoteBoundary(false)))),
-		"and on()", op(minutes, ">=", leaf(strconv.Itoa(c.PromoteMinutes())))), "unless on()", flags),
+		"and on()", op(op(minutes, ">=", leaf(strconv.Itoa(c.PromoteMinutes()))), "and on()", op(expected, ">=", num(c.PromoteExpected(false))))), "unless on()", flags),
 		"unless on()", op(lastPromote, ">=", num(c.MinuteCap())))
 	return op(op(op(code(verdict.Rollback), "and on()", rollback), "or", promoteNow), "or", code(verdict.Hold))
 }
@@ -464,9 +473,10 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 			promote = append(promote, v.terms.Promote)
 		}
 	}
-	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, last: inlineRows{e.terms}, flags: e.flags, llr: llr, promote: promote, by: r.every}
+	expected := r.votes()[0].terms.Expected
+	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, last: inlineRows{e.terms}, flags: e.flags, llr: llr, promote: promote, expectedTerm: expected, by: r.every}
 	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms},
-		flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, by: r.every}
+		flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, expectedTerm: expected, by: r.every}
 	return e
 }
 
@@ -523,8 +533,8 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		{record: n.minutes, expr: rec.minutes(), labels: labels,
 			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
 		{record: n.decision, labels: labels,
-			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), rec.lastPromote(), r.recordedSeries(n.minutes), rec.flags),
-			comment: "window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes, nor one whose last minute alone weighs the cap or more against the canary)"},
+			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), rec.lastPromote(), r.recordedSeries(n.minutes), rec.expected(), rec.flags),
+			comment: fmt.Sprintf("window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes, nor one whose last minute alone weighs the cap or more against the canary, nor one where the canary was expected to show fewer than %s observations beyond the %s)", fmtBoundary(c.PromoteExpected(false)), vq)},
 	}
 
 	// The first sentence of each description is the Go engine's reason for
@@ -585,8 +595,8 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, its tail (%s) is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, strings.Join(promoteNames, ", "), -pb)},
-				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
-					windowTail, -pb, math.Pow(c.RollbackThreshold, verdict.TailIndices[0]), method, c.PromoteMinutes(), fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
+				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence, the canary was expected to show at least %.0f observations beyond the %s, and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
+					windowTail, -pb, math.Pow(c.RollbackThreshold, verdict.TailIndices[0]), method, c.PromoteMinutes(), math.Ceil(c.PromoteExpected(false)), vq, fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
 				runbook("PairwiseCanaryPromotable"),
 			}},
 	}

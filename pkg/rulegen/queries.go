@@ -81,7 +81,7 @@ func MinuteQueries(f File) ([]Queries, error) {
 			w := e.inline
 			q.Evidence, q.RecentEvidence = w.statistic().flat(), w.recentStatistics().flat()
 			q.PromoteEvidence, q.EvidenceMinutes = w.promoteStatistic().flat(), w.minutes().flat()
-			q.Decision = c.evidenceDecision(w.statistic(), w.recentStatistics(), w.promoteStatistic(), w.lastPromote(), w.minutes(), w.flags).flat()
+			q.Decision = c.evidenceDecision(w.statistic(), w.recentStatistics(), w.promoteStatistic(), w.lastPromote(), w.minutes(), w.expected(), w.flags).flat()
 			q.Rollback = c.evidenceRollback(w.statistic(), w.recentStatistics()).flat()
 			q.MinuteTerms = e.terms.flat()
 			q.Recorded = []string{flags.flat(), e.sums.flat(), e.recent.flat()}

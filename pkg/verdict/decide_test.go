@@ -176,3 +176,50 @@ func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
 	}
 	return flags, notes
 }
+
+// TestPromoteExpected: a canary too small to tell holds, even when a
+// shortfall of tail observations puts its promote statistic past the
+// boundary; with enough expected observations the same shortfall promotes.
+func TestPromoteExpected(t *testing.T) {
+	c := Default()
+	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	for _, anchored := range []bool{true, false} {
+		// An identical canary adds A - 1 - ln A per expected tail
+		// observation at most: the floor is where that reaches the boundary.
+		if got, want := c.PromoteExpected(anchored)*(a-1-math.Log(a)), c.PromoteBoundary(anchored); math.Abs(got-want) > 1e-12 {
+			t.Errorf("anchored %v: floor x (A-1-ln A) = %v, want the promote boundary %v", anchored, got, want)
+		}
+	}
+	if lo, hi := c.PromoteExpected(true), c.PromoteExpected(false); math.Round(lo) != 56 || math.Round(hi) != 143 {
+		t.Errorf("floors %.1f anchored and %.1f sliding, want about 56 and 143", lo, hi)
+	}
+	window := func(share, tail, canary float64) WindowEvidence {
+		ev := make([]Evidence, c.WindowMinutes)
+		for i := range ev {
+			e := Evidence{Valid: true, Share: share}
+			for v, q := range c.VoteQuantiles() {
+				// the decade below holds ten times the verdict quantile's tail
+				k, b := canary*math.Pow(10, float64(v)), (tail-canary)*math.Pow(10, float64(v))
+				e.Votes[v] = Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b}
+				e.Votes[v].LLR, e.Votes[v].Promote = c.voteLLR(k, b, share)
+			}
+			ev[i] = e
+		}
+		return readWindow(c, ev, true)
+	}
+	// 1% of the traffic, 30 tail observations a minute, none the canary's:
+	// 18 expected over the hour, promote statistic -8.3.
+	small := window(0.01, 30, 0)
+	if !(small.PromoteStatistic <= -small.Promote) || small.Expected >= c.PromoteExpected(true) {
+		t.Fatalf("the small canary's window: promote statistic %.1f, expected %.1f", small.PromoteStatistic, small.Expected)
+	}
+	if d, reason := small.decide(c); d != Hold || !strings.Contains(reason, "promotion needs the canary to be expected to show 56 observations beyond the p99") {
+		t.Errorf("small canary: %s, %q", d, reason)
+	}
+	// Ten times the traffic, a tenth of the expected tail observations the
+	// canary's: 180 expected, well past the floor.
+	busy := window(0.01, 300, 0.3)
+	if d, reason := busy.decide(c); d != Promote {
+		t.Errorf("busy canary: %s, %q (expected %.1f)", d, reason, busy.Expected)
+	}
+}

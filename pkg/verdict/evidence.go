@@ -319,6 +319,21 @@ func (c Config) RecentLengths() []int {
 	return out
 }
 
+// PromoteExpected is how many observations beyond the verdict quantile the
+// canary must be expected to show over a window (pooled Expected, what it
+// would show if the fleets were identical) before the evidence rule
+// promotes. With A = RollbackThreshold^TailIndices[0], each expected tail
+// observation of a canary identical to its baseline adds on average at most
+// A - 1 - ln A against the alternative to the promote statistic (the limit of
+// a small share, where it adds most), so below PromoteBoundary / (A - 1 -
+// ln A) even an identical canary reaches the promote boundary only by a
+// lucky shortfall of tail observations: too little traffic to tell, and the
+// window holds. 56 anchored and 144 sliding with the defaults.
+func (c Config) PromoteExpected(anchored bool) float64 {
+	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	return c.PromoteBoundary(anchored) / (a - 1 - math.Log(a))
+}
+
 // PromoteMinutes is how many minutes of the window must carry evidence before
 // the evidence rule promotes: half the window, so that a canary is watched
 // for a while before it is called good however plentiful its traffic.
@@ -530,10 +545,13 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	case w.PromoteStatistic <= -w.Promote && w.LastPromote >= c.MinuteCap():
 		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but the last minute alone weighs %.1f against the canary, more than a minute counts towards a rollback (%.1f)",
 			tail, w.PromoteStatistic, -w.Promote, w.LastPromote, c.MinuteCap())
-	case w.PromoteStatistic <= -w.Promote && w.Minutes >= c.PromoteMinutes():
-		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
-	case w.PromoteStatistic <= -w.Promote:
+	case w.PromoteStatistic <= -w.Promote && w.Minutes < c.PromoteMinutes():
 		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but %d minutes carry evidence and promotion needs %d", tail, w.PromoteStatistic, -w.Promote, w.Minutes, c.PromoteMinutes())
+	case w.PromoteStatistic <= -w.Promote && !(w.Expected >= c.PromoteExpected(w.Anchored)):
+		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but promotion needs the canary to be expected to show %.0f observations beyond the %s, too few to tell a canary from luck below that",
+			tail, w.PromoteStatistic, -w.Promote, math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile))
+	case w.PromoteStatistic <= -w.Promote:
+		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	default:
 		return Hold, fmt.Sprintf("%s: evidence %.1f, rollback at %.1f; promote evidence %.1f, promote at %.1f", tail, w.Statistic, w.Rollback, w.PromoteStatistic, -w.Promote)
 	}
