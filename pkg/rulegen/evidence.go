@@ -338,8 +338,9 @@ type windowReads struct {
 	last  termRows
 	flags expr
 	// llr names every vote's LLR terms (the mixture's components), promote
-	// the promoting votes' first tail index's, expected the verdict
-	// quantile's expected tail observations.
+	// the promoting votes' first tail index's, expectedTerm the verdict
+	// quantile's expected tail observations (verdict's PromoteExpected
+	// floor reads its sum).
 	llr, promote []string
 	expectedTerm string
 	// by are the identifying labels of every canary of a generic group
