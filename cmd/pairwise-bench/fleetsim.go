@@ -284,7 +284,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 	scale := verdict.ScrapeScale(4)
 	for m := 0; m < spec.Minutes; m++ {
 		T := start.Add(time.Duration(m+1) * time.Minute)
-		t60, t45 := T.Add(-time.Minute).Unix(), T.Add(-45*time.Second).Unix()
+		t45 := T.Add(-45 * time.Second).Unix()
 		q99 := s.FleetQuantile(sim.FleetBaseline, time.Unix(t45, 0), T, 0.99)
 		var canN, canK float64
 		for fi := range fleets {
@@ -293,26 +293,27 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 			clear(classicCum[fi])
 			for _, p := range fleets[fi] {
 				p.cov.clear()
-				// The pod's scrapes of the minute: T-45s ... T, each
-				// shift seconds earlier.
-				t60, t45, T := t60-p.shift, t45-p.shift, T.Add(-time.Duration(p.shift)*time.Second)
-				// The uncovered first scrape interval (T-60s, T-45s]: a
-				// restart there loses what the pod counted since T-60s.
-				from := t60
-				if p.restart > t60 && p.restart <= t45 {
+				// The pod's scrapes of the minute fall at T-45s ... T, each
+				// shift seconds earlier: increase() covers (firstScrape,
+				// lastScrape]. The first scrape interval before it is
+				// uncovered: a restart there loses what the pod counted
+				// since the interval began.
+				firstScrape, lastScrape := t45-p.shift, T.Unix()-p.shift
+				from := firstScrape - 15
+				if p.restart > from && p.restart <= firstScrape {
 					p.cumN = 0
 					clear(p.cumCl)
 					from = p.restart
 				}
 				var bad bool
-				s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(t45, 0), func(v float64, _ bool) {
+				s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(firstScrape, 0), func(v float64, _ bool) {
 					d.Observations++
 					p.cumN++
 					p.cumCl[sort.SearchFloat64s(classicBuckets, v)]++
 				})
 				firstN := p.cumN
 				firstCl := cumulate(p.cumCl)
-				s.Observe(p.fleet, p.idx, time.Unix(t45, 0), T, func(v float64, _ bool) {
+				s.Observe(p.fleet, p.idx, time.Unix(firstScrape, 0), time.Unix(lastScrape, 0), func(v float64, _ bool) {
 					d.Observations++
 					i := p.cov.observe(v)
 					if i < 0 {

@@ -176,12 +176,13 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 // tail observations and the canary's share f: the LLR of every tail index,
 // capped at MinuteCap, and the first's uncapped for promotion.
 func (c Config) voteLLR(k, b, f float64) (llr [len(TailIndices)]float64, promote float64) {
+	limit := c.MinuteCap()
 	for j, a := range TailIndices {
 		l := LLR(k, b, f, math.Pow(c.RollbackThreshold, a))
 		if j == 0 {
 			promote = l
 		}
-		llr[j] = math.Min(l, c.MinuteCap())
+		llr[j] = math.Min(l, limit)
 	}
 	return llr, promote
 }
@@ -542,17 +543,23 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	case w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary:
 		return Rollback, fmt.Sprintf("%s over the last %d minutes: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
 			tails(w.RecentVotes), w.RecentMinutes, w.RecentStatistic, w.RecentBoundary)
-	case w.PromoteStatistic <= -w.Promote && w.LastPromote >= c.MinuteCap():
-		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but the last minute alone weighs %.1f against the canary, more than a minute counts towards a rollback (%.1f)",
-			tail, w.PromoteStatistic, -w.Promote, w.LastPromote, c.MinuteCap())
-	case w.PromoteStatistic <= -w.Promote && w.Minutes < c.PromoteMinutes():
-		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but %d minutes carry evidence and promotion needs %d", tail, w.PromoteStatistic, -w.Promote, w.Minutes, c.PromoteMinutes())
-	case w.PromoteStatistic <= -w.Promote && !(w.Expected >= c.PromoteExpected(w.Anchored)):
-		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but promotion needs the canary to be expected to show %.0f observations beyond the %s, too few to tell a canary from luck below that",
-			tail, w.PromoteStatistic, -w.Promote, math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile))
-	case w.PromoteStatistic <= -w.Promote:
-		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
-	default:
+	case !(w.PromoteStatistic <= -w.Promote):
 		return Hold, fmt.Sprintf("%s: evidence %.1f, rollback at %.1f; promote evidence %.1f, promote at %.1f", tail, w.Statistic, w.Rollback, w.PromoteStatistic, -w.Promote)
+	}
+	// Past the promote boundary: promote unless one of its other
+	// conditions holds the window.
+	hold := func(but string, args ...any) (Decision, string) {
+		return Hold, fmt.Sprintf("%s: evidence %.1f is past the promote boundary %.1f, but ", tail, w.PromoteStatistic, -w.Promote) + fmt.Sprintf(but, args...)
+	}
+	switch {
+	case w.LastPromote >= c.MinuteCap():
+		return hold("the last minute alone weighs %.1f against the canary, more than a minute counts towards a rollback (%.1f)", w.LastPromote, c.MinuteCap())
+	case w.Minutes < c.PromoteMinutes():
+		return hold("%d minutes carry evidence and promotion needs %d", w.Minutes, c.PromoteMinutes())
+	case !(w.Expected >= c.PromoteExpected(w.Anchored)):
+		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s, too few to tell a canary from luck below that",
+			math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile))
+	default:
+		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	}
 }
