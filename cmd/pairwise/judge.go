@@ -68,7 +68,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without the record); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
-	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the window that starts with it is one sequential test")
+	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the evidence since it is one sequential test, past the window (up to a day)")
 	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it, whole minutes (default: the window)")
 	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")

@@ -33,8 +33,8 @@ type Request struct {
 	// the decision. Earlier minutes are fetched for the first windows.
 	Window pairing.Window
 	// Since, when not zero, is the deployment's start: minutes that began
-	// before it are neither shown nor part of any window, and the window
-	// that starts with the deployment is one sequential test.
+	// before it are neither shown nor part of any window, and the evidence
+	// since it is one sequential test (up to a day of it).
 	Since time.Time
 	// LB, when set, is a load-balancer-side histogram of the same requests,
 	// compared with the application's to catch coordinated omission.
@@ -111,7 +111,11 @@ func (req Request) span() (span, error) {
 			return sp, fmt.Errorf("%w: it starts %s, so its first whole minute ends %s, after %s", ErrSinceAfterWindow,
 				req.Since.UTC().Format(time.RFC3339), first.Format(time.RFC3339), shown.Last.Format(time.RFC3339))
 		}
-		if !first.Before(sp.judged.First) {
+		// The deployment's evidence pools from its start (verdict.Options
+		// Anchored), so its minutes are fetched from there, up to a day
+		// before the last: an older deployment is judged as a sliding
+		// window, as without Since.
+		if !first.Before(shown.Last.Add(-(verdict.MinutesPerDay - 1) * time.Minute)) {
 			sp.judged.First, sp.anchored = first, true
 		}
 		if first.After(shown.First) {

@@ -202,7 +202,10 @@ func TestAnalyzeEvidence(t *testing.T) {
 		{name: "identical fleets with a few observations a minute hold", slow: 10, factor: 0.05, want: verdict.Hold, wantShown: 10, wantFetched: 18 * time.Minute},
 		{name: "identical busy fleets promote", slow: 10, factor: 100, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
 		{name: "since clips the window and anchors it", slow: 10, factor: 100, since: 5 * time.Minute, want: verdict.Promote, wantShown: 5, wantAnchor: true, wantFetched: 4 * time.Minute},
-		{name: "since before the first window changes nothing but the look-back", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
+		// A deployment older than its window pools its evidence from its
+		// start: every minute since is fetched.
+		{name: "since before the first window anchors the evidence at the deployment's start", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantAnchor: true, wantFetched: 29 * time.Minute},
+		{name: "a deployment older than a day is judged sliding", slow: 10, factor: 100, since: 24*time.Hour + time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,22 +34,29 @@ func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
 // TestDecideWindowsAsRead: every shown minute's window evidence is what
 // reading its window's minutes directly gives, to the last bit, for
 // windows that start with the minutes (a day judged as one window) and
-// windows that slide (an hour's window shown over a day).
+// windows that slide (an hour's window shown over a day), and a
+// deployment's evidence since its start, past its window.
 func TestDecideWindowsAsRead(t *testing.T) {
-	for _, tc := range []struct{ window, minutes, shown int }{{1440, 1440, 1440}, {60, 1499, 1440}, {60, 60, 0}, {30, 100, 100}} {
+	for _, tc := range []struct {
+		window, minutes, shown int
+		anchored               bool
+	}{{1440, 1440, 1440, false}, {60, 1499, 1440, false}, {60, 60, 0, false}, {30, 100, 100, false}, {30, 100, 100, true}} {
 		c := Default()
 		c.WindowMinutes = tc.window
 		ms := longDay(c, tc.minutes)
-		w := Decide(c, ms, Options{Shown: tc.shown})
+		w := Decide(c, ms, Options{Shown: tc.shown, Anchored: tc.anchored})
 		first := len(ms) - len(w.Minutes)
 		for k, m := range w.Minutes {
 			i := first + k
 			n := min(i+1, c.WindowMinutes)
+			if tc.anchored {
+				n = i + 1
+			}
 			ev := make([]Evidence, n)
 			for j := range ev {
 				ev[j] = evidenceOf(ms[i-n+1+j])
 			}
-			if got, want := fmt.Sprintf("%+v", m.Window), fmt.Sprintf("%+v", readWindow(c, ev, false)); got != want {
+			if got, want := fmt.Sprintf("%+v", m.Window), fmt.Sprintf("%+v", readWindow(c, ev, tc.anchored)); got != want {
 				t.Fatalf("window %d, %d minutes, minute %d: Decide's window\n%s\nread directly\n%s", tc.window, tc.minutes, i, got, want)
 			}
 		}

@@ -264,11 +264,12 @@ const MinutesPerDay = 24 * 60
 // t e^-A. Hence:
 //   - sliding windows, a canary watched every minute: A = ln(MinutesPerDay /
 //     FalseRollback), at most FalseRollback false rollbacks per canary-day;
-//   - a window anchored at a deployment's start: the whole window since the
-//     start is one sequential test (Ville's inequality: any look crosses
-//     ln(2/FalseRollback) with probability at most FalseRollback/2), and the
-//     recent runs over its WindowMinutes looks get the other half:
-//     ln(2 WindowMinutes / FalseRollback).
+//   - a window anchored at a deployment's start: every minute since the
+//     start is one sequential test (Ville's inequality: any look, however
+//     late, crosses ln(2/FalseRollback) with probability at most
+//     FalseRollback/2), and the recent runs over its WindowMinutes looks get
+//     the other half: ln(2 WindowMinutes / FalseRollback); past those looks
+//     the recent runs have the sliding boundary.
 
 // RollbackBoundary is the whole window's statistic at or above which it rolls back.
 func (c Config) RollbackBoundary(anchored bool) float64 {
@@ -311,7 +312,8 @@ func (c Config) PromoteBoundary(anchored bool) float64 {
 }
 
 // RecentLengths are the lengths of the recent runs of minutes the rule
-// reads besides the whole window: 1, 2, 4, ... minutes, below the window.
+// reads besides the whole window: 1, 2, 4, ... minutes, below the window
+// (a deployment older than its window: below the deployment's length).
 func (c Config) RecentLengths() []int {
 	var out []int
 	for l := 1; l < c.WindowMinutes; l *= 2 {
@@ -349,7 +351,8 @@ type VoteSums struct {
 	Promote          float64
 }
 
-// WindowEvidence is the evidence rule's reading of one window.
+// WindowEvidence is the evidence rule's reading of one window; anchored, of
+// every minute since the deployment's start.
 type WindowEvidence struct {
 	// Minutes carrying evidence, and each vote's pooled figures (in
 	// Config.VoteQuantiles order; Quantile 0: the vote took no part).
@@ -502,11 +505,11 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	}
 	w.Anchored = anchored
 	w.Rollback, w.Promote = c.RollbackBoundary(anchored), c.PromoteBoundary(anchored)
-	w.RecentBoundary, w.RecentStatistic = c.RecentBoundary(anchored), math.Inf(-1)
-	for _, l := range c.RecentLengths() {
-		if l >= b-a {
-			break
-		}
+	// The recent runs' anchored boundary is set for a window's looks; a
+	// deployment older than its window is looked at every minute, as a
+	// sliding window is.
+	w.RecentBoundary, w.RecentStatistic = c.RecentBoundary(anchored && b-a <= c.WindowMinutes), math.Inf(-1)
+	for l := 1; l < b-a; l *= 2 {
 		_, votes := r.run(b-l, b)
 		if s := statistic(votes); s > w.RecentStatistic {
 			w.RecentMinutes, w.RecentStatistic, w.RecentVotes = l, s, votes
@@ -536,6 +539,9 @@ func tails(votes [NumVotes]VoteSums) string {
 // decide applies the evidence rule.
 func (w WindowEvidence) decide(c Config) (Decision, string) {
 	tail := fmt.Sprintf("%s over %d minutes", tails(w.Votes), w.Minutes)
+	if w.Anchored {
+		tail += " since the deployment's start"
+	}
 	notWorse := fmt.Sprintf("the canary's tail is shown less than %.2fx as frequent as the baseline's", math.Pow(c.RollbackThreshold, TailIndices[0]))
 	switch {
 	case w.Statistic >= w.Rollback:

@@ -1,8 +1,10 @@
 package verdict
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +184,9 @@ func poisson(r *rand.Rand, mean float64) int {
 // TestFalseRollbackBudget checks the derivation, not a tuning: with a budget
 // loose enough to measure (5%), identical fleets of any share and traffic
 // are rolled back in at most that share of anchored deployments, over
-// every look of the window. The bound is conservative, so the measured
+// every look of two windows' length: the deployment's evidence pools past
+// its window, and the window's 60 looks past it add at most 60/1440 of the
+// budget (the sliding recent boundary). The bound is conservative, so the measured
 // rate must be under it; a mistake in the boundaries (a forgotten look, a
 // wrong sign, a missing half of the budget) breaks it.
 func TestFalseRollbackBudget(t *testing.T) {
@@ -194,7 +198,7 @@ func TestFalseRollbackBudget(t *testing.T) {
 		const deployments = 400
 		rolled := 0
 		for range deployments {
-			minutes := make([]Minute, c.WindowMinutes)
+			minutes := make([]Minute, 2*c.WindowMinutes)
 			for i := range minutes {
 				minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: nullMinute(r, c, cell.share, cell.tail)}
 			}
@@ -256,6 +260,71 @@ func TestRegressionIsCaught(t *testing.T) {
 	}
 	if w.Minutes[len(w.Minutes)-1].Window.PromoteStatistic > -w.Minutes[len(w.Minutes)-1].Window.Promote {
 		t.Log("the whole window alone would not have promoted either")
+	}
+}
+
+// TestDeploymentPoolsSinceStart: a regression too slight to show within
+// one window is rolled back once the deployment's evidence since its start
+// reaches the anchored boundary, past the window's length; watched as a
+// sliding window, the same minutes never roll back. Every minute carries
+// the evidence a canary whose p99 tail is RollbackThreshold^4 times as
+// frequent shows on average: 30 observations beyond the p99, the canary's
+// share 5%.
+func TestDeploymentPoolsSinceStart(t *testing.T) {
+	c := Default()
+	const f, tail = 0.05, 30.0
+	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	theta := f * a / (f*a + 1 - f)
+	e := Evidence{Valid: true, Share: f}
+	e.Votes[0] = Vote{Quantile: c.VerdictQuantile, Canary: tail * theta, Baseline: tail * (1 - theta)}
+	e.Votes[0].LLR, e.Votes[0].Promote = c.voteLLR(e.Votes[0].Canary, e.Votes[0].Baseline, f)
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	minutes := make([]Minute, 3*c.WindowMinutes)
+	for i := range minutes {
+		minutes[i] = Minute{Time: start.Add(time.Duration(i+1) * time.Minute), Evidence: e}
+	}
+	// The first minute whose pooled evidence reaches the boundary: the
+	// mixture of the one growing alternative with five that stay at 0 (the
+	// absent vote's) or fall.
+	want := -1
+	for n := 1; n <= len(minutes); n++ {
+		var all [Components]float64
+		for j := range all {
+			all[j] = math.Inf(-1)
+		}
+		for j := range TailIndices {
+			all[j] = float64(n) * e.Votes[0].LLR[j]
+		}
+		for j := len(TailIndices); j < Components; j++ {
+			all[j] = 0
+		}
+		if Mixture(all[:]...) >= c.RollbackBoundary(true) {
+			want = n - 1
+			break
+		}
+	}
+	if want <= c.WindowMinutes {
+		t.Fatalf("the test's regression is caught at minute %d, within the window (%d): it must be slighter", want, c.WindowMinutes)
+	}
+	first := func(w Window) (int, string) {
+		for i, m := range w.Minutes {
+			if m.Decision == Rollback {
+				return i, m.DecisionReason
+			}
+		}
+		return -1, w.Reason
+	}
+	t.Logf("caught at minute %d of the deployment, its window %d minutes", want+1, c.WindowMinutes)
+	w := Decide(c, slices.Clone(minutes), Options{Shown: len(minutes), Anchored: true})
+	got, reason := first(w)
+	if got != want || !strings.Contains(reason, fmt.Sprintf("over %d minutes since the deployment's start", want+1)) {
+		t.Fatalf("anchored: rollback at minute %d (%s), want %d", got, reason, want)
+	}
+	if m := w.Minutes[got-1].Window; m.Minutes != got || m.Rollback != c.RollbackBoundary(true) || m.RecentBoundary != c.RecentBoundary(false) {
+		t.Fatalf("the minute before: %d minutes, boundaries %.2f and %.2f, want %d, the anchored and the sliding recent", m.Minutes, m.Rollback, m.RecentBoundary, got)
+	}
+	if got, reason := first(Decide(c, slices.Clone(minutes), Options{Shown: len(minutes)})); got >= 0 {
+		t.Fatalf("sliding: rollback at minute %d (%s), want none", got, reason)
 	}
 }
 

@@ -88,8 +88,10 @@ type Options struct {
 	// The minutes before them only serve as the earlier minutes of windows.
 	Shown int
 	// Anchored says the first minute is a deployment's first (the judge's
-	// --since): windows never reach before it, and a window that starts
-	// there is one sequential test with the anchored boundaries.
+	// --since): windows never reach before it, and the evidence rule pools
+	// every minute since it as one sequential test with the anchored
+	// boundaries, past the window's length too (its recent runs then have
+	// the sliding boundary).
 	Anchored bool
 	// CanaryHadTrafficAt reports whether the canary had traffic at a time,
 	// WarmupMinutes before a minute (nil: no warm-up).
@@ -137,7 +139,13 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		}
 		n := min(i+1, c.WindowMinutes)
 		m := &minutes[i]
-		m.Window = readRun(c, sums, i-n+1, i+1, o.Anchored && i < c.WindowMinutes)
+		// A deployment's evidence pools from its start: the sequential test
+		// that starts with it holds at every look, however long it runs.
+		from := i - n + 1
+		if o.Anchored {
+			from = 0
+		}
+		m.Window = readRun(c, sums, from, i+1, o.Anchored)
 		if c.Rule == RuleReference {
 			m.Decision, m.DecisionReason = decide(c, counts, n)
 		} else {
