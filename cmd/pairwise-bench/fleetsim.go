@@ -230,7 +230,11 @@ type fleetData struct {
 	// many of them lie beyond that p99 (exact, not from buckets).
 	BaseP99          []float64
 	CanaryN, CanaryK []float64
-	Observations     int64
+	// WholeN and WholeK are the same over every observation of the minute,
+	// the quarter before its first scrape that no increase() covers too:
+	// what an oracle reading the whole minute sees.
+	WholeN, WholeK []float64
+	Observations   int64
 }
 
 // podState is one simulated pod: its counters since its last (re)start and
@@ -286,7 +290,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 		T := start.Add(time.Duration(m+1) * time.Minute)
 		t45 := T.Add(-45 * time.Second).Unix()
 		q99 := s.FleetQuantile(sim.FleetBaseline, time.Unix(t45, 0), T, 0.99)
-		var canN, canK float64
+		var canN, canK, wholeN, wholeK float64
 		for fi := range fleets {
 			fc := fleetC[fi]
 			fc.clear()
@@ -310,6 +314,12 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 					d.Observations++
 					p.cumN++
 					p.cumCl[sort.SearchFloat64s(classicBuckets, v)]++
+					if fi == 1 {
+						wholeN++
+						if v > q99 {
+							wholeK++
+						}
+					}
 				})
 				firstN := p.cumN
 				firstCl := cumulate(p.cumCl)
@@ -343,6 +353,8 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 		d.BaseP99 = append(d.BaseP99, q99)
 		d.CanaryN = append(d.CanaryN, canN)
 		d.CanaryK = append(d.CanaryK, canK)
+		d.WholeN = append(d.WholeN, wholeN+canN)
+		d.WholeK = append(d.WholeK, wholeK+canK)
 		var hs [numKinds][2]*histogram.Histogram
 		for fi := range fleets {
 			for k := histKind(0); k < numKinds; k++ {

@@ -162,10 +162,11 @@ type cleanCell struct {
 	CanaryTail float64
 	Rules      [numRules]cleanRule
 	// The oracle's threshold calibrated on this cell's deployments (the same
-	// for every kind: the oracle reads no histogram), and the stricter one
-	// calibrated on a deployment starting at every minute of the day.
-	OracleThreshold, StrictThreshold float64
-	GenSeconds                       float64
+	// for every kind: the oracle reads no histogram), the stricter one
+	// calibrated on a deployment starting at every minute of the day, and
+	// the whole-minute oracle's (fleetData.WholeN).
+	OracleThreshold, StrictThreshold, WholeThreshold float64
+	GenSeconds                                       float64
 }
 
 // regCell is one regression deployed fresh: minutes from the deployment's
@@ -181,11 +182,15 @@ type regCell struct {
 	// (about 1,400 deployments: near the evidence rule's budget of 1 in
 	// 1,000), for reading the targets; the target uses Oracle.
 	Strict delays
-	Rules  [numRules]delays
+	// Whole is the oracle reading every observation of each minute, the
+	// quarter that no one-minute increase() covers too (a 15 s scrape),
+	// calibrated as Oracle is; the target does not use it.
+	Whole delays
+	Rules [numRules]delays
 	// Within counts deployments where evidence <= 1.5 x oracle + 1.
-	Within                           int
-	OracleThreshold, StrictThreshold float64
-	GenSeconds                       float64
+	Within                                           int
+	OracleThreshold, StrictThreshold, WholeThreshold float64
+	GenSeconds                                       float64
 }
 
 // delays are minutes to rollback of each deployment; 0 is none within
@@ -335,11 +340,13 @@ func oracleZ(n, k []float64) []float64 {
 }
 
 // oracleThreshold is the largest oracle statistic over the identical-fleet
-// deployments: the oracle fires only above it, so it never fires on them.
-func oracleThreshold(d *fleetData, starts []int) float64 {
+// deployments, from the canary's observations n and those beyond the
+// baseline's p99 k of each minute: the oracle fires only above it, so it
+// never fires on them.
+func oracleThreshold(n, k []float64, starts []int) float64 {
 	t := math.Inf(-1)
 	for _, s := range starts {
-		for _, z := range oracleZ(d.CanaryN[s:s+deployMinutes], d.CanaryK[s:s+deployMinutes]) {
+		for _, z := range oracleZ(n[s:s+deployMinutes], k[s:s+deployMinutes]) {
 			t = math.Max(t, z)
 		}
 	}
@@ -417,7 +424,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			}
 		}
 	}
-	thresholds := map[cellKey][2]float64{}
+	thresholds := map[cellKey][3]float64{}
 	var mu sync.Mutex
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
@@ -430,11 +437,12 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		}
 		gen := time.Since(t0).Seconds()
 		starts := deployStarts(window-1, total, deployMinutes)
-		th := oracleThreshold(d, starts)
-		strict := oracleThreshold(d, deployStartsEvery(window-1, total, deployMinutes, 1))
+		th := oracleThreshold(d.CanaryN, d.CanaryK, starts)
+		strict := oracleThreshold(d.CanaryN, d.CanaryK, deployStartsEvery(window-1, total, deployMinutes, 1))
+		whole := oracleThreshold(d.WholeN, d.WholeK, starts)
 		var cells []cleanCell
 		for kind := histKind(0); kind < numKinds; kind++ {
-			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, StrictThreshold: strict, GenSeconds: gen, CanaryTail: mean(d.CanaryK)}
+			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, GenSeconds: gen, CanaryTail: mean(d.CanaryK)}
 			for ri, rule := range rules {
 				c.Rules[ri] = judgeClean(rule.Cfg, d.Kinds[kind], jp.DayMinutes, starts)
 			}
@@ -442,7 +450,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		thresholds[k] = [2]float64{th, strict}
+		thresholds[k] = [3]float64{th, strict, whole}
 		r.Clean = append(r.Clean, cells...)
 		ev := cells[1].Rules[2]
 		logf("judgement: identical fleets, %s: %.1fM observations in %.0fs; evidence (schema 3): %d/%d windows, %d/%d deployments rolled back, %d promoted; oracle threshold z > %.2f (strict %.2f)",
@@ -498,16 +506,18 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}
 		gen := time.Since(t0).Seconds()
-		th, strict := thresholds[j.k][0], thresholds[j.k][1]
+		th, strict, whole := thresholds[j.k][0], thresholds[j.k][1], thresholds[j.k][2]
 		starts := deployStarts(0, n, regHorizon)
-		var oracle, oracleStrict delays
+		var oracle, oracleStrict, oracleWhole delays
 		for _, s := range starts {
 			oracle = append(oracle, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], th))
 			oracleStrict = append(oracleStrict, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], strict))
+			oracleWhole = append(oracleWhole, oracleDelay(d.WholeN[s:s+regHorizon], d.WholeK[s:s+regHorizon], whole))
 		}
 		var cells []regCell
 		for kind := histKind(0); kind < numKinds; kind++ {
-			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, Strict: oracleStrict, OracleThreshold: th, StrictThreshold: strict, GenSeconds: gen}
+			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, Strict: oracleStrict, Whole: oracleWhole,
+				OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, GenSeconds: gen}
 			for ri, rule := range rules {
 				for _, s := range starts {
 					rb, _, _ := judgeDeploy(rule.Cfg, d.Kinds[kind][s:s+regHorizon])

@@ -157,6 +157,11 @@ func TestSimulateFleets(t *testing.T) {
 				if math.Abs(n0-n3) > 1e-9*n0 || i > 0 && math.Abs(n3-d.CanaryN[i]*4/3) > 1e-9*n3 {
 					t.Errorf("minute %d: canary count %v (schema 0), %v (schema 3), %v observed", i, n0, n3, d.CanaryN[i])
 				}
+				// The whole minute holds the covered three quarters and the
+				// quarter before the first scrape.
+				if r := d.WholeN[i] / d.CanaryN[i]; i > 0 && (r < 1.2 || r > 1.47) || d.WholeK[i] < d.CanaryK[i] {
+					t.Errorf("minute %d: %v observations in the whole minute, %v covered (%v and %v beyond the p99)", i, d.WholeN[i], d.CanaryN[i], d.WholeK[i], d.CanaryK[i])
+				}
 			}
 			if before > 0.02 || after < 0.05 {
 				t.Errorf("canary share beyond the baseline's p99: %.4f before, %.4f after a x1.5 regression", before, after)
