@@ -111,11 +111,12 @@ func (req Request) span() (span, error) {
 			return sp, fmt.Errorf("%w: it starts %s, so its first whole minute ends %s, after %s", ErrSinceAfterWindow,
 				req.Since.UTC().Format(time.RFC3339), first.Format(time.RFC3339), shown.Last.Format(time.RFC3339))
 		}
-		// The deployment's evidence pools from its start (verdict.Options
-		// Anchored), so its minutes are fetched from there, up to a day
-		// before the last: an older deployment is judged as a sliding
-		// window, as without Since.
-		if !first.Before(shown.Last.Add(-(verdict.MinutesPerDay - 1) * time.Minute)) {
+		// Windows start at the deployment at the earliest, and its evidence
+		// pools from its start for a day (verdict.Options Anchored): a
+		// deployment older than the first window is fetched from its start
+		// if that is within a day of the last minute, else judged as
+		// sliding windows, as without Since.
+		if !first.Before(sp.judged.First) || !first.Before(shown.Last.Add(-(verdict.MinutesPerDay-1)*time.Minute)) {
 			sp.judged.First, sp.anchored = first, true
 		}
 		if first.After(shown.First) {

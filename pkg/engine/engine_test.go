@@ -194,6 +194,7 @@ func TestAnalyzeEvidence(t *testing.T) {
 		wantShown   int
 		wantAnchor  bool
 		wantFetched time.Duration // fetch start before end
+		shown       int           // minutes asked for; 0: 10
 	}{
 		{name: "a tail four times heavier rolls back", slow: 40, factor: 100, want: verdict.Rollback, wantShown: 10, wantFetched: 18 * time.Minute},
 		// Two observations a minute beyond the p99 could not tell; the ten
@@ -206,6 +207,9 @@ func TestAnalyzeEvidence(t *testing.T) {
 		// start: every minute since is fetched.
 		{name: "since before the first window anchors the evidence at the deployment's start", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantAnchor: true, wantFetched: 29 * time.Minute},
 		{name: "a deployment older than a day is judged sliding", slow: 10, factor: 100, since: 24*time.Hour + time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
+		// Asked for more than a day, the minutes before the deployment are
+		// still left out, however long ago it started.
+		{name: "since inside a range of two days clips it", slow: 10, factor: 100, since: 30 * time.Hour, shown: 2 * 24 * 60, want: verdict.Promote, wantShown: 30 * 60, wantAnchor: false, wantFetched: 30*time.Hour - time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,6 +217,13 @@ func TestAnalyzeEvidence(t *testing.T) {
 			req := request(t, 0)
 			req.Config.Rule = verdict.RuleEvidence
 			req.Config.WindowMinutes = 10
+			if tt.shown > 0 {
+				w, err := pairing.Ending(end, tt.shown, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Window = w
+			}
 			if tt.since > 0 {
 				req.Since = end.Add(-tt.since)
 			}
@@ -227,6 +238,9 @@ func TestAnalyzeEvidence(t *testing.T) {
 				t.Fatalf("fetched from %v, want %v", got, end.Add(-tt.wantFetched))
 			}
 			for _, m := range res.Minutes {
+				if m.Time.Before(end.Add(-30 * time.Minute)) {
+					continue // the fleets' data start 40 minutes before end
+				}
 				if m.Decision == "" || !m.Evidence.Valid {
 					t.Fatalf("minute %v has no decision or no evidence: %+v", m.Time, m)
 				}

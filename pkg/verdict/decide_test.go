@@ -35,12 +35,12 @@ func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
 // reading its window's minutes directly gives, to the last bit, for
 // windows that start with the minutes (a day judged as one window) and
 // windows that slide (an hour's window shown over a day), and a
-// deployment's evidence since its start, past its window.
+// deployment's evidence since its start, past its window, for a day.
 func TestDecideWindowsAsRead(t *testing.T) {
 	for _, tc := range []struct {
 		window, minutes, shown int
 		anchored               bool
-	}{{1440, 1440, 1440, false}, {60, 1499, 1440, false}, {60, 60, 0, false}, {30, 100, 100, false}, {30, 100, 100, true}} {
+	}{{1440, 1440, 1440, false}, {60, 1499, 1440, false}, {60, 60, 0, false}, {30, 100, 100, false}, {30, 100, 100, true}, {60, 1500, 1500, true}} {
 		c := Default()
 		c.WindowMinutes = tc.window
 		ms := longDay(c, tc.minutes)
@@ -48,15 +48,16 @@ func TestDecideWindowsAsRead(t *testing.T) {
 		first := len(ms) - len(w.Minutes)
 		for k, m := range w.Minutes {
 			i := first + k
-			n := min(i+1, c.WindowMinutes)
-			if tc.anchored {
+			// Anchored, a deployment's first day pools from its start.
+			n, anchored := min(i+1, c.WindowMinutes), tc.anchored && i < MinutesPerDay
+			if anchored {
 				n = i + 1
 			}
 			ev := make([]Evidence, n)
 			for j := range ev {
 				ev[j] = evidenceOf(ms[i-n+1+j])
 			}
-			if got, want := fmt.Sprintf("%+v", m.Window), fmt.Sprintf("%+v", readWindow(c, ev, tc.anchored)); got != want {
+			if got, want := fmt.Sprintf("%+v", m.Window), fmt.Sprintf("%+v", readWindow(c, ev, anchored)); got != want {
 				t.Fatalf("window %d, %d minutes, minute %d: Decide's window\n%s\nread directly\n%s", tc.window, tc.minutes, i, got, want)
 			}
 		}

@@ -91,7 +91,8 @@ type Options struct {
 	// --since): windows never reach before it, and the evidence rule pools
 	// every minute since it as one sequential test with the anchored
 	// boundaries, past the window's length too (its recent runs then have
-	// the sliding boundary).
+	// the sliding boundary), for MinutesPerDay minutes; later minutes are
+	// judged as sliding windows.
 	Anchored bool
 	// CanaryHadTrafficAt reports whether the canary had traffic at a time,
 	// WarmupMinutes before a minute (nil: no warm-up).
@@ -139,13 +140,14 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		}
 		n := min(i+1, c.WindowMinutes)
 		m := &minutes[i]
-		// A deployment's evidence pools from its start: the sequential test
-		// that starts with it holds at every look, however long it runs.
-		from := i - n + 1
-		if o.Anchored {
+		// A deployment's evidence pools from its start for a day: the
+		// sequential test that starts with it holds at every look, however
+		// long it runs. Later minutes are judged as sliding windows.
+		from, anchored := i-n+1, o.Anchored && i < MinutesPerDay
+		if anchored {
 			from = 0
 		}
-		m.Window = readRun(c, sums, from, i+1, o.Anchored)
+		m.Window = readRun(c, sums, from, i+1, anchored)
 		if c.Rule == RuleReference {
 			m.Decision, m.DecisionReason = decide(c, counts, n)
 		} else {
