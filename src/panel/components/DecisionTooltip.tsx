@@ -64,8 +64,13 @@ export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing,
         {minute.fullTimeLabel}: {decision.decision.toUpperCase()}
       </div>
       <div className={styles.secondary}>
-        Decision of the {windowMinutes ? `${windowMinutes}-minute ` : ''}window ending at this minute (
-        {evidenceRule ? 'evidence rule' : 'reference rule'}).
+        {evidenceRule && meta.since !== null
+          ? `Decision at this minute on the evidence since the deployment's start, pooled for its first day (evidence rule); the flags read the ${
+              windowMinutes ? `${windowMinutes}-minute ` : ''
+            }window ending here.`
+          : `Decision of the ${windowMinutes ? `${windowMinutes}-minute ` : ''}window ending at this minute (${
+              evidenceRule ? 'evidence rule' : 'reference rule'
+            }).`}
       </div>
       {firing && (
         <div className={styles.firing}>

@@ -113,6 +113,21 @@ describe('DecisionTrack', () => {
     expect(screen.queryByTestId(panelTestIds.trackTooltip)).not.toBeInTheDocument();
   });
 
+  it("says a deployment's decision pools its evidence since the deployment's start", () => {
+    const vm = viewModel();
+    const { unmount } = renderTrack(vm);
+    fireEvent.mouseEnter(screen.getAllByTestId(panelTestIds.trackCell)[3]);
+    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent(
+      'Decision of the 60-minute window ending at this minute (evidence rule).'
+    );
+    unmount();
+    renderTrack({ ...vm, meta: { ...vm.meta, since: START } });
+    fireEvent.mouseEnter(screen.getAllByTestId(panelTestIds.trackCell)[3]);
+    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent(
+      "Decision at this minute on the evidence since the deployment's start, pooled for its first day (evidence rule); the flags read the 60-minute window ending here."
+    );
+  });
+
   it('shows the tooltip on hover and pins it on click', () => {
     renderTrack(viewModel());
     const cells = screen.getAllByTestId(panelTestIds.trackCell);
