@@ -41,6 +41,7 @@ type serverOptions struct {
 type decisionServer struct {
 	opts     serverOptions
 	analyses *analyses
+	anchors  *anchors
 	ready    readiness
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
@@ -57,7 +58,7 @@ func newDecisionServer(opts serverOptions) *decisionServer {
 	if opts.Scrub == nil {
 		opts.Scrub = func(s string) string { return s }
 	}
-	s := &decisionServer{opts: opts, reg: prometheus.NewRegistry()}
+	s := &decisionServer{opts: opts, reg: prometheus.NewRegistry(), anchors: newAnchors()}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pairwise_serve_requests_total", Help: "HTTP requests answered, by endpoint and status code."}, []string{"endpoint", "code"})
 	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "pairwise_serve_request_duration_seconds", Help: "Time to answer an HTTP request, by endpoint.",
 		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}}, []string{"endpoint"})
@@ -153,6 +154,20 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		}
 		return judged{status: status, err: s.opts.Scrub(oneLine(err.Error()))}
 	}
+	// A revision without a since is anchored where the server first saw it.
+	rev := get("revision")
+	anchored := rev != "" && req.Since.IsZero()
+	if anchored {
+		ref := s.opts.Now()
+		if get("at") != "" {
+			ref = req.Window.Last
+		}
+		req.Since = s.anchors.anchorFor(req, rev, ref)
+		// Anchored at a whole minute, its first minute ends a minute later.
+		if !req.Since.Before(req.Window.Last) {
+			return judged{res: tooEarly(req, rev), status: http.StatusOK}
+		}
+	}
 	res, err := s.analyses.get(ctx, req)
 	if err != nil {
 		// Whatever failed (Prometheus, missing data, a timeout), the server
@@ -161,6 +176,15 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		return judged{status: http.StatusServiceUnavailable, err: s.opts.Scrub(oneLine(msg.Error()))}
 	}
 	return judged{res: res, status: http.StatusOK}
+}
+
+// tooEarly is the hold of a revision first seen after the window's last
+// minute: none of its minutes is whole yet.
+func tooEarly(req engine.Request, rev string) *engine.Result {
+	w := verdict.Window{Config: req.Config, Decision: verdict.Hold, Worst: -1,
+		Reason: fmt.Sprintf("revision %s was first asked about at %s: none of its minutes is whole yet (the window ends %s)",
+			rev, req.Since.UTC().Format(time.RFC3339), req.Window.Last.UTC().Format(time.RFC3339))}
+	return &engine.Result{Window: w, Request: req}
 }
 
 func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {
@@ -272,15 +296,17 @@ func (s *decisionServer) flagger(h hookKind) http.Handler {
 			s.answer(w, http.StatusBadRequest, "", hookAnswer{Hook: string(h), Decision: inconclusive, Error: "not a Flagger webhook payload: a JSON object with name, namespace and metadata"})
 			return
 		}
-		get := func(k string) string { return p.Metadata[k] }
-		if p.Metadata["canary"] == "" && p.Metadata["metric"] == "" {
-			// The Flagger canary's own name, when the config names it so.
-			get = func(k string) string {
-				if k == "canary" {
-					return p.Name
-				}
-				return p.Metadata[k]
+		get := func(k string) string {
+			switch {
+			case k == "canary" && p.Metadata["canary"] == "" && p.Metadata["metric"] == "":
+				// The Flagger canary's own name, when the config names it so.
+				return p.Name
+			case k == "revision" && p.Metadata["revision"] == "":
+				// The canary's revision: its analysis is anchored where the
+				// server first saw the checksum.
+				return p.Checksum
 			}
+			return p.Metadata[k]
 		}
 		ans := hookAnswer{Hook: string(h), Canary: get("canary")}
 		j := s.judge(r.Context(), get)

@@ -193,18 +193,25 @@ func serveArgo(t *testing.T, e *serveEnv) {
 		}
 		return "Inconclusive"
 	}
+	// The Rollout passes the canary's pod template hash: the first
+	// measurement, at the data's first minute, anchors the revision there
+	// and holds (none of its minutes is whole yet); later ones judge the
+	// deployment from it. Another revision at the last minute holds too: the
+	// minutes before it was first asked about are not its own.
 	tests := []struct {
-		canary string
-		at     time.Time
-		want   string
+		canary, revision string
+		at               time.Time
+		want             string
 	}{
-		{"checkout", rollbackAt, "Failed"},
-		{"checkout", promoteAt, "Successful"},
-		{"checkout-reference", promoteAt, "Inconclusive"},
+		{"checkout", "6d4b9c7f5", judgeEnd.Add(-79 * time.Minute), "Inconclusive"},
+		{"checkout", "6d4b9c7f5", rollbackAt, "Failed"},
+		{"checkout", "6d4b9c7f5", promoteAt, "Successful"},
+		{"checkout-reference", "6d4b9c7f5", promoteAt, "Inconclusive"},
+		{"checkout", "7f8e9a1b2", rollbackAt, "Inconclusive"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.canary+" at "+tt.at.Format("15:04"), func(t *testing.T) {
-			u, err := url.Parse(strings.ReplaceAll(m.Provider.Web.URL, "{{args.canary}}", tt.canary))
+		t.Run(tt.canary+" "+tt.revision+" at "+tt.at.Format("15:04"), func(t *testing.T) {
+			u, err := url.Parse(strings.NewReplacer("{{args.canary}}", tt.canary, "{{args.revision}}", tt.revision).Replace(m.Provider.Web.URL))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,23 +302,32 @@ func serveFlagger(t *testing.T, e *serveEnv) {
 	if len(hooks) != 3 || hooks["rollout"].URL == "" || hooks["confirm-promotion"].URL == "" || hooks["rollback"].URL == "" {
 		t.Fatalf("deploy/flagger/canary.yaml hooks: %+v", hooks)
 	}
+	// Flagger's checksum is the revision: the first hook call, at the
+	// data's first minute, anchors it there and holds; a revision named in
+	// the metadata overrides it and, first seen at the last minute, holds.
 	tests := []struct {
 		name     string
 		at       time.Time
 		canary   string
+		revision string
 		decision string
 		// whether each hook passes: rollout, confirm-promotion, rollback
 		rollout, promotion, rollback bool
 	}{
-		{"promote", promoteAt, "", "promote", true, true, false},
-		{"hold", promoteAt, "checkout-reference", "hold", true, false, false},
-		{"rollback", rollbackAt, "", "rollback", false, false, true},
+		{"deployment start", judgeEnd.Add(-79 * time.Minute), "", "", "hold", true, false, false},
+		{"promote", promoteAt, "", "", "promote", true, true, false},
+		{"hold", promoteAt, "checkout-reference", "", "hold", true, false, false},
+		{"rollback", rollbackAt, "", "", "rollback", false, false, true},
+		{"a new revision", rollbackAt, "", "new-revision", "hold", true, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			extra := map[string]string{"at": tt.at.Format(time.RFC3339)}
 			if tt.canary != "" {
 				extra["canary"] = tt.canary
+			}
+			if tt.revision != "" {
+				extra["revision"] = tt.revision
 			}
 			for hook, want := range map[string]bool{"rollout": tt.rollout, "confirm-promotion": tt.promotion, "rollback": tt.rollback} {
 				code, ans := postFlagger(t, e.baseURL, hooks[hook], name, namespace, extra)

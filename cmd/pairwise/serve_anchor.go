@@ -1,0 +1,59 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
+)
+
+// A gate that names the canary's revision (Argo Rollouts' pod template
+// hash, Flagger's checksum) gets a deployment judged from its start without
+// knowing when it started: the server anchors the revision at the minute it
+// was first asked about (the judge's --since), so minutes before it, such as
+// the previous revision's under the same labels, never count, and the
+// deployment gets the anchored boundaries (docs/judgement.md).
+
+// maxAnchors bounds the revisions remembered; the oldest go first.
+const maxAnchors = 4096
+
+// anchors remembers, per canary and revision, the minute it was first asked
+// about, for a day (verdict.MinutesPerDay): a revision asked about again
+// after that starts anew. A request about an earlier minute keeps the
+// anchor (it is too early to judge).
+type anchors struct {
+	mu    sync.Mutex
+	since map[string]time.Time
+}
+
+func newAnchors() *anchors { return &anchors{since: map[string]time.Time{}} }
+
+// anchorFor is the deployment start of the canary req describes at
+// revision rev, first asked about at the minute of ref.
+func (a *anchors) anchorFor(req engine.Request, rev string, ref time.Time) time.Time {
+	key := req.Metric + "\x00" + req.Baseline.String() + "\x00" + req.Canary.String() + "\x00" + string(req.Kind) + "\x00" + rev
+	minute := ref.UTC().Truncate(time.Minute)
+	const day = verdict.MinutesPerDay * time.Minute
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.since[key]; ok && minute.Sub(s) < day {
+		return s
+	}
+	for k, s := range a.since {
+		if minute.Sub(s) >= day {
+			delete(a.since, k)
+		}
+	}
+	if len(a.since) >= maxAnchors {
+		oldest := ""
+		for k, s := range a.since {
+			if oldest == "" || s.Before(a.since[oldest]) {
+				oldest = k
+			}
+		}
+		delete(a.since, oldest)
+	}
+	a.since[key] = minute
+	return minute
+}
