@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -30,9 +31,10 @@ type anchors struct {
 func newAnchors() *anchors { return &anchors{since: map[string]time.Time{}} }
 
 // anchorFor is the deployment start of the canary req describes at
-// revision rev, first asked about at the minute of ref.
-func (a *anchors) anchorFor(req engine.Request, rev string, ref time.Time) time.Time {
-	key := req.Metric + "\x00" + req.Baseline.String() + "\x00" + req.Canary.String() + "\x00" + string(req.Kind) + "\x00" + rev
+// revision rev, first asked about at the minute of ref; replays (requests
+// about a past window) keep anchors apart from the gates'.
+func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref time.Time) time.Time {
+	key := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, rev, replay)
 	minute := ref.UTC().Truncate(time.Minute)
 	const day = verdict.MinutesPerDay * time.Minute
 	a.mu.Lock()

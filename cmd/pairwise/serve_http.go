@@ -155,14 +155,15 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		return judged{status: status, err: s.opts.Scrub(oneLine(err.Error()))}
 	}
 	// A revision without a since is anchored where the server first saw it.
+	// Requests that name the window's end (at=) replay the past: they keep
+	// anchors of their own, so that none of them can move a gate's.
 	rev := get("revision")
-	anchored := rev != "" && req.Since.IsZero()
-	if anchored {
-		ref := s.opts.Now()
-		if get("at") != "" {
+	if rev != "" && req.Since.IsZero() {
+		ref, replay := s.opts.Now(), get("at") != ""
+		if replay {
 			ref = req.Window.Last
 		}
-		req.Since = s.anchors.anchorFor(req, rev, ref)
+		req.Since = s.anchors.anchorFor(req, rev, replay, ref)
 		// Anchored at a whole minute, its first minute ends a minute later.
 		if !req.Since.Before(req.Window.Last) {
 			return judged{res: tooEarly(req, rev), status: http.StatusOK}

@@ -63,38 +63,43 @@ func testCanaries(t *testing.T) map[string]rulegen.Queries {
 }
 
 // TestAnchors: a canary's revision is anchored at the minute it was first
-// asked about, kept for a day, and each revision and canary has its own.
+// asked about, kept for a day, and each revision and canary has its own, and
+// replays theirs.
 func TestAnchors(t *testing.T) {
 	canaries := testCanaries(t)
 	a := newAnchors()
 	t0 := time.Date(2026, 6, 1, 11, 0, 40, 0, time.UTC)
 	checkout, other := engine.Request{Metric: "m", Canary: canaries["checkout"].Canary}, engine.Request{Metric: "other"}
 	steps := []struct {
-		req  engine.Request
-		rev  string
-		at   time.Time
-		want time.Time
+		req    engine.Request
+		rev    string
+		replay bool
+		at     time.Time
+		want   time.Time
 	}{
-		{checkout, "r1", t0, t0.Truncate(time.Minute)},
-		{checkout, "r1", t0.Add(30 * time.Minute), t0.Truncate(time.Minute)},
-		{checkout, "r1", t0.Add(-time.Hour), t0.Truncate(time.Minute)}, // earlier: too early, the anchor stays
-		{checkout, "r2", t0.Add(30 * time.Minute), t0.Add(30 * time.Minute).Truncate(time.Minute)},
-		{other, "r1", t0.Add(5 * time.Minute), t0.Add(5 * time.Minute).Truncate(time.Minute)},
-		{checkout, "r1", t0.Add(24 * time.Hour), t0.Add(24 * time.Hour).Truncate(time.Minute)}, // a day on: anew
+		{checkout, "r1", false, t0, t0.Truncate(time.Minute)},
+		{checkout, "r1", false, t0.Add(30 * time.Minute), t0.Truncate(time.Minute)},
+		{checkout, "r1", false, t0.Add(-time.Hour), t0.Truncate(time.Minute)}, // earlier: too early, the anchor stays
+		// A replay of an earlier window anchors apart and moves nothing.
+		{checkout, "r1", true, t0.Add(-time.Hour), t0.Add(-time.Hour).Truncate(time.Minute)},
+		{checkout, "r1", false, t0.Add(31 * time.Minute), t0.Truncate(time.Minute)},
+		{checkout, "r2", false, t0.Add(30 * time.Minute), t0.Add(30 * time.Minute).Truncate(time.Minute)},
+		{other, "r1", false, t0.Add(5 * time.Minute), t0.Add(5 * time.Minute).Truncate(time.Minute)},
+		{checkout, "r1", false, t0.Add(24 * time.Hour), t0.Add(24 * time.Hour).Truncate(time.Minute)}, // a day on: anew
 	}
 	for i, s := range steps {
-		if got := a.anchorFor(s.req, s.rev, s.at); !got.Equal(s.want) {
+		if got := a.anchorFor(s.req, s.rev, s.replay, s.at); !got.Equal(s.want) {
 			t.Fatalf("step %d (%s at %s): anchored at %s, want %s", i, s.rev, s.at.Format(time.RFC3339), got.Format(time.RFC3339), s.want.Format(time.RFC3339))
 		}
 	}
 	// Bounded: the oldest revisions go first.
 	for i := range maxAnchors + 10 {
-		a.anchorFor(checkout, fmt.Sprintf("flood-%d", i), t0.Add(24*time.Hour+time.Duration(i)*time.Second))
+		a.anchorFor(checkout, fmt.Sprintf("flood-%d", i), false, t0.Add(24*time.Hour+time.Duration(i)*time.Second))
 	}
 	if len(a.since) != maxAnchors {
 		t.Fatalf("%d anchors kept, want %d", len(a.since), maxAnchors)
 	}
-	if got := a.anchorFor(checkout, fmt.Sprintf("flood-%d", maxAnchors+9), t0.Add(25*time.Hour)); !got.Equal(t0.Add(24*time.Hour + (maxAnchors+9)*time.Second).Truncate(time.Minute)) {
+	if got := a.anchorFor(checkout, fmt.Sprintf("flood-%d", maxAnchors+9), false, t0.Add(25*time.Hour)); !got.Equal(t0.Add(24*time.Hour + (maxAnchors+9)*time.Second).Truncate(time.Minute)) {
 		t.Fatalf("the newest revision lost its anchor: %s", got)
 	}
 }
