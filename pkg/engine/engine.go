@@ -93,6 +93,8 @@ type span struct {
 	anchored bool
 	// sinceFirst is the deployment's first whole minute, zero without Since.
 	sinceFirst time.Time
+	// warning says why a Since is not anchored, if it is not.
+	warning string
 }
 
 func (req Request) span() (span, error) {
@@ -118,6 +120,8 @@ func (req Request) span() (span, error) {
 		// sliding windows, as without Since.
 		if !first.Before(sp.judged.First) || !first.Before(shown.Last.Add(-(verdict.MinutesPerDay-1)*time.Minute)) {
 			sp.judged.First, sp.anchored = first, true
+		} else {
+			sp.warning = fmt.Sprintf("the deployment started %s, more than a day before the last minute: its windows are judged as sliding windows, not from its start", req.Since.UTC().Format(time.RFC3339))
 		}
 		if first.After(shown.First) {
 			shown.First = first
@@ -218,6 +222,9 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 
 	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
+	if sp.warning != "" {
+		res.Warnings = append(res.Warnings, sp.warning)
+	}
 	for _, f := range results {
 		res.Served = append(res.Served, f.served)
 		if f.warning != "" {

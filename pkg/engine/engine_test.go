@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -233,6 +234,10 @@ func TestAnalyzeEvidence(t *testing.T) {
 			}
 			if res.Decision != tt.want || len(res.Minutes) != tt.wantShown || res.Evidence.Anchored != tt.wantAnchor {
 				t.Fatalf("%s, %d minutes shown, anchored %v: %s", res.Decision, len(res.Minutes), res.Evidence.Anchored, res.Reason)
+			}
+			// A deployment too old to anchor says so.
+			if old := tt.since > 0 && !tt.wantAnchor && tt.shown == 0; old != slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "more than a day before the last minute") }) {
+				t.Fatalf("warnings %q", res.Warnings)
 			}
 			if got := src.ranges[0].Start; !got.Equal(end.Add(-tt.wantFetched)) {
 				t.Fatalf("fetched from %v, want %v", got, end.Add(-tt.wantFetched))
