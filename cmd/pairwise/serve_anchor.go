@@ -19,6 +19,24 @@ import (
 // maxAnchors bounds the revisions remembered; the oldest go first.
 const maxAnchors = 4096
 
+// maxRevision bounds a revision's length: pod template hashes and Flagger
+// checksums are about ten characters.
+const maxRevision = 128
+
+// validRevision accepts what names a revision: up to maxRevision letters,
+// digits, '.', '_' and '-' (empty: none).
+func validRevision(rev string) error {
+	if len(rev) > maxRevision {
+		return fmt.Errorf("revision: %d characters, at most %d", len(rev), maxRevision)
+	}
+	for _, c := range rev {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("revision %q: letters, digits, '.', '_' and '-' only", rev)
+		}
+	}
+	return nil
+}
+
 // anchors remembers, per canary and revision, the minute it was first asked
 // about, for a day (verdict.MinutesPerDay): a revision asked about again
 // after that starts anew. A request about an earlier minute keeps the

@@ -158,6 +158,9 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 	// Requests that name the window's end (at=) replay the past: they keep
 	// anchors of their own, so that none of them can move a gate's.
 	rev := get("revision")
+	if err := validRevision(rev); err != nil {
+		return judged{status: http.StatusBadRequest, err: err.Error()}
+	}
 	if rev != "" && req.Since.IsZero() {
 		ref, replay := s.opts.Now(), get("at") != ""
 		if replay {

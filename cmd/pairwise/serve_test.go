@@ -466,6 +466,8 @@ func serveBadRequests(t *testing.T, e *serveEnv) {
 		{"canary=checkout&window=90s", 400, "not a whole number of minutes"},
 		{"canary=checkout&rule=vibes", 400, "rule"},
 		{"canary=checkout&at=yesterday", 400, "at: "},
+		{"canary=checkout&revision=" + strings.Repeat("a", 129), 400, "revision: 129 characters, at most 128"},
+		{"canary=checkout&revision=" + url.QueryEscape("a b"), 400, `revision "a b": letters`},
 		{"metric=m&baseline=" + url.QueryEscape(`{a="b"} or vector(1)`) + "&canary=" + url.QueryEscape(`{a="c"}`), 400, "baseline: invalid selector"},
 		{"metric=" + url.QueryEscape("sum(up)") + "&baseline=" + url.QueryEscape(`{a="b"}`) + "&canary=" + url.QueryEscape(`{a="c"}`), 400, "invalid metric name"},
 		// Nothing to judge is not a decision either.
