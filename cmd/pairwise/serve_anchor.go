@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
@@ -43,16 +44,17 @@ func validRevision(rev string) error {
 // anchor (it is too early to judge).
 type anchors struct {
 	mu    sync.Mutex
-	since map[string]time.Time
+	since map[[sha256.Size]byte]time.Time
 }
 
-func newAnchors() *anchors { return &anchors{since: map[string]time.Time{}} }
+func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]time.Time{}} }
 
 // anchorFor is the deployment start of the canary req describes at
 // revision rev, first asked about at the minute of ref; replays (requests
 // about a past window) keep anchors apart from the gates'.
 func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref time.Time) time.Time {
-	key := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, rev, replay)
+	// Hashed: a canary described by long matchers costs 32 bytes a revision.
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, rev, replay))
 	minute := ref.UTC().Truncate(time.Minute)
 	const day = verdict.MinutesPerDay * time.Minute
 	a.mu.Lock()
@@ -66,10 +68,11 @@ func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref tim
 		}
 	}
 	if len(a.since) >= maxAnchors {
-		oldest := ""
+		var oldest [sha256.Size]byte
+		first := true
 		for k, s := range a.since {
-			if oldest == "" || s.Before(a.since[oldest]) {
-				oldest = k
+			if first || s.Before(a.since[oldest]) {
+				oldest, first = k, false
 			}
 		}
 		delete(a.since, oldest)
