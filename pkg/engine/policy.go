@@ -28,7 +28,9 @@ const (
 // FetchedMinutes is how many minutes of data showing shown minutes needs:
 // every shown minute carries the decision of the WindowMinutes-minute window
 // ending at it, so the first window's earlier minutes and the warm-up before
-// them are fetched too.
+// them are fetched too. A deployment start (Request.Since) fetches from it
+// instead, never more than a day and the warm-up before the last minute
+// when it lies before the first window: within MaxFetchedMinutes either way.
 func FetchedMinutes(shown int, c verdict.Config) int {
 	return shown + c.WindowMinutes - 1 + c.WarmupMinutes
 }
