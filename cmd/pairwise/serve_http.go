@@ -167,8 +167,8 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 			ref = req.Window.Last
 		}
 		req.Since = s.anchors.anchorFor(req, rev, replay, ref)
-		// Anchored at a whole minute, its first minute ends a minute later.
-		if !req.Since.Before(req.Window.Last) {
+		// Not an analysis (Analyze would refuse it): nothing to ask yet.
+		if engine.FirstMinute(req.Since).After(req.Window.Last) {
 			return judged{res: tooEarly(req, rev), status: http.StatusOK}
 		}
 	}

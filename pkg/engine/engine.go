@@ -97,17 +97,22 @@ type span struct {
 	warning string
 }
 
+// FirstMinute is the end of a deployment's first whole minute: minute T
+// holds (T-60s, T], so it ends a minute after since rounded up to the
+// minute.
+func FirstMinute(since time.Time) time.Time {
+	first := since.UTC().Truncate(time.Minute)
+	if first.Before(since) {
+		first = first.Add(time.Minute)
+	}
+	return first.Add(time.Minute)
+}
+
 func (req Request) span() (span, error) {
 	shown := req.Window
 	sp := span{judged: pairing.Window{First: shown.First.Add(-time.Duration(req.Config.WindowMinutes-1) * time.Minute), Last: shown.Last}}
 	if !req.Since.IsZero() {
-		// Minute T holds (T-60s, T]: the first whole minute after Since ends
-		// a minute after Since rounded up to the minute.
-		first := req.Since.UTC().Truncate(time.Minute)
-		if first.Before(req.Since) {
-			first = first.Add(time.Minute)
-		}
-		first = first.Add(time.Minute)
+		first := FirstMinute(req.Since)
 		sp.sinceFirst = first
 		if first.After(shown.Last) {
 			return sp, fmt.Errorf("%w: it starts %s, so its first whole minute ends %s, after %s", ErrSinceAfterWindow,
