@@ -234,7 +234,19 @@ type fleetData struct {
 	// the quarter before its first scrape that no increase() covers too:
 	// what an oracle reading the whole minute sees.
 	WholeN, WholeK []float64
-	Observations   int64
+	// BaseN and BaseK are CanaryN and CanaryK for the baseline: its
+	// observations that increase() covers and those beyond its exact p99.
+	BaseN, BaseK []float64
+	Observations int64
+}
+
+// twoSample is twoSampleZ over the length minutes of a deployment
+// starting at minute s.
+func (d *fleetData) twoSample(length int) func(s int) []float64 {
+	return func(s int) []float64 {
+		e := s + length
+		return twoSampleZ(d.CanaryN[s:e], d.CanaryK[s:e], d.BaseN[s:e], d.BaseK[s:e])
+	}
 }
 
 // podState is one simulated pod: its counters since its last (re)start and
@@ -290,7 +302,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 		T := start.Add(time.Duration(m+1) * time.Minute)
 		t45 := T.Add(-45 * time.Second).Unix()
 		q99 := s.FleetQuantile(sim.FleetBaseline, time.Unix(t45, 0), T, 0.99)
-		var canN, canK, wholeN, wholeK float64
+		var canN, canK, wholeN, wholeK, baseN, baseK float64
 		for fi := range fleets {
 			fc := fleetC[fi]
 			fc.clear()
@@ -337,6 +349,11 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 						if v > q99 {
 							canK++
 						}
+					} else {
+						baseN++
+						if v > q99 {
+							baseK++
+						}
 					}
 				})
 				if bad {
@@ -355,6 +372,8 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 		d.CanaryK = append(d.CanaryK, canK)
 		d.WholeN = append(d.WholeN, wholeN+canN)
 		d.WholeK = append(d.WholeK, wholeK+canK)
+		d.BaseN = append(d.BaseN, baseN)
+		d.BaseK = append(d.BaseK, baseK)
 		var hs [numKinds][2]*histogram.Histogram
 		for fi := range fleets {
 			for k := histKind(0); k < numKinds; k++ {

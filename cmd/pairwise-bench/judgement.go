@@ -164,9 +164,10 @@ type cleanCell struct {
 	// The oracle's threshold calibrated on this cell's deployments (the same
 	// for every kind: the oracle reads no histogram), the stricter one
 	// calibrated on a deployment starting at every minute of the day, and
-	// the whole-minute oracle's (fleetData.WholeN).
-	OracleThreshold, StrictThreshold, WholeThreshold float64
-	GenSeconds                                       float64
+	// the whole-minute oracle's (fleetData.WholeN) and the two-sample
+	// oracle's (twoSampleZ).
+	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold float64
+	GenSeconds                                                           float64
 }
 
 // regCell is one regression deployed fresh: minutes from the deployment's
@@ -186,11 +187,16 @@ type regCell struct {
 	// quarter that no one-minute increase() covers too (a 15 s scrape),
 	// calibrated as Oracle is; the target does not use it.
 	Whole delays
-	Rules [numRules]delays
+	// TwoSample is the oracle that reads exact observations beyond the
+	// exact p99 but learns what an identical canary would show from the
+	// baseline's own count (twoSampleZ), calibrated as Oracle is; the
+	// target does not use it.
+	TwoSample delays
+	Rules     [numRules]delays
 	// Within counts deployments where evidence <= 1.5 x oracle + 1.
-	Within                                           int
-	OracleThreshold, StrictThreshold, WholeThreshold float64
-	GenSeconds                                       float64
+	Within                                                               int
+	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold float64
+	GenSeconds                                                           float64
 }
 
 // delays are minutes to rollback of each deployment; 0 is none within
@@ -339,15 +345,48 @@ func oracleZ(n, k []float64) []float64 {
 	return out
 }
 
+// twoSampleZ is the two-sample oracle's statistic after each minute of a
+// deployment. It counts exact observations beyond the baseline's exact p99,
+// as the oracle does, but does not know how many of them the canary would
+// show if it were identical: like any rule that reads data, it learns that
+// from the baseline's own count of the same minute. Of the K observations
+// beyond the p99 in a minute where the canary has the share f of all
+// observations, an identical canary holds f K on average, with variance
+// f (1 - f) K; the statistic pools those since the start:
+// z = sum(k - f K) / sqrt(sum(f (1 - f) K)). cn and ck are the canary's
+// observations and those beyond the p99, bn and bk the baseline's.
+func twoSampleZ(cn, ck, bn, bk []float64) []float64 {
+	out := make([]float64, len(cn))
+	var excess, variance float64
+	for i := range cn {
+		if n := cn[i] + bn[i]; n > 0 {
+			f, K := cn[i]/n, ck[i]+bk[i]
+			excess += ck[i] - f*K
+			variance += f * (1 - f) * K
+		}
+		out[i] = math.Inf(-1)
+		if variance > 0 {
+			out[i] = excess / math.Sqrt(variance)
+		}
+	}
+	return out
+}
+
 // oracleThreshold is the largest oracle statistic over the identical-fleet
 // deployments, from the canary's observations n and those beyond the
 // baseline's p99 k of each minute: the oracle fires only above it, so it
 // never fires on them.
 func oracleThreshold(n, k []float64, starts []int) float64 {
+	return largestZ(func(s int) []float64 { return oracleZ(n[s:s+deployMinutes], k[s:s+deployMinutes]) }, starts)
+}
+
+// largestZ is the largest statistic z(s) reaches over the deployments
+// starting at starts: a threshold that never fires on them.
+func largestZ(z func(start int) []float64, starts []int) float64 {
 	t := math.Inf(-1)
 	for _, s := range starts {
-		for _, z := range oracleZ(n[s:s+deployMinutes], k[s:s+deployMinutes]) {
-			t = math.Max(t, z)
+		for _, v := range z(s) {
+			t = math.Max(t, v)
 		}
 	}
 	return t
@@ -356,8 +395,14 @@ func oracleThreshold(n, k []float64, starts []int) float64 {
 // oracleDelay is the first minute of a deployment whose statistic exceeds
 // the threshold (0: none).
 func oracleDelay(n, k []float64, threshold float64) int {
-	for i, z := range oracleZ(n, k) {
-		if z > threshold {
+	return firstAbove(oracleZ(n, k), threshold)
+}
+
+// firstAbove is the first minute (from 1) whose statistic exceeds the
+// threshold, 0 for none.
+func firstAbove(z []float64, threshold float64) int {
+	for i, v := range z {
+		if v > threshold {
 			return i + 1
 		}
 	}
@@ -424,7 +469,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			}
 		}
 	}
-	thresholds := map[cellKey][3]float64{}
+	thresholds := map[cellKey][4]float64{}
 	var mu sync.Mutex
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
@@ -440,9 +485,10 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		th := oracleThreshold(d.CanaryN, d.CanaryK, starts)
 		strict := oracleThreshold(d.CanaryN, d.CanaryK, deployStartsEvery(window-1, total, deployMinutes, 1))
 		whole := oracleThreshold(d.WholeN, d.WholeK, starts)
+		two := largestZ(d.twoSample(deployMinutes), starts)
 		var cells []cleanCell
 		for kind := histKind(0); kind < numKinds; kind++ {
-			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, GenSeconds: gen, CanaryTail: mean(d.CanaryK)}
+			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, GenSeconds: gen, CanaryTail: mean(d.CanaryK)}
 			for ri, rule := range rules {
 				c.Rules[ri] = judgeClean(rule.Cfg, d.Kinds[kind], jp.DayMinutes, starts)
 			}
@@ -450,7 +496,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		thresholds[k] = [3]float64{th, strict, whole}
+		thresholds[k] = [4]float64{th, strict, whole, two}
 		r.Clean = append(r.Clean, cells...)
 		ev := cells[1].Rules[2]
 		logf("judgement: identical fleets, %s: %.1fM observations in %.0fs; evidence (schema 3): %d/%d windows, %d/%d deployments rolled back, %d promoted; oracle threshold z > %.2f (strict %.2f)",
@@ -506,18 +552,20 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}
 		gen := time.Since(t0).Seconds()
-		th, strict, whole := thresholds[j.k][0], thresholds[j.k][1], thresholds[j.k][2]
+		th, strict, whole, two := thresholds[j.k][0], thresholds[j.k][1], thresholds[j.k][2], thresholds[j.k][3]
 		starts := deployStarts(0, n, regHorizon)
-		var oracle, oracleStrict, oracleWhole delays
+		twoSample := d.twoSample(regHorizon)
+		var oracle, oracleStrict, oracleWhole, oracleTwo delays
 		for _, s := range starts {
 			oracle = append(oracle, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], th))
 			oracleStrict = append(oracleStrict, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], strict))
 			oracleWhole = append(oracleWhole, oracleDelay(d.WholeN[s:s+regHorizon], d.WholeK[s:s+regHorizon], whole))
+			oracleTwo = append(oracleTwo, firstAbove(twoSample(s), two))
 		}
 		var cells []regCell
 		for kind := histKind(0); kind < numKinds; kind++ {
-			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, Strict: oracleStrict, Whole: oracleWhole,
-				OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, GenSeconds: gen}
+			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, Strict: oracleStrict, Whole: oracleWhole, TwoSample: oracleTwo,
+				OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, GenSeconds: gen}
 			for ri, rule := range rules {
 				for _, s := range starts {
 					rb, _, _ := judgeDeploy(rule.Cfg, d.Kinds[kind][s:s+regHorizon])

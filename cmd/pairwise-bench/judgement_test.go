@@ -121,6 +121,21 @@ func TestDelaysAndOracle(t *testing.T) {
 	if got := oracleDelay(n, []float64{20, 20, 20, 20}, 5); got != 3 {
 		t.Errorf("oracle fires at minute %d, want 3 (z %v)", got, z)
 	}
+	// The two-sample oracle: a canary holding its share of the tail stays
+	// at 0 whatever the share; one holding twice its share grows like
+	// sqrt(minutes), more slowly than the oracle that knows the 1%.
+	cn, bn := []float64{1000, 1000, 1000, 1000}, []float64{3000, 3000, 3000, 3000}
+	if z := twoSampleZ(cn, []float64{10, 10, 10, 10}, bn, []float64{30, 30, 30, 30}); z[3] != 0 {
+		t.Errorf("two-sample z at the null %v", z)
+	}
+	two := twoSampleZ(cn, []float64{20, 20, 20, 20}, bn, []float64{30, 30, 30, 30})
+	// K = 50, f = 1/4: (20 - 12.5) / sqrt(50 x 3/16) a minute.
+	if want := 7.5 / math.Sqrt(50*3.0/16); math.Abs(two[0]-want) > 1e-12 || math.Abs(two[3]/two[0]-2) > 1e-12 || two[0] >= z[0] {
+		t.Errorf("two-sample z %v, want %v growing like sqrt(minutes), below the oracle's %v", two, want, z[0])
+	}
+	if z := twoSampleZ([]float64{0}, []float64{0}, []float64{0}, []float64{0}); !math.IsInf(z[0], -1) {
+		t.Errorf("two-sample z without observations %v, want -Inf", z)
+	}
 	if s := deployStarts(59, 59+60+60, 60); len(s) != 3 || s[0] != 59 || s[2] != 119 {
 		t.Errorf("deployStarts %v", s)
 	}

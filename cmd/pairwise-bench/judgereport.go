@@ -237,10 +237,10 @@ func (r *report) judgementMarkdown() string {
 		p("")
 		p("The canary is regressed from its first minute; deployments start every %d minutes and are judged anchored at their start for up to %d minutes. Regressions: *uniform* (every canary request x1.2 or x1.5), *tail only* (bimodal: the slow path takes 3%% of requests instead of 2%%; lognormal and heavy: latencies beyond the shape's p97 stretched, x' = q97 (x/q97)^1.5; about 1.45x as many requests beyond the p99 either way, body unchanged), *bad pod* (one canary pod of five x2).", deployEvery, regHorizon)
 		p("")
-		p("The **oracle** knows each minute's exact baseline p99 from the latency model (`sim.FleetQuantile`, not from data), counts the canary's exact observations beyond it among those the minute's `increase()` covers (from the simulator, not from buckets), pools them since the deployment's start and fires when the one-sided binomial z = (K - 0.01 N) / sqrt(0.01 x 0.99 N) exceeds the largest z it reached on the identical-fleet deployments of the same cell (so it never fires there); *whole-minute oracle* is the same over every observation of each minute, the quarter before the minute's first scrape that no one-minute `increase()` covers (at a 15 s scrape) included, calibrated the same way: what an oracle that does not know how Prometheus reads counters sees (the target does not use it). Figures are minutes from the deployment's start to the first rollback: median [maximum] over the deployments (*none*: no rollback within %d minutes). The target is the evidence rule's median <= 1.5 x the oracle's + 1. Calibrated on %d deployments a day, the oracle may fire falsely on about 1 deployment in %d; the evidence rule's budget is 1 in %.0f. For reading the misses, *strict oracle* is the same oracle with the threshold that never fires on a deployment starting at any minute of the identical fleets' day (about 1,400 overlapping deployments, near the evidence rule's budget); the target does not use it.", regHorizon, (jp.DayMinutes-deployMinutes)/deployEvery+1, (jp.DayMinutes-deployMinutes)/deployEvery+1, 1/def.FalseRollback)
+		p("The **oracle** knows each minute's exact baseline p99 from the latency model (`sim.FleetQuantile`, not from data), counts the canary's exact observations beyond it among those the minute's `increase()` covers (from the simulator, not from buckets), pools them since the deployment's start and fires when the one-sided binomial z = (K - 0.01 N) / sqrt(0.01 x 0.99 N) exceeds the largest z it reached on the identical-fleet deployments of the same cell (so it never fires there); *whole-minute oracle* is the same over every observation of each minute, the quarter before the minute's first scrape that no one-minute `increase()` covers (at a 15 s scrape) included, calibrated the same way: what an oracle that does not know how Prometheus reads counters sees (the target does not use it). Figures are minutes from the deployment's start to the first rollback: median [maximum] over the deployments (*none*: no rollback within %d minutes). The target is the evidence rule's median <= 1.5 x the oracle's + 1. Calibrated on %d deployments a day, the oracle may fire falsely on about 1 deployment in %d; the evidence rule's budget is 1 in %.0f. For reading the misses, *strict oracle* is the same oracle with the threshold that never fires on a deployment starting at any minute of the identical fleets' day (about 1,400 overlapping deployments, near the evidence rule's budget); the target does not use it. *Two-sample oracle* reads the same exact observations beyond the same exact p99, but does not know how many of them an identical canary would show: like any rule that reads data, it learns that from the baseline's own count of each minute (of the K observations beyond the p99 in a minute where the canary has the share f of all observations, an identical canary holds f K on average, with variance f (1 - f) K; z = sum(k - f K) / sqrt(sum(f (1 - f) K)) since the start), calibrated as the oracle is: what the baseline's sampling error costs, which no rule can avoid (the target does not use it).", regHorizon, (jp.DayMinutes-deployMinutes)/deployEvery+1, (jp.DayMinutes-deployMinutes)/deployEvery+1, 1/def.FalseRollback)
 		p("")
-		p("| regression | shape | req/s | canary | kind | deployments | oracle (z threshold) | reference | gate 0.99 | evidence | target <= | met | deployments within | strict oracle (z threshold) | whole-minute oracle (z threshold) |")
-		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		p("| regression | shape | req/s | canary | kind | deployments | oracle (z threshold) | reference | gate 0.99 | evidence | target <= | met | deployments within | strict oracle (z threshold) | whole-minute oracle (z threshold) | two-sample oracle (z threshold) |")
+		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, c := range r.Reg {
 			o := c.Oracle.median()
 			tgt := "-"
@@ -259,8 +259,12 @@ func (r *report) judgementMarkdown() string {
 			if len(c.Whole) > 0 {
 				whole = fmt.Sprintf("%s (%.2f)", delaysCell(c.Whole), c.WholeThreshold)
 			}
-			p("| %s | %s | %s | %s | %s | %d | %s (%.2f) | %s | %s | **%s** | %s | %s | %d / %d | %s | %s |", c.Regression, c.Key.Shape, rpsStr(c.Key.RPS), shareStr(c.Key.Share), c.Kind, c.Deploys,
-				delaysCell(c.Oracle), c.OracleThreshold, delaysCell(c.Rules[0]), delaysCell(c.Rules[1]), delaysCell(c.Rules[2]), tgt, met, c.Within, c.Deploys, strict, whole)
+			two := "-"
+			if len(c.TwoSample) > 0 {
+				two = fmt.Sprintf("%s (%.2f)", delaysCell(c.TwoSample), c.TwoSampleThreshold)
+			}
+			p("| %s | %s | %s | %s | %s | %d | %s (%.2f) | %s | %s | **%s** | %s | %s | %d / %d | %s | %s | %s |", c.Regression, c.Key.Shape, rpsStr(c.Key.RPS), shareStr(c.Key.Share), c.Kind, c.Deploys,
+				delaysCell(c.Oracle), c.OracleThreshold, delaysCell(c.Rules[0]), delaysCell(c.Rules[1]), delaysCell(c.Rules[2]), tgt, met, c.Within, c.Deploys, strict, whole, two)
 		}
 		p("")
 	}
@@ -389,6 +393,24 @@ func (r *report) judgementFindings() []string {
 	}
 	if cells > 0 {
 		out = append(out, fmt.Sprintf("Beside the whole-minute oracle (every observation, the quarter of each minute no one-minute increase() covers included), the evidence rule's median is within 1.5 x its minutes + 1 in %d of %d regression cells; that oracle is faster than the covered-observation oracle in %d of them.", within, cells, faster))
+	}
+	// Beside the two-sample oracle, the same bar.
+	cells, within, slower := 0, 0, 0
+	for _, c := range r.Reg {
+		if len(c.TwoSample) == 0 {
+			continue
+		}
+		cells++
+		w := c.TwoSample.median()
+		if e := c.Rules[evidenceRule].median(); !math.IsNaN(e) && (math.IsNaN(w) || e <= target(w)) {
+			within++
+		}
+		if o := c.Oracle.median(); !math.IsNaN(o) && (math.IsNaN(w) || w > o) {
+			slower++
+		}
+	}
+	if cells > 0 {
+		out = append(out, fmt.Sprintf("Beside the two-sample oracle (exact observations beyond the exact p99, but what an identical canary would show learnt from the baseline's own count of each minute, as any rule reading data must), the evidence rule's median is within 1.5 x its minutes + 1 in %d of %d regression cells; that oracle is slower than the oracle in %d of them.", within, cells, slower))
 	}
 	return out
 }
