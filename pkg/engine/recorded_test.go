@@ -269,3 +269,64 @@ func TestSparseScrapesInPrometheus(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedObservationsAtEveryInterval: the evidence counts exactly the
+// observations that a minute's increase() covers, whatever the scrape
+// interval and offset, through a real Prometheus. increase() extrapolates
+// what it covers to the whole minute; the evidence takes that out
+// (verdict.ScrapeScale of the samples per series), and the false-rollback
+// budget rests on it: counts inflated by a quarter would make every
+// minute's likelihood ratio too large. The truth file counts the
+// observations between each minute's first and last scrape.
+func TestCountedObservationsAtEveryInterval(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	const minutes = 12
+	for _, tt := range []struct{ interval, offset string }{
+		{"10s", "0s"}, {"15s", "0s"}, {"15s", "7s"}, {"20s", "0s"}, {"30s", "0s"}, {"30s", "20s"},
+	} {
+		t.Run(tt.interval+" offset "+tt.offset, func(t *testing.T) {
+			dataDir, truthFile := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", fmt.Sprint(minutes), "--pods", "3",
+				"--scrape-interval", tt.interval, "--scrape-offset", tt.offset, "--seed", "5")
+			truth := testenv.LoadTruth(t, truthFile)
+			srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
+			client, err := prom.New(srv.URL, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base, canary := testenv.GeneratedFleets(t)
+			w, err := pairing.Ending(end, minutes-1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []prom.Kind{prom.Native, prom.Classic} {
+				req := Request{Metric: testenv.GeneratedMetric, Baseline: base, Canary: canary, Kind: kind, Config: verdict.Default(), Window: w}
+				res, err := Analyze(context.Background(), client, req)
+				if err != nil {
+					t.Fatalf("%s: %v", kind, err)
+				}
+				checked := 0
+				for _, m := range res.Minutes {
+					at := m.Time.UTC().Format(time.RFC3339)
+					tb, okB := truth.Minute("baseline", at)
+					tc, okC := truth.Minute("canary", at)
+					if !okB || !okC || !m.Evidence.Valid {
+						continue
+					}
+					for _, c := range []struct {
+						fleet string
+						got   float64
+						want  int
+					}{{"baseline", m.Evidence.BaselineCount, tb.Count}, {"canary", m.Evidence.CanaryCount, tc.Count}} {
+						if d := c.got - float64(c.want); d > 1e-6*float64(c.want) || -d > 1e-6*float64(c.want) {
+							t.Errorf("%s, minute %s, %s: counted %.3f observations, the minute's increase() covers %d", kind, at, c.fleet, c.got, c.want)
+						}
+					}
+					checked++
+				}
+				if checked < minutes-3 {
+					t.Fatalf("%s: %d minutes checked of %d", kind, checked, len(res.Minutes))
+				}
+			}
+		})
+	}
+}
