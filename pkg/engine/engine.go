@@ -241,6 +241,9 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		if sparse[f] {
 			res.Warnings = append(res.Warnings, "the "+name+" fleet has samples but no minute histograms: "+sparseScrapeHint)
 		}
+		if n, uneven := prom.UnevenScrapes(healths[f]); uneven {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s fleet's series have %.2f samples a minute on average, a scrape interval of about %.0f s, which does not divide a minute: %s", name, n, 60/n, unevenScrapeHint))
+		}
 	}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
@@ -338,6 +341,10 @@ func awaitHealth(fleets []fetched) ([]map[int64]prom.Health, []Served, error) {
 // histograms: each minute is a one-minute increase(), which needs two samples
 // of a series inside the minute.
 const sparseScrapeHint = "its series have at most one sample a minute (scraped every 60 s or more slowly), and a minute's histogram is a one-minute increase(), which needs two; scrape these targets every 30 s or faster (a minute then reads half of its observations, 3/4 at 15 s)"
+
+// unevenScrapeHint explains a fleet whose scrape interval does not divide a
+// minute (prom.UnevenScrapes).
+const unevenScrapeHint = "each minute's increase() then covers a different part of the minute, and the counted observations are too high in some minutes and too low in others (at 25 s, 1.2 and 0.8 times), which the false-rollback budget does not allow for; scrape these targets every 10, 15, 20 or 30 s"
 
 // sparselyScraped tells, for each fleet without minute histograms, whether
 // its series have samples in r but never the two a one-minute increase()

@@ -118,3 +118,44 @@ func TestAPIBucketDecoding(t *testing.T) {
 		}
 	}
 }
+
+// TestUnevenScrapes: intervals that divide a minute, with a series that
+// starts late or misses a scrape, are even; 25, 40 and 45 s are not.
+func TestUnevenScrapes(t *testing.T) {
+	minutes := func(perMinute ...float64) map[int64]Health {
+		out := map[int64]Health{}
+		for i, n := range perMinute {
+			out[int64(60*i)] = Health{Samples: 3 * n, Series: 3, Reporting: 3}
+		}
+		return out
+	}
+	repeat := func(n int, pattern ...float64) []float64 {
+		var out []float64
+		for len(out) < n {
+			out = append(out, pattern...)
+		}
+		return out[:n]
+	}
+	tests := []struct {
+		name   string
+		health map[int64]Health
+		want   bool
+	}{
+		{"15 s", minutes(repeat(20, 4)...), false},
+		{"15 s, a series starting late and one missing a scrape", minutes(append(repeat(18, 4), 4-2.0/3, 4-1.0/3)...), false},
+		{"20 s, the series starting in the first minute", minutes(append([]float64{1}, repeat(11, 3)...)...), false},
+		{"25 s, pods at different offsets", minutes(repeat(20, 2.4, 2.3, 2.5)...), true},
+		{"30 s", minutes(repeat(20, 2)...), false},
+		{"60 s", minutes(repeat(20, 1)...), false},
+		{"25 s", minutes(repeat(20, 2, 3, 2, 3, 2)...), true},
+		{"40 s", minutes(repeat(20, 2, 1)...), true},
+		{"45 s", minutes(repeat(21, 2, 1, 1)...), true},
+		{"25 s, too few minutes to tell", minutes(2, 3, 2, 3), false},
+		{"no samples", map[int64]Health{0: {Down: 1}}, false},
+	}
+	for _, tt := range tests {
+		if n, got := UnevenScrapes(tt.health); got != tt.want {
+			t.Errorf("%s: %.2f samples a minute, uneven %v, want %v", tt.name, n, got, tt.want)
+		}
+	}
+}

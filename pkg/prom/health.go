@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/pairwise-canary/pairwise/pkg/selector"
@@ -104,3 +105,49 @@ func (h Health) SamplesPerSeries() float64 {
 	}
 	return h.Samples / h.Series
 }
+
+// UnevenScrapes tells whether a fleet's series, over the minutes of health,
+// have numbers of samples a minute that no scrape interval dividing a
+// minute gives. An interval that divides a minute (10, 15, 20, 30 s) gives
+// every series the same number of samples every minute, and
+// verdict.ScrapeScale takes increase()'s extrapolation out exactly. One
+// that does not (25 s: 2 or 3 samples) covers a different part of each
+// minute, which ScrapeScale cannot tell from the counts of one minute: at
+// 25 s, 3 minutes in 5 are counted 1.2 times and 2 in 5 0.8 times.
+//
+// Series that start, stop or miss a scrape only lower a few minutes'
+// samples per series. So the fleet is uneven when the median minute's mean
+// is at least 0.15 from a whole number (series scraped at different
+// offsets, each minute a mix), or when at least a third of the minutes
+// have half a sample per series or more fewer than the fullest minute
+// (series scraped together, minutes alternating). It takes 5 minutes with
+// samples to tell; samplesPerMinute is the mean over the minutes, 60 over
+// the interval.
+func UnevenScrapes(health map[int64]Health) (samplesPerMinute float64, uneven bool) {
+	var per []float64
+	mean := 0.0
+	for _, h := range health {
+		if n := h.SamplesPerSeries(); n > 0 {
+			per = append(per, n)
+			mean += n
+		}
+	}
+	if len(per) < unevenMinutes {
+		return 0, false
+	}
+	slices.Sort(per)
+	median, fullest := per[len(per)/2], per[len(per)-1]
+	low := 0
+	for _, n := range per {
+		if n <= fullest-0.5 {
+			low++
+		}
+	}
+	return mean / float64(len(per)), math.Abs(median-math.Round(median)) >= unevenOff || 3*low >= len(per)
+}
+
+// unevenMinutes and unevenOff are UnevenScrapes' thresholds.
+const (
+	unevenMinutes = 5
+	unevenOff     = 0.15
+)
