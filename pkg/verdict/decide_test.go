@@ -224,6 +224,23 @@ func TestPromoteExpected(t *testing.T) {
 	if d, reason := small.decide(c); d != Hold || !strings.Contains(reason, "promotion needs the canary to be expected to show 56 observations beyond the p99") {
 		t.Errorf("small canary: %s, %q", d, reason)
 	}
+	// It says when the deployment would get there: 0.3 expected a minute,
+	// 37.4 more to go.
+	if _, reason := small.decide(c); !strings.Contains(reason, "18.0 expected over 60 minutes: about 126 more minutes at this traffic") {
+		t.Errorf("small canary, when: %q", reason)
+	}
+	// A sliding window never gets there: it says what would.
+	sliding := small
+	sliding.Anchored = false
+	if _, reason := sliding.decide(c); !strings.Contains(reason, "so a 60-minute window expects about 18 at this traffic; judge the deployment from its start (since)") {
+		t.Errorf("small canary, sliding: %q", reason)
+	}
+	// Nor does a deployment far too small for a day.
+	tiny := small
+	tiny.Expected = 0.5
+	if _, reason := tiny.decide(c); !strings.Contains(reason, "more than a day") {
+		t.Errorf("tiny canary: %q", reason)
+	}
 	// Ten times the traffic, a tenth of the expected tail observations the
 	// canary's: 180 expected, well past the floor.
 	busy := window(0.01, 300, 0.3)

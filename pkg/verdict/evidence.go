@@ -536,6 +536,28 @@ func tails(votes [NumVotes]VoteSums) string {
 	return out
 }
 
+// tooSmallFor says, for a window held below Config.PromoteExpected, when
+// the canary would reach it at its traffic so far: a deployment keeps
+// pooling its evidence for a day, a sliding window only holds its last
+// WindowMinutes.
+func (w WindowEvidence) tooSmallFor(c Config) string {
+	need := c.PromoteExpected(w.Anchored)
+	so := fmt.Sprintf("%.1f expected over %d minutes", w.Expected, w.Minutes)
+	if !(w.Expected > 0) || w.Minutes == 0 {
+		return so + ": give the canary more traffic"
+	}
+	rate := w.Expected / float64(w.Minutes)
+	if !w.Anchored {
+		return so + fmt.Sprintf(", so a %d-minute window expects about %.0f at this traffic; judge the deployment from its start (since), where the evidence keeps pooling and %.0f suffice, or give the canary more traffic",
+			c.WindowMinutes, rate*float64(c.WindowMinutes), math.Ceil(c.PromoteExpected(true)))
+	}
+	more := math.Ceil((need - w.Expected) / rate)
+	if w.Minutes+int(more) > MinutesPerDay {
+		return so + fmt.Sprintf(": at this traffic it would take more than a day (%.0f more minutes); give the canary more traffic", more)
+	}
+	return so + fmt.Sprintf(": about %.0f more minutes at this traffic", more)
+}
+
 // decide applies the evidence rule.
 func (w WindowEvidence) decide(c Config) (Decision, string) {
 	tail := fmt.Sprintf("%s over %d minutes", tails(w.Votes), w.Minutes)
@@ -563,8 +585,8 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	case w.Minutes < c.PromoteMinutes():
 		return hold("%d minutes carry evidence and promotion needs %d", w.Minutes, c.PromoteMinutes())
 	case !(w.Expected >= c.PromoteExpected(w.Anchored)):
-		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s, too few to tell a canary from luck below that",
-			math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile))
+		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s, too few to tell a canary from luck below that; %s",
+			math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile), w.tooSmallFor(c))
 	default:
 		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	}
