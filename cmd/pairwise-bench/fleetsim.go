@@ -179,14 +179,15 @@ func (c *counts) native(schema int) (*histogram.Histogram, error) {
 }
 
 // extrapolation is promql's extrapolatedRate factor for a one-minute
-// increase() over (T-60s, T] of a counter sampled every 15 s, the last
-// sample shift seconds before T (0 to 14): first is the value at the first
-// sample, T-45s-shift, inc the increase from there to the last (no reset
-// inside the range). The 15-shift seconds before the first sample are
-// extrapolated, unless the counter would reach zero sooner, and the shift
-// seconds after the last.
-func extrapolation(first, inc float64, shift int64) float64 {
-	const sampled = 45.0
+// extrapolation is the factor by which promql's extrapolatedRate scales the
+// increase() of a counter sampled every 15 s whose samples span sampled
+// seconds of the range (45 over (T-60s, T]; 60 over the range of a minute
+// and one interval, (T-75s, T]), the last sample shift seconds before T (0
+// to 14): first is the value at the first sample, inc the increase from
+// there to the last (a reset inside the range counted as promql does). The
+// 15-shift seconds before the first sample are extrapolated, unless the
+// counter would reach zero sooner, and the shift seconds after the last.
+func extrapolation(first, inc float64, shift int64, sampled float64) float64 {
 	d := 15 - float64(shift)
 	if inc > 0 && first >= 0 {
 		if z := sampled * (first / inc); z < d {
@@ -218,6 +219,11 @@ type simSpec struct {
 	// Offsets scrapes every pod at its own offset (scrapeShift) instead of
 	// every pod at the whole minute.
 	Offsets bool
+	// Whole reads each minute as an increase() over a minute and one scrape
+	// interval, (T-75s, T], which covers every observation since the
+	// previous minute's last scrape: what counting whole minutes would
+	// bring. The engine does not read minutes so.
+	Whole bool
 }
 
 // fleetData is what a judge sees of a data set, minute by minute, for every
@@ -297,10 +303,17 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 	fleetC := [2]*counts{newCounts(), newCounts()}
 	classicCum := [2][]float64{make([]float64, len(classicBuckets)+1), make([]float64, len(classicBuckets)+1)}
 	les := append(append([]float64(nil), classicBuckets...), math.Inf(1))
-	scale := verdict.ScrapeScale(4)
+	// A minute's increase() covers the scrape intervals between its samples:
+	// three of the minute's four (45 s) over (T-60s, T], all four (60 s)
+	// over (T-75s, T].
+	covered, samples := int64(45), 4.0
+	if spec.Whole {
+		covered, samples = 60, 5
+	}
+	scale := verdict.ScrapeScale(samples)
 	for m := 0; m < spec.Minutes; m++ {
 		T := start.Add(time.Duration(m+1) * time.Minute)
-		t45 := T.Add(-45 * time.Second).Unix()
+		t45 := T.Unix() - covered
 		q99 := s.FleetQuantile(sim.FleetBaseline, time.Unix(t45, 0), T, 0.99)
 		var canN, canK, wholeN, wholeK, baseN, baseK float64
 		for fi := range fleets {
@@ -315,27 +328,43 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				// uncovered: a restart there loses what the pod counted
 				// since the interval began.
 				firstScrape, lastScrape := t45-p.shift, T.Unix()-p.shift
-				from := firstScrape - 15
-				if p.restart > from && p.restart <= firstScrape {
-					p.cumN = 0
-					clear(p.cumCl)
-					from = p.restart
-				}
-				var bad bool
-				s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(firstScrape, 0), func(v float64, _ bool) {
-					d.Observations++
-					p.cumN++
-					p.cumCl[sort.SearchFloat64s(classicBuckets, v)]++
-					if fi == 1 {
-						wholeN++
-						if v > q99 {
-							wholeK++
+				uncovered := func(from, to int64) {
+					s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(to, 0), func(v float64, _ bool) {
+						d.Observations++
+						p.cumN++
+						p.cumCl[sort.SearchFloat64s(classicBuckets, v)]++
+						if fi == 1 {
+							wholeN++
+							if v > q99 {
+								wholeK++
+							}
 						}
+					})
+				}
+				coverFrom := firstScrape
+				if !spec.Whole {
+					from := firstScrape - 15
+					if p.restart > from && p.restart <= firstScrape {
+						p.cumN = 0
+						clear(p.cumCl)
+						from = p.restart
 					}
-				})
+					uncovered(from, firstScrape)
+				}
 				firstN := p.cumN
 				firstCl := cumulate(p.cumCl)
-				s.Observe(p.fleet, p.idx, time.Unix(firstScrape, 0), time.Unix(lastScrape, 0), func(v float64, _ bool) {
+				if spec.Whole && p.restart > firstScrape && p.restart <= firstScrape+15 {
+					// Restarted inside the range: what the old process
+					// counted after its last scrape is lost, increase()
+					// counts the new one's from zero, and the zero point
+					// is the old process's first sample (firstN).
+					uncovered(firstScrape, p.restart)
+					p.cumN = 0
+					clear(p.cumCl)
+					coverFrom = p.restart
+				}
+				var bad bool
+				s.Observe(p.fleet, p.idx, time.Unix(coverFrom, 0), time.Unix(lastScrape, 0), func(v float64, _ bool) {
 					d.Observations++
 					i := p.cov.observe(v)
 					if i < 0 {
@@ -359,10 +388,10 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				if bad {
 					return nil, fmt.Errorf("minute %s: an observation outside the bucket key range", T)
 				}
-				fc.addNativeScaled(p.cov, extrapolation(firstN, p.cov.n, p.shift))
+				fc.addNativeScaled(p.cov, extrapolation(firstN, p.cov.n, p.shift, float64(covered)))
 				inc := cumulate(p.cov.classic)
 				for j := range inc {
-					classicCum[fi][j] += extrapolation(firstCl[j], inc[j], p.shift) * inc[j]
+					classicCum[fi][j] += extrapolation(firstCl[j], inc[j], p.shift, float64(covered)) * inc[j]
 				}
 			}
 		}

@@ -73,8 +73,22 @@ func TestExtrapolation(t *testing.T) {
 		{50, 300, 9, (45 + 6 + 9) / 45.0},
 		{50, 300, 5, (45 + 7.5 + 5) / 45.0}, // zero 7.5 s before the first sample, the start 10 s
 	} {
-		if got := extrapolation(c.first, c.inc, c.shift); math.Abs(got-c.want) > 1e-15 {
+		if got := extrapolation(c.first, c.inc, c.shift, 45); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("extrapolation(%v, %v, %v) = %v, want %v", c.first, c.inc, c.shift, got, c.want)
+		}
+	}
+	// Over a minute and one interval, (T-75s, T], the samples span 60 s.
+	for _, c := range []struct {
+		first, inc float64
+		shift      int64
+		want       float64
+	}{
+		{1000, 400, 0, 5.0 / 4},
+		{1000, 400, 7, 5.0 / 4},
+		{20, 400, 0, (60 + 3) / 60.0}, // it would reach zero 3 s before the first sample
+	} {
+		if got := extrapolation(c.first, c.inc, c.shift, 60); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("extrapolation over 60 s (%v, %v, %v) = %v, want %v", c.first, c.inc, c.shift, got, c.want)
 		}
 	}
 }
@@ -143,14 +157,16 @@ func TestDelaysAndOracle(t *testing.T) {
 
 // The in-process path agrees with itself across kinds on what it counts, and
 // its oracle sees the regression: a quick look without Prometheus, with every
-// pod scraped on the whole minute and with pods at their own offsets.
+// pod scraped on the whole minute and with pods at their own offsets, reading
+// one-minute increases and whole minutes.
 func TestSimulateFleets(t *testing.T) {
-	for _, offsets := range []bool{false, true} {
-		t.Run(fmt.Sprintf("offsets=%v", offsets), func(t *testing.T) {
+	for _, tt := range []struct{ offsets, whole bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		offsets, whole := tt.offsets, tt.whole
+		t.Run(fmt.Sprintf("offsets=%v whole=%v", offsets, whole), func(t *testing.T) {
 			start := benchEnd.Add(-40 * time.Minute)
 			c := simConfig(cellKey{sim.ShapeLognormal, 500, 0.2}, start)
 			c.Scenario, c.RegressionFactor, c.RegressionStartMinute = sim.ScenarioRegression, 1.5, 20
-			d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: restartsFor(start, 200)[:0], Offsets: offsets}, verdict.Default())
+			d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: restartsFor(start, 200)[:0], Offsets: offsets, Whole: whole}, verdict.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,14 +183,26 @@ func TestSimulateFleets(t *testing.T) {
 				}
 				// Every kind counts the same observations (x 4/3, the
 				// increase() extrapolation, at any offset, but for the
-				// data's first minute).
+				// data's first minute; x 5/4 over whole minutes), and the
+				// evidence counts exactly what was observed.
+				extrapolated := 4.0 / 3
+				if whole {
+					extrapolated = 5.0 / 4
+				}
 				n0, n3 := d.Kinds[kindNative0][i].Canary.Count, d.Kinds[kindNative3][i].Canary.Count
-				if math.Abs(n0-n3) > 1e-9*n0 || i > 0 && math.Abs(n3-d.CanaryN[i]*4/3) > 1e-9*n3 {
+				if math.Abs(n0-n3) > 1e-9*n0 || i > 0 && math.Abs(n3-d.CanaryN[i]*extrapolated) > 1e-9*n3 {
 					t.Errorf("minute %d: canary count %v (schema 0), %v (schema 3), %v observed", i, n0, n3, d.CanaryN[i])
 				}
+				if e := d.Kinds[kindNative3][i].Evidence.CanaryCount; i > 0 && math.Abs(e-d.CanaryN[i]) > 1e-9*e {
+					t.Errorf("minute %d: the evidence counts %v canary observations, %v observed", i, e, d.CanaryN[i])
+				}
 				// The whole minute holds the covered three quarters and the
-				// quarter before the first scrape.
-				if r := d.WholeN[i] / d.CanaryN[i]; i > 0 && (r < 1.2 || r > 1.47) || d.WholeK[i] < d.CanaryK[i] {
+				// quarter before the first scrape; read whole, all of it.
+				lo, hi := 1.2, 1.47
+				if whole {
+					lo, hi = 1, 1
+				}
+				if r := d.WholeN[i] / d.CanaryN[i]; i > 0 && (r < lo || r > hi) || d.WholeK[i] < d.CanaryK[i] {
 					t.Errorf("minute %d: %v observations in the whole minute, %v covered (%v and %v beyond the p99)", i, d.WholeN[i], d.CanaryN[i], d.WholeK[i], d.CanaryK[i])
 				}
 			}

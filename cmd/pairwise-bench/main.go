@@ -144,6 +144,7 @@ func run(args []string) error {
 	matrix := fs.String("judge-matrix", "", "judgement matrix: smoke, quick or full (default: smoke in smoke mode, else full)")
 	workers := fs.Int("workers", 2, "goroutines simulating judgement cells")
 	offsetsFlag := fs.Bool("scrape-offsets", false, "scrape every pod of the in-process judgement cells at its own offset in the 15 s interval (0 to 14 s, fixed per pod), as Prometheus spreads its targets, instead of every pod on the whole minute (not the parity section)")
+	wholeFlag := fs.Bool("whole-minutes", false, "read every minute of the in-process judgement cells as an increase() over a minute and one scrape interval, covering every observation since the previous minute's last scrape: what counting whole minutes would bring (the engine reads one-minute increases; not the parity section)")
 	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -175,6 +176,7 @@ func run(args []string) error {
 	}
 	p.Judge.Stalls = st
 	p.Judge.ScrapeOffsets = *offsetsFlag
+	p.Judge.WholeMinutes = *wholeFlag
 	if *doc == "" && !*smoke {
 		*doc = "docs/benchmarks.md"
 	}
