@@ -29,6 +29,7 @@ type judgeFlags struct {
 	metric, baseline, canary, histogram, output, at, quantiles string
 	source                                                     string
 	since                                                      string
+	podLabel                                                   string
 	rangeDur                                                   time.Duration
 	lbMetric, lbBaseline, lbCanary                             string
 	window, settle                                             time.Duration
@@ -68,6 +69,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without the record); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
+	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells the canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")
 	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the evidence since it is one sequential test, past the window (up to a day)")
 	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it, whole minutes (default: the window)")
 	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
@@ -132,15 +134,25 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failScrubbed(stderr, scrub, explain(prom.RedactURL(f.prometheus), f.timeout, client.Credentials, err))
 	}
+	// A rollback says which of the canary's pods hold its tail; without the
+	// answer it is still a rollback.
+	var byPod *engine.Attribution
+	if res.Decision == verdict.Rollback && f.podLabel != "" {
+		if byPod, err = engine.Attribute(ctx, client, res, f.podLabel); err != nil {
+			fmt.Fprintln(stderr, scrub("pairwise: warning: the rollback is not attributed to pods: "+oneLine(err.Error())))
+		}
+	}
 	switch f.output {
 	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(report(res)); err != nil {
+		rep := report(res)
+		rep.Attribution = attributionJSON(byPod)
+		if err := enc.Encode(rep); err != nil {
 			return failScrubbed(stderr, scrub, err)
 		}
 	default:
-		printTable(stdout, res)
+		printTable(stdout, res, byPod)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, scrub("pairwise: warning: "+oneLine(w)))
@@ -267,6 +279,9 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	}
 	if err := selector.ValidMetricName(f.metric); err != nil {
 		return req, nil, fmt.Errorf("--metric: %w", err)
+	}
+	if f.podLabel != "" && !prom.ValidLabel(f.podLabel) {
+		return req, nil, fmt.Errorf("--pod-label %q is not a label name", f.podLabel)
 	}
 	var err error
 	if req.Baseline, err = selector.Parse(f.baseline); err != nil {
@@ -444,7 +459,7 @@ func failScrubbed(stderr io.Writer, scrub func(string) string, err error) int {
 	return exitError
 }
 
-func printTable(w io.Writer, res *engine.Result) {
+func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution) {
 	cfg := res.Config
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	idx99, idx999 := quantileIndex(cfg, 0.99), quantileIndex(cfg, 0.999)
@@ -466,6 +481,9 @@ func printTable(w io.Writer, res *engine.Result) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, res.Summary())
+	if byPod != nil {
+		fmt.Fprintf(w, "by pod: %s\n", byPod)
+	}
 	if res.Worst >= 0 {
 		m := res.Minutes[res.Worst]
 		fmt.Fprintf(w, "worst minute: %s, ratio %s: %s\n", m.Time.Format(time.RFC3339), ratio(m.Ratio), m.Reason)

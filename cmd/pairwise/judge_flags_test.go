@@ -234,6 +234,12 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--lb-metric", "lb_seconds", "--lb-canary", `x y`}, want: "--lb-canary"},
 			{args: []string{"--lb-metric", "lb_seconds", "--lb-canary", `{a="c"}`}},
 		},
+		"pod-label": {
+			{args: []string{"--pod-label", "pod)"}, want: "--pod-label"},
+			{args: []string{"--pod-label", "1pod"}, want: "--pod-label"},
+			{args: []string{"--pod-label", "kubernetes_pod_name"}},
+			{args: []string{"--pod-label", ""}},
+		},
 		"source": {
 			{args: []string{"--source", "cache"}, want: "--source"},
 			{args: []string{"--source", "recorded"}},

@@ -57,6 +57,9 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 		wantLine string
 	}{
 		{name: "regressed window rolls back", url: regression, at: judgeEnd, wantCode: 2, wantLine: "ROLLBACK: "},
+		// Every canary pod is slower: the tail is spread over them all.
+		{name: "a rollback says which pods hold the tail", url: regression, at: judgeEnd, wantCode: 2, wantLine: "\nby pod: of the canary's "},
+		{name: "an empty --pod-label does not ask", url: regression, at: judgeEnd, extra: []string{"--pod-label", ""}, wantCode: 2, wantLine: "ROLLBACK: "},
 		{name: "window before the regression promotes: identical busy fleets", url: regression, at: judgeEnd.Add(-20 * time.Minute), wantCode: 0, wantLine: "PROMOTE: "},
 		{name: "the reference rule holds the same window", url: regression, at: judgeEnd.Add(-20 * time.Minute), extra: []string{"--rule", "reference"}, wantCode: 1, wantLine: "HOLD: "},
 		{name: "faster canary promotes", url: faster, at: judgeEnd, wantCode: 0, wantLine: "PROMOTE: "},
@@ -77,6 +80,9 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 			code, out, errOut := runJudge(append(args, tt.extra...)...)
 			if code != tt.wantCode || !strings.Contains(out, tt.wantLine) {
 				t.Fatalf("exit %d, want %d; output lacks %q:\n%s\n%s", code, tt.wantCode, tt.wantLine, out, errOut)
+			}
+			if strings.Contains(out, "by pod:") != (tt.wantCode == 2 && !strings.Contains(tt.name, "--pod-label")) {
+				t.Fatalf("a pod attribution where none is due, or none where one is:\n%s", out)
 			}
 			if strings.Contains(tt.name, "not flagged") && strings.Contains(out, "measurement-divergence") {
 				t.Fatalf("flagged a load balancer that matches:\n%s", out)
@@ -104,6 +110,15 @@ func judgeJSON(t *testing.T, url string) {
 			Time  string
 			Ratio float64
 		} `json:"worst_minute"`
+		Attribution *struct {
+			Minutes int
+			Pods    []struct {
+				Pod          string
+				CanaryTail   float64 `json:"canary_tail"`
+				ExpectedTail float64 `json:"expected_canary_tail"`
+			}
+			Summary string
+		}
 		Minutes []struct {
 			Time     string
 			Verdict  string
@@ -125,6 +140,12 @@ func judgeJSON(t *testing.T, url string) {
 	}
 	if doc.Decision != "rollback" || doc.Good == nil || doc.Neutral == nil || doc.Insufficient == nil || doc.NoData == nil || doc.Bad == nil || *doc.Bad < 20 || doc.WorstMinute == nil || len(doc.Minutes) != 60 {
 		t.Fatalf("document: %s", out)
+	}
+	// A rollback splits the canary's tail among its pods, the pod with the
+	// largest excess first.
+	if a := doc.Attribution; a == nil || a.Minutes == 0 || len(a.Pods) < 2 || !strings.HasPrefix(a.Summary, "of the canary's") ||
+		a.Pods[0].CanaryTail-a.Pods[0].ExpectedTail < a.Pods[1].CanaryTail-a.Pods[1].ExpectedTail {
+		t.Fatalf("attribution: %s", out)
 	}
 	for _, m := range doc.Minutes[40:] { // the 20 regressed minutes, canary 1.5x slower
 		if m.Verdict != "bad" {
@@ -171,6 +192,7 @@ func judgeErrors(t *testing.T, url string) {
 		{name: "bad window", args: append(fleetArgs(url), "--window", "90s"), want: "not a whole number of minutes"},
 		{name: "crossed thresholds", args: append(fleetArgs(url), "--promote-threshold", "1.2"), want: "rollbackThreshold"},
 		{name: "bad output", args: append(fleetArgs(url), "--output", "yaml"), want: "--output"},
+		{name: "bad pod label", args: append(fleetArgs(url), "--pod-label", "pod)"), want: `--pod-label "pod)" is not a label name`},
 		{name: "unknown flag", args: []string{"--nope"}, want: "flag provided but not defined"},
 	}
 	for _, tt := range tests {

@@ -46,6 +46,37 @@ type jsonReport struct {
 	End          string         `json:"end"`
 	Config       verdict.Config `json:"config"`
 	Minutes      []jsonMinute   `json:"minutes"`
+	// Attribution, for a rollback, splits the canary's tail among its pods
+	// (engine.Attribution); absent otherwise.
+	Attribution *jsonAttribution `json:"attribution,omitempty"`
+}
+
+// jsonAttribution is engine.Attribution.
+type jsonAttribution struct {
+	Quantile     number    `json:"quantile"`
+	Minutes      int       `json:"minutes"`
+	CanaryTail   number    `json:"canary_tail"`
+	ExpectedTail number    `json:"expected_canary_tail"`
+	Pods         []jsonPod `json:"pods"`
+	Summary      string    `json:"summary"`
+}
+
+// jsonPod is one canary pod's part of the tail.
+type jsonPod struct {
+	Pod          string `json:"pod"`
+	CanaryTail   number `json:"canary_tail"`
+	ExpectedTail number `json:"expected_canary_tail"`
+}
+
+func attributionJSON(a *engine.Attribution) *jsonAttribution {
+	if a == nil {
+		return nil
+	}
+	out := &jsonAttribution{Quantile: number(a.Quantile), Minutes: a.Minutes, CanaryTail: number(a.Beyond), ExpectedTail: number(a.Expected), Pods: []jsonPod{}, Summary: a.String()}
+	for _, p := range a.Pods {
+		out.Pods = append(out.Pods, jsonPod{Pod: p.Pod, CanaryTail: number(p.Beyond), ExpectedTail: number(p.Expected)})
+	}
+	return out
 }
 
 type jsonWorst struct {

@@ -55,6 +55,7 @@ and Flagger (webhooks); see docs/integrations.md.
 type serveFlags struct {
 	promFlags
 	listen, config   string
+	podLabel         string
 	settle, readyFor time.Duration
 	readTimeout      time.Duration
 }
@@ -67,6 +68,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	fs := newServeFlagSet(stderr, f)
 	if code, ok := parseArgs(fs, args, stderr); !ok {
 		return code
+	}
+	if f.podLabel != "" && !prom.ValidLabel(f.podLabel) {
+		return fail(stderr, fmt.Errorf("--pod-label %q is not a label name", f.podLabel))
 	}
 	if f.settle < 0 || f.settle > maxSettle {
 		return fail(stderr, fmt.Errorf("--settle %s is not between 0s and %s", f.settle, maxSettle))
@@ -85,7 +89,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	srv := newDecisionServer(serverOptions{Client: client, Canaries: canaries, Settle: f.settle, ReadyFor: f.readyFor, Scrub: scrub, PromURL: prom.RedactURL(f.prometheus)})
+	srv := newDecisionServer(serverOptions{Client: client, Canaries: canaries, PodLabel: f.podLabel, Settle: f.settle, ReadyFor: f.readyFor, Scrub: scrub, PromURL: prom.RedactURL(f.prometheus)})
 	// SIGTERM is caught before the port opens: once the server answers,
 	// a termination is always graceful.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -128,6 +132,7 @@ func newServeFlagSet(stderr io.Writer, f *serveFlags) *flag.FlagSet {
 	}
 	f.promFlags.register(fs)
 	fs.StringVar(&f.listen, "listen", ":8080", "address to serve on")
+	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells a canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")
 	fs.StringVar(&f.config, "config", "", "rule pack config (rules/pairwise.yaml) naming the canaries a request may ask for by name")
 	fs.DurationVar(&f.settle, "settle", 30*time.Second, "without at=, how long a minute must be over before it is judged (0 to 1h)")
 	fs.DurationVar(&f.readyFor, "ready-cache", 10*time.Second, "how long /readyz reuses its last Prometheus check (1s to 5m)")

@@ -145,9 +145,12 @@ func requestKey(req engine.Request) string {
 // wait for the one in flight, and its result answers them for cacheFor.
 // Failures are not kept: the next request asks Prometheus again.
 type analyses struct {
-	src     engine.Source
-	timeout time.Duration
-	now     func() time.Time
+	src engine.Source
+	// podLabel, when set and src can read pods, attributes each rollback to
+	// the canary's pods (engine.Attribute).
+	podLabel string
+	timeout  time.Duration
+	now      func() time.Time
 	// onRun is told of every analysis run and its error.
 	onRun func(err error)
 	slots chan struct{}
@@ -159,17 +162,20 @@ type analyses struct {
 type analysisEntry struct {
 	done    chan struct{}
 	res     *engine.Result
+	byPod   *engine.Attribution
 	err     error
 	expires time.Time // zero while running
 }
 
-func newAnalyses(src engine.Source, timeout time.Duration, onRun func(error)) *analyses {
-	return &analyses{src: src, timeout: timeout, now: time.Now, onRun: onRun, slots: make(chan struct{}, maxAnalyses), entries: map[string]*analysisEntry{}}
+func newAnalyses(src engine.Source, podLabel string, timeout time.Duration, onRun func(error)) *analyses {
+	return &analyses{src: src, podLabel: podLabel, timeout: timeout, now: time.Now, onRun: onRun, slots: make(chan struct{}, maxAnalyses), entries: map[string]*analysisEntry{}}
 }
 
-// get returns the analysis of req, running it unless one is running or
-// recent; ctx bounds only the wait, not the analysis others share.
-func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result, error) {
+// get returns the analysis of req and, for a rollback, its attribution to
+// the canary's pods (nil when there is none), running it unless one is
+// running or recent; ctx bounds only the wait, not the analysis others
+// share.
+func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result, *engine.Attribution, error) {
 	key := requestKey(req)
 	a.mu.Lock()
 	now := a.now()
@@ -186,9 +192,9 @@ func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result,
 	a.mu.Unlock()
 	select {
 	case <-e.done:
-		return e.res, e.err
+		return e.res, e.byPod, e.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 }
 
@@ -196,13 +202,19 @@ func (a *analyses) run(key string, e *analysisEntry, req engine.Request) {
 	a.slots <- struct{}{}
 	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	res, err := engine.Analyze(ctx, a.src, req)
+	// A rollback says which pods hold the canary's tail when it can; it is
+	// a rollback either way.
+	var byPod *engine.Attribution
+	if pods, ok := a.src.(engine.PodSource); ok && err == nil && a.podLabel != "" && res.Decision == verdict.Rollback {
+		byPod, _ = engine.Attribute(ctx, pods, res, a.podLabel)
+	}
 	cancel()
 	<-a.slots
 	if a.onRun != nil {
 		a.onRun(err)
 	}
 	a.mu.Lock()
-	e.res, e.err = res, err
+	e.res, e.byPod, e.err = res, byPod, err
 	if err != nil {
 		e.expires = a.now()
 		if a.entries[key] == e {

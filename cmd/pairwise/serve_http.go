@@ -30,6 +30,9 @@ const maxHookBody = 64 << 10
 type serverOptions struct {
 	Client   *prom.Client
 	Canaries map[string]rulegen.Queries
+	// PodLabel tells a canary's pods apart for a rollback's attribution
+	// (engine.Attribute); empty: none.
+	PodLabel string
 	Settle   time.Duration
 	ReadyFor time.Duration
 	// Scrub removes every secret from a message; PromURL is redacted.
@@ -69,7 +72,7 @@ func newDecisionServer(opts serverOptions) *decisionServer {
 		s.answers.WithLabelValues(d)
 	}
 	s.reg.MustRegister(s.requests, s.latency, s.answers, s.runs, s.promErrs)
-	s.analyses = newAnalyses(opts.Client, s.analysisTimeout(), func(err error) {
+	s.analyses = newAnalyses(opts.Client, opts.PodLabel, s.analysisTimeout(), func(err error) {
 		s.runs.Inc()
 		if err != nil {
 			s.promErrs.Inc()
@@ -141,6 +144,7 @@ type errorAnswer struct {
 // and the one-sentence error of a request that could not be judged.
 type judged struct {
 	res    *engine.Result
+	byPod  *engine.Attribution
 	status int
 	err    string
 }
@@ -172,14 +176,14 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 			return judged{res: tooEarly(req, rev), status: http.StatusOK}
 		}
 	}
-	res, err := s.analyses.get(ctx, req)
+	res, byPod, err := s.analyses.get(ctx, req)
 	if err != nil {
 		// Whatever failed (Prometheus, missing data, a timeout), the server
 		// cannot judge: 503, never a decision.
 		msg := explain(s.opts.PromURL, s.opts.Client.Timeout, s.opts.Client.Credentials, err)
 		return judged{status: http.StatusServiceUnavailable, err: s.opts.Scrub(oneLine(msg.Error()))}
 	}
-	return judged{res: res, status: http.StatusOK}
+	return judged{res: res, byPod: byPod, status: http.StatusOK}
 }
 
 // tooEarly is the hold of a revision first seen after the window's last
@@ -212,7 +216,9 @@ func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, j.status, counted, errorAnswer{Decision: inconclusive, Error: j.err})
 		return
 	}
-	s.answer(w, http.StatusOK, string(j.res.Decision), report(j.res))
+	rep := report(j.res)
+	rep.Attribution = attributionJSON(j.byPod)
+	s.answer(w, http.StatusOK, string(j.res.Decision), rep)
 }
 
 func isDecisionParam(k string) bool {
@@ -265,8 +271,10 @@ type hookAnswer struct {
 	Canary   string `json:"canary"`
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
-	Error    string `json:"error,omitempty"`
-	End      string `json:"end,omitempty"`
+	// ByPod, for a rollback, says which of the canary's pods hold its tail.
+	ByPod string `json:"by_pod,omitempty"`
+	Error string `json:"error,omitempty"`
+	End   string `json:"end,omitempty"`
 }
 
 // hookStatus is what each hook answers. Flagger counts 200-202 as passed:
@@ -316,7 +324,7 @@ func (s *decisionServer) flagger(h hookKind) http.Handler {
 		j := s.judge(r.Context(), get)
 		switch {
 		case j.res != nil:
-			ans.Decision, ans.Reason, ans.End = string(j.res.Decision), j.res.Reason, j.res.Request.Window.Last.Format(time.RFC3339)
+			ans.Decision, ans.Reason, ans.ByPod, ans.End = string(j.res.Decision), j.res.Reason, j.byPod.String(), j.res.Request.Window.Last.Format(time.RFC3339)
 			s.answer(w, hookStatus(h, ans.Decision), ans.Decision, ans)
 		case j.status == http.StatusServiceUnavailable:
 			ans.Decision, ans.Error = inconclusive, j.err

@@ -102,7 +102,7 @@ func newServeEnv(t *testing.T) *serveEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = newDecisionServer(serverOptions{Client: client, Canaries: canaries, Settle: 30 * time.Second, ReadyFor: time.Second, PromURL: e.proxy.url})
+	e.srv = newDecisionServer(serverOptions{Client: client, Canaries: canaries, PodLabel: "pod", Settle: 30 * time.Second, ReadyFor: time.Second, PromURL: e.proxy.url})
 	e.http = httptest.NewServer(e.srv.Handler())
 	t.Cleanup(e.http.Close)
 	e.baseURL = e.http.URL
@@ -334,6 +334,10 @@ func serveFlagger(t *testing.T, e *serveEnv) {
 				if passed(code) != want || ans.Decision != tt.decision || ans.Hook != hook {
 					t.Errorf("%s hook: %d %+v; want passed=%v, decision %s", hook, code, ans, want, tt.decision)
 				}
+				// A rollback says which pods hold the canary's tail.
+				if strings.HasPrefix(ans.ByPod, "of the canary's") != (tt.decision == "rollback") {
+					t.Errorf("%s hook, %s: by pod %q", hook, tt.decision, ans.ByPod)
+				}
 			}
 		})
 	}
@@ -399,16 +403,26 @@ func get(t *testing.T, u string) (int, []byte) {
 func serveConcurrency(t *testing.T, e *serveEnv) {
 	// One analysis on a window no earlier request asked for: its queries.
 	e.proxy.queries.Store(0)
-	if code, body := get(t, e.baseURL+"/api/v1/decision?canary=checkout&at="+judgeEnd.Add(-11*time.Minute).Format(time.RFC3339)); code != http.StatusOK {
+	code, body := get(t, e.baseURL+"/api/v1/decision?canary=checkout&at="+judgeEnd.Add(-11*time.Minute).Format(time.RFC3339))
+	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
 	}
 	// 8: each fleet's histograms and health (4 range queries), and, since
 	// the server reads the record when it exists (source=auto) and this
 	// Prometheus holds none, two look-ups per fleet of equality matchers
-	// (the per-canary record, then the label-driven one).
+	// (the per-canary record, then the label-driven one); a rollback adds
+	// the canary's pods, which it is attributed to.
+	want := int64(8)
+	var doc struct{ Decision string }
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Decision == "rollback" {
+		want++
+	}
 	one := e.proxy.queries.Load()
-	if one != 8 {
-		t.Fatalf("one analysis made %d queries, want 8", one)
+	if one != want {
+		t.Fatalf("one analysis (%s) made %d queries, want %d", doc.Decision, one, want)
 	}
 	// 50 parallel checks of another window: the same queries, once.
 	e.proxy.queries.Store(0)

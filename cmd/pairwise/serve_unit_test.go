@@ -187,6 +187,7 @@ func TestServeFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--settle", "2h"}, "--settle"},
+		{[]string{"--pod-label", "pod name"}, "--pod-label"},
 		{[]string{"--ready-cache", "0s"}, "--ready-cache"},
 		{[]string{"--timeout", "31m"}, "--timeout"},
 		{[]string{"--prometheus", "ftp://x"}, "--prometheus"},

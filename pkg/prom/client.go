@@ -181,7 +181,7 @@ func (c *Client) PodHistograms(ctx context.Context, metric, podLabel string, sel
 	if err := selector.ValidMetricName(metric); err != nil {
 		return nil, err
 	}
-	if !validLabel(podLabel) {
+	if !ValidLabel(podLabel) {
 		return nil, fmt.Errorf("invalid pod label name %q", podLabel)
 	}
 	if kind == Native {
@@ -198,7 +198,8 @@ func (c *Client) PodHistograms(ctx context.Context, metric, podLabel string, sel
 	return classicSeries(res, podLabel)
 }
 
-func validLabel(s string) bool {
+// ValidLabel tells whether s is a label name PromQL accepts in a by clause.
+func ValidLabel(s string) bool {
 	if s == "" {
 		return false
 	}
