@@ -217,8 +217,10 @@ func present(s verdict.FleetStats, v float64) *float64 {
 // Decision is one row with numeric fields, so a Grafana-managed alert rule
 // can use it directly (decision_code 2 means rollback). The evidence fields
 // are the evidence rule's reading of the judged window; under the reference
-// rule they are shown but do not decide.
-func Decision(res *engine.Result) Table {
+// rule they are shown but do not decide. byPod, for a rollback, says which
+// of the canary's pods hold its tail (engine.Attribute; nil: not asked,
+// by_pod empty).
+func Decision(res *engine.Result, byPod *engine.Attribution) Table {
 	c, n, ev := res.Config, res.Counts, res.Evidence
 	f := func(v float64) []*float64 { return []*float64{num(v)} }
 	var worstTime *time.Time
@@ -262,6 +264,7 @@ func Decision(res *engine.Result) Table {
 		{Name: "worst_minute", Values: []*time.Time{worstTime}},
 		{Name: "worst_ratio", Values: f(worstRatio)},
 		{Name: "reason", Values: []string{res.Reason}},
+		{Name: "by_pod", Values: []string{byPod.String()}},
 		{Name: "flags", Values: []string{strings.Join(res.Flags, ",")}},
 	}
 	return Table{Name: DecisionName, Meta: Meta(res), Warnings: warnings(res), Columns: cols}

@@ -102,7 +102,7 @@ func TestMinutesCarryEachWindowsDecision(t *testing.T) {
 
 func TestDecisionCarriesTheEvidence(t *testing.T) {
 	res := analysis(t, verdict.RuleEvidence)
-	tb := Decision(res)
+	tb := Decision(res, nil)
 	for _, c := range tb.Columns {
 		if n := reflect.ValueOf(c.Values).Len(); n != 1 {
 			t.Fatalf("column %s has %d rows", c.Name, n)

@@ -48,8 +48,8 @@ func TestNumericShape(t *testing.T) {
 		series int
 	}{
 		{Minutes(res), nil, []string{"decision_code"}, 1},
-		{Decision(res), nil, []string{"decision_code"}, 1},
-		{Decision(res), []string{"decision_code", "evidence_statistic", "rollback_boundary", "bad"}, []string{"decision_code", "evidence_statistic", "rollback_boundary", "bad"}, 4},
+		{Decision(res, nil), nil, []string{"decision_code"}, 1},
+		{Decision(res, nil), []string{"decision_code", "evidence_statistic", "rollback_boundary", "bad"}, []string{"decision_code", "evidence_statistic", "rollback_boundary", "bad"}, 4},
 		{Minutes(res), []string{"ratio", "warmup", "decision_code"}, []string{"ratio", "warmup", "decision_code"}, 3},
 		{Pods(res, spread), nil, []string{"max", "max"}, 2},
 		{Pods(res, spread), []string{"max", "pods"}, []string{"max", "max", "pods", "pods"}, 4},
@@ -122,7 +122,7 @@ func TestNumericPivotsPodsByFleet(t *testing.T) {
 func TestNumericRefusesUnknownFields(t *testing.T) {
 	res := analysis(t, verdict.RuleEvidence)
 	for _, fields := range [][]string{{"reason"}, {"nope"}, {"decision_code", "decision_code"}, {"worst_minute"}} {
-		if _, err := Numeric(Decision(res), nil, fields); err == nil {
+		if _, err := Numeric(Decision(res, nil), nil, fields); err == nil {
 			t.Errorf("fields %v accepted", fields)
 		} else if fields[0] == "nope" && !strings.Contains(err.Error(), "decision_code") {
 			t.Errorf("the error does not list the numeric fields: %v", err)

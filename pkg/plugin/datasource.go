@@ -25,6 +25,7 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/frames"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 var (
@@ -243,7 +244,16 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 	var table frames.Table
 	switch pq.Type {
 	case QueryDecision:
-		table = frames.Decision(res)
+		// A rollback shown on a dashboard says which pods hold the
+		// canary's tail; alert rules need only the numbers, and ask
+		// nothing more of Prometheus.
+		var byPod *engine.Attribution
+		if !numeric && res.Decision == verdict.Rollback {
+			if byPod, err = engine.Attribute(ctx, d.client, res, pq.PodLabel); err != nil {
+				res.Warnings = append(res.Warnings, "the rollback is not attributed to pods: "+err.Error())
+			}
+		}
+		table = frames.Decision(res, byPod)
 	case QueryPods:
 		spread, err := engine.PodSpread(ctx, d.client, pq.Request, pq.PodLabel, res.BaselineKind)
 		if err != nil {

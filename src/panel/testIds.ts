@@ -2,6 +2,7 @@ export const panelTestIds = {
   panel: 'pairwise-panel',
   banner: 'pairwise-banner',
   bannerHeadline: 'pairwise-banner-headline',
+  bannerByPod: 'pairwise-banner-by-pod',
   bannerFlags: 'pairwise-banner-flags',
   shapeError: 'pairwise-shape-error',
   strip: 'pairwise-strip',

@@ -61,6 +61,13 @@ export function DecisionBanner({ decision, minuteCounts, compact }: Props) {
           </span>
         )}
       </div>
+      {!compact && decision.byPod && (
+        <div className={styles.line}>
+          <span className={styles.detail} data-testid={panelTestIds.bannerByPod}>
+            By pod: {decision.byPod}
+          </span>
+        </div>
+      )}
       {decision.flags.length > 0 && (
         <ul className={styles.flags} data-testid={panelTestIds.bannerFlags} aria-label="Warnings">
           {decision.flags.map((flag) => (

@@ -72,6 +72,10 @@ describe('PairwisePanel', () => {
     expect(banner).toHaveTextContent(/Worst minute \d\d:\d\d UTC, ratio \d\.\d\d×/);
     expect(screen.getByTestId(panelTestIds.bannerFlags)).toHaveTextContent(/Traffic parity/);
     expect(screen.getByTestId(panelTestIds.bannerFlags)).toHaveTextContent(/Partial fleet/);
+    // The rollback names the pods that hold the canary's tail.
+    const byPod = decision.fields.find((f) => f.name === 'by_pod')!.values[0];
+    expect(byPod).not.toBe('');
+    expect(within(banner).getByTestId(panelTestIds.bannerByPod)).toHaveTextContent(`By pod: ${byPod}`);
   });
 
   it('draws one strip cell per minute with a symbol and an accessible name', () => {

@@ -98,6 +98,9 @@ describe('buildViewModel', () => {
         .map((code) => ({ code, text: flagTexts[code] }))
     );
     expect(decision.flags.map((f) => f.code)).toEqual(['traffic-parity', 'partial-fleet']);
+    // A rollback names the pods that hold the canary's tail, in the backend's words.
+    expect(decision.byPod).toBe(decisionRow('by_pod'));
+    expect(decision.byPod).toMatch(/^of the canary's \d+ observations beyond the p99 .* holds \d+/);
     expect(decision.fromDecisionFrame).toBe(true);
     expect(ready(buildViewModel(goldenFrames('hour-reference'), options)).decision!.headline).toMatch(
       /^ROLLBACK: \d+ bad minutes of 60, limit 5$/

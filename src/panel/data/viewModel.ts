@@ -196,6 +196,8 @@ export interface DecisionView {
   /** "Worst minute 14:07 UTC, ratio 1.23×", or empty when none. */
   worst: string;
   reason: string;
+  /** For a rollback, which of the canary's pods hold its tail, in the backend's words; empty otherwise. */
+  byPod: string;
   flags: Array<{ code: string; text: string }>;
   /** False when the decision comes from the last minute of the minutes frame (no decision frame). */
   fromDecisionFrame: boolean;
@@ -581,6 +583,7 @@ function lastMinuteDecision(
     counts,
     worst: '',
     reason: last.reason,
+    byPod: '',
     flags: [],
     fromDecisionFrame: false,
   };
@@ -640,6 +643,7 @@ function buildDecision(
     },
     worst,
     reason,
+    byPod: stringAt(f('by_pod'), row),
     flags,
     fromDecisionFrame: true,
   };
