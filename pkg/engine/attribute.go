@@ -58,14 +58,16 @@ func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string)
 }
 
 // rollbackRun is the minutes of a rollback's run among those shown: the
-// last RecentMinutes when the recent run reached its boundary, else the
-// shown minutes of the judged window; nil unless the decision is rollback.
+// last RecentMinutes when the evidence rule's recent run reached its
+// boundary, else the shown minutes of the judged window (the reference
+// rule counts the window's bad minutes); nil unless the decision is
+// rollback.
 func rollbackRun(w verdict.Window) []verdict.Minute {
 	if w.Decision != verdict.Rollback || len(w.Minutes) == 0 {
 		return nil
 	}
 	n := w.Config.WindowMinutes
-	if e := w.Evidence; e.Statistic < e.Rollback && e.RecentMinutes > 0 {
+	if e := w.Evidence; w.Config.Rule != verdict.RuleReference && e.Statistic < e.Rollback && e.RecentMinutes > 0 {
 		n = e.RecentMinutes
 	}
 	return w.Minutes[max(0, len(w.Minutes)-n):]

@@ -84,6 +84,11 @@ func TestRollbackRun(t *testing.T) {
 	if got := len(rollbackRun(w)); got != 2 {
 		t.Errorf("recent run rolled back: %d minutes, want 2", got)
 	}
+	// The reference rule rolls back on the window's bad minutes.
+	w.Config.Rule = verdict.RuleReference
+	if got := len(rollbackRun(w)); got != 6 {
+		t.Errorf("reference rule: %d minutes, want the window's 6", got)
+	}
 	w.Decision = verdict.Hold
 	if got := rollbackRun(w); got != nil {
 		t.Errorf("hold: %d minutes", len(got))
