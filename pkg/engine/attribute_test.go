@@ -9,7 +9,6 @@ import (
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
-	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -99,19 +98,8 @@ func TestRollbackRun(t *testing.T) {
 // Prometheus: the canary is rolled back and the attribution names that pod,
 // with most of the excess.
 func TestAttributeBadPod(t *testing.T) {
-	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "30", "--pods", "5",
+	client, base, canary, w, _ := liveFleets(t, 20, "--minutes", "30", "--pods", "5",
 		"--scenario", "bad-pod", "--bad-pod", "2", "--bad-pod-factor", "3", "--canary-share", "0.2", "--seed", "3")
-	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
-	client, err := prom.New(srv.URL, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, canary := testenv.GeneratedFleets(t)
-	w, err := pairing.Ending(end, 20, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, kind := range []prom.Kind{prom.Native, prom.Classic} {
 		req := Request{Metric: testenv.GeneratedMetric, Baseline: base, Canary: canary, Kind: kind, Config: verdict.Default(), Window: w}
 		req.Config.WindowMinutes = 20

@@ -246,22 +246,32 @@ func TestRecordedEqualsRaw(t *testing.T) {
 	}
 }
 
-// TestSparseScrapesInPrometheus: fleets scraped every 60 s, in a real
-// Prometheus, for both histogram kinds: the judgement fails with ErrNoData
-// naming the scrape interval, not "no histogram samples".
-func TestSparseScrapesInPrometheus(t *testing.T) {
-	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "30", "--pods", "2", "--scrape-interval", "60s")
+// generatedEnd is the end of the data liveFleets generates.
+var generatedEnd = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// liveFleets serves pairwise-gen's fleets, generated with args up to
+// generatedEnd, from a real Prometheus: a client, the fleets' selectors,
+// the window of the last shown minutes and the truth file.
+func liveFleets(t *testing.T, shown int, args ...string) (client *prom.Client, base, canary selector.Selector, w pairing.Window, truthFile string) {
+	t.Helper()
+	dataDir, truthFile := testenv.Generate(t, append([]string{"--end", generatedEnd.Format(time.RFC3339)}, args...)...)
 	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
 	client, err := prom.New(srv.URL, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, canary := testenv.GeneratedFleets(t)
-	w, err := pairing.Ending(end, 20, 0)
-	if err != nil {
+	base, canary = testenv.GeneratedFleets(t)
+	if w, err = pairing.Ending(generatedEnd, shown, 0); err != nil {
 		t.Fatal(err)
 	}
+	return client, base, canary, w, truthFile
+}
+
+// TestSparseScrapesInPrometheus: fleets scraped every 60 s, in a real
+// Prometheus, for both histogram kinds: the judgement fails with ErrNoData
+// naming the scrape interval, not "no histogram samples".
+func TestSparseScrapesInPrometheus(t *testing.T) {
+	client, base, canary, w, _ := liveFleets(t, 20, "--minutes", "30", "--pods", "2", "--scrape-interval", "60s")
 	for _, kind := range []prom.Kind{prom.Auto, prom.Native, prom.Classic} {
 		req := Request{Metric: "http_request_duration_seconds", Baseline: base, Canary: canary, Kind: kind, Config: verdict.Default(), Window: w}
 		_, err := Analyze(context.Background(), client, req)
@@ -280,7 +290,6 @@ func TestSparseScrapesInPrometheus(t *testing.T) {
 // minute's likelihood ratio too large. The truth file counts the
 // observations between each minute's first and last scrape.
 func TestCountedObservationsAtEveryInterval(t *testing.T) {
-	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	const minutes = 12
 	for _, tt := range []struct{ interval, offset string }{
 		{"10s", "0s"}, {"15s", "0s"}, {"15s", "7s"}, {"20s", "0s"}, {"30s", "0s"}, {"30s", "20s"}, {"25s", "0s"},
@@ -289,19 +298,9 @@ func TestCountedObservationsAtEveryInterval(t *testing.T) {
 		// judgement says so instead (prom.UnevenScrapes).
 		uneven := tt.interval == "25s"
 		t.Run(tt.interval+" offset "+tt.offset, func(t *testing.T) {
-			dataDir, truthFile := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", fmt.Sprint(minutes), "--pods", "3",
+			client, base, canary, w, truthFile := liveFleets(t, minutes-1, "--minutes", fmt.Sprint(minutes), "--pods", "3",
 				"--scrape-interval", tt.interval, "--scrape-offset", tt.offset, "--seed", "5")
 			truth := testenv.LoadTruth(t, truthFile)
-			srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir})
-			client, err := prom.New(srv.URL, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			base, canary := testenv.GeneratedFleets(t)
-			w, err := pairing.Ending(end, minutes-1, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			for _, kind := range []prom.Kind{prom.Native, prom.Classic} {
 				req := Request{Metric: testenv.GeneratedMetric, Baseline: base, Canary: canary, Kind: kind, Config: verdict.Default(), Window: w}
 				res, err := Analyze(context.Background(), client, req)
