@@ -54,6 +54,15 @@ func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string)
 	if err != nil {
 		return nil, fmt.Errorf("query canary pods: %w", err)
 	}
+	// Series without the label are told apart from the pods, and a canary
+	// none of whose series has it cannot be split.
+	if unlabelled, ok := pods[""]; ok {
+		if len(pods) == 1 {
+			return nil, fmt.Errorf("the canary's series have no label %q: name the label that tells its pods apart (--pod-label)", podLabel)
+		}
+		delete(pods, "")
+		pods["(series without "+podLabel+")"] = unlabelled
+	}
 	return attribute(minutes, pods), nil
 }
 
