@@ -136,11 +136,9 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	}
 	// A rollback says which of the canary's pods hold its tail; without the
 	// answer it is still a rollback.
-	var byPod *engine.Attribution
-	if res.Decision == verdict.Rollback && f.podLabel != "" {
-		if byPod, err = engine.Attribute(ctx, client, res, f.podLabel); err != nil {
-			fmt.Fprintln(stderr, scrub("pairwise: warning: the rollback is not attributed to pods: "+oneLine(err.Error())))
-		}
+	byPod, err := engine.Attribute(ctx, client, res, f.podLabel)
+	if err != nil {
+		fmt.Fprintln(stderr, scrub("pairwise: warning: the rollback is not attributed to pods: "+oneLine(err.Error())))
 	}
 	switch f.output {
 	case "json":

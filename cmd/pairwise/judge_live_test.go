@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 			if code != tt.wantCode || !strings.Contains(out, tt.wantLine) {
 				t.Fatalf("exit %d, want %d; output lacks %q:\n%s\n%s", code, tt.wantCode, tt.wantLine, out, errOut)
 			}
-			if strings.Contains(out, "by pod:") != (tt.wantCode == 2 && !strings.Contains(tt.name, "--pod-label")) {
+			if strings.Contains(out, "by pod:") != (tt.wantCode == 2 && !slices.Contains(tt.extra, "--pod-label")) {
 				t.Fatalf("a pod attribution where none is due, or none where one is:\n%s", out)
 			}
 			if strings.Contains(tt.name, "not flagged") && strings.Contains(out, "measurement-divergence") {

@@ -205,7 +205,7 @@ func (a *analyses) run(key string, e *analysisEntry, req engine.Request) {
 	// A rollback says which pods hold the canary's tail when it can; it is
 	// a rollback either way.
 	var byPod *engine.Attribution
-	if pods, ok := a.src.(engine.PodSource); ok && err == nil && a.podLabel != "" && res.Decision == verdict.Rollback {
+	if pods, ok := a.src.(engine.PodSource); ok && err == nil {
 		byPod, _ = engine.Attribute(ctx, pods, res, a.podLabel)
 	}
 	cancel()

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -43,10 +42,11 @@ type PodShare struct {
 // decision, or when no minute of the run can be split), reading the
 // canary's per-pod histograms over the minutes of the run that rolled back:
 // the recent run if it reached its boundary, else the window's minutes
-// shown. podLabel names the label that tells pods apart.
+// shown. podLabel names the label that tells pods apart; empty, nothing
+// is asked.
 func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string) (*Attribution, error) {
 	minutes := rollbackRun(res.Window)
-	if len(minutes) == 0 {
+	if len(minutes) == 0 || podLabel == "" {
 		return nil, nil
 	}
 	r := prom.Range{Start: minutes[0].Time, End: minutes[len(minutes)-1].Time}
@@ -89,10 +89,12 @@ func rollbackRun(w verdict.Window) []verdict.Minute {
 // observations. nil when no minute can be split.
 func attribute(minutes []verdict.Minute, pods map[string]prom.Series) *Attribution {
 	a := &Attribution{}
-	byPod := map[string]*PodShare{}
 	// Pods in order, so that every sum is added in the same order, and two
 	// readers of the same data agree to the last bit.
 	names := slices.Sorted(maps.Keys(pods))
+	shares := make([]PodShare, len(names))
+	seen := make([]bool, len(names))
+	beyond, count := make([]float64, len(names)), make([]float64, len(names))
 	for _, m := range minutes {
 		ev := m.Evidence
 		v := ev.Votes[0]
@@ -100,20 +102,16 @@ func attribute(minutes []verdict.Minute, pods map[string]prom.Series) *Attributi
 			continue
 		}
 		t := m.Time.Unix()
-		beyond, count := map[string]float64{}, map[string]float64{}
 		var sumBeyond, sumCount float64
-		for _, pod := range names {
-			h := pods[pod][t]
-			if h == nil || !(h.Count > 0) {
-				continue
+		for i, pod := range names {
+			beyond[i], count[i] = 0, 0
+			if h := pods[pod][t]; h != nil && h.Count > 0 {
+				if b := h.CountAbove(v.Threshold); !math.IsNaN(b) {
+					beyond[i], count[i] = b, h.Count
+					sumBeyond += b
+					sumCount += h.Count
+				}
 			}
-			b := h.CountAbove(v.Threshold)
-			if math.IsNaN(b) {
-				continue
-			}
-			beyond[pod], count[pod] = b, h.Count
-			sumBeyond += b
-			sumCount += h.Count
 		}
 		if !(sumCount > 0) {
 			continue
@@ -123,35 +121,36 @@ func attribute(minutes []verdict.Minute, pods map[string]prom.Series) *Attributi
 		expected := v.Expected(ev.Share)
 		a.Beyond += v.Canary
 		a.Expected += expected
-		for _, pod := range names {
-			if _, ok := count[pod]; !ok {
+		for i := range names {
+			if count[i] == 0 {
 				continue
 			}
-			s := byPod[pod]
-			if s == nil {
-				s = &PodShare{Pod: pod}
-				byPod[pod] = s
-			}
+			seen[i] = true
 			if sumBeyond > 0 {
-				s.Beyond += v.Canary * beyond[pod] / sumBeyond
+				shares[i].Beyond += v.Canary * beyond[i] / sumBeyond
 			}
-			s.Expected += expected * count[pod] / sumCount
+			shares[i].Expected += expected * count[i] / sumCount
 		}
 	}
 	if a.Minutes == 0 {
 		return nil
 	}
-	for _, s := range byPod {
-		a.Pods = append(a.Pods, *s)
+	for i, pod := range names {
+		if seen[i] {
+			shares[i].Pod = pod
+			a.Pods = append(a.Pods, shares[i])
+		}
 	}
-	slices.SortFunc(a.Pods, func(x, y PodShare) int {
-		if ex, ey := x.Beyond-x.Expected, y.Beyond-y.Expected; ex != ey {
-			if ex > ey {
-				return -1
-			}
+	slices.SortStableFunc(a.Pods, func(x, y PodShare) int {
+		// The largest excess first; names break ties (a.Pods is in name order).
+		ex, ey := x.Beyond-x.Expected, y.Beyond-y.Expected
+		switch {
+		case ex > ey:
+			return -1
+		case ex < ey:
 			return 1
 		}
-		return strings.Compare(x.Pod, y.Pod)
+		return 0
 	})
 	return a
 }

@@ -121,6 +121,10 @@ func TestAttributeBadPod(t *testing.T) {
 		if !strings.HasPrefix(a.String(), "of the canary's") {
 			t.Errorf("%s: %q", kind, a)
 		}
+		// No label: nothing is asked.
+		if a, err := Attribute(context.Background(), client, res, ""); a != nil || err != nil {
+			t.Errorf("%s: no label: %v, %v", kind, a, err)
+		}
 		// A label the canary's series do not have cannot split them.
 		if a, err := Attribute(context.Background(), client, res, "kubernetes_pod_name"); a != nil || err == nil || !strings.Contains(err.Error(), `have no label "kubernetes_pod_name"`) {
 			t.Errorf("%s: a label the series lack: %v, %v", kind, a, err)

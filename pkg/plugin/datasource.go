@@ -25,7 +25,6 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/frames"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
-	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 var (
@@ -248,7 +247,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 		// canary's tail; alert rules need only the numbers, and ask
 		// nothing more of Prometheus.
 		var byPod *engine.Attribution
-		if !numeric && res.Decision == verdict.Rollback {
+		if !numeric {
 			if byPod, err = engine.Attribute(ctx, d.client, res, pq.PodLabel); err != nil {
 				res.Warnings = append(res.Warnings, "the rollback is not attributed to pods: "+err.Error())
 			}
