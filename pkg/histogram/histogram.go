@@ -11,9 +11,11 @@
 package histogram
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -251,6 +253,14 @@ func almostEqual(a, b, epsilon float64) bool {
 // has no positive ones), where "has" includes empty buckets inside the spans.
 // The JSON omits empty buckets, so here only non-empty buckets count.
 func FromNative(buckets []APIBucket, count, sum float64) (*Histogram, error) {
+	return FromNativeAfter(nil, buckets, count, sum)
+}
+
+// FromNativeAfter is FromNative for the next sample of a series whose last
+// histogram was prev (nil: none): when the buckets have prev's bounds, the
+// schema inferred from them is prev's, and is not inferred again (a range
+// of native histograms mostly repeats its bounds).
+func FromNativeAfter(prev *Histogram, buckets []APIBucket, count, sum float64) (*Histogram, error) {
 	bs := make([]Bucket, 0, len(buckets))
 	for _, ab := range buckets {
 		if ab.Boundaries < 0 || ab.Boundaries > 3 {
@@ -267,12 +277,10 @@ func FromNative(buckets []APIBucket, count, sum float64) (*Histogram, error) {
 			Count:          ab.Count,
 		})
 	}
-	sort.SliceStable(bs, func(i, j int) bool {
-		if bs[i].Lower != bs[j].Lower {
-			return bs[i].Lower < bs[j].Lower
-		}
-		return bs[i].Upper < bs[j].Upper
-	})
+	// Prometheus writes buckets in ascending order: sort only if not.
+	if !slices.IsSortedFunc(bs, compareBuckets) {
+		slices.SortStableFunc(bs, compareBuckets)
+	}
 	for i := 1; i < len(bs); i++ {
 		if bs[i].Lower < bs[i-1].Upper {
 			return nil, fmt.Errorf("%w: [%g, %g] and [%g, %g]", ErrOverlap,
@@ -280,6 +288,10 @@ func FromNative(buckets []APIBucket, count, sum float64) (*Histogram, error) {
 		}
 	}
 	h := &Histogram{Count: count, Sum: sum, Buckets: bs}
+	if prev != nil && prev.Kind != Classic && sameBounds(prev.Buckets, bs) {
+		h.Kind, h.Schema, h.ZeroThreshold = prev.Kind, prev.Schema, prev.ZeroThreshold
+		return h, nil
+	}
 	schema, zt, ok := inferSchema(bs)
 	if ok {
 		h.Kind = NativeExponential
@@ -289,4 +301,19 @@ func FromNative(buckets []APIBucket, count, sum float64) (*Histogram, error) {
 		h.Kind = NativeCustom
 	}
 	return h, nil
+}
+
+// sameBounds says whether a and b are buckets with the same bounds.
+func sameBounds(a, b []Bucket) bool {
+	return slices.EqualFunc(a, b, func(x, y Bucket) bool {
+		return x.Lower == y.Lower && x.Upper == y.Upper && x.LowerInclusive == y.LowerInclusive && x.UpperInclusive == y.UpperInclusive
+	})
+}
+
+// compareBuckets orders buckets by lower, then upper bound.
+func compareBuckets(a, b Bucket) int {
+	if c := cmp.Compare(a.Lower, b.Lower); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Upper, b.Upper)
 }

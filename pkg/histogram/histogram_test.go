@@ -196,41 +196,64 @@ func TestGetBound(t *testing.T) {
 	}
 }
 
+// inferenceCases are native histograms' buckets and the schema inferred
+// from them.
+var inferenceCases = []struct {
+	name       string
+	buckets    []APIBucket
+	wantKind   Kind
+	wantSchema int32
+	wantZT     float64
+}{
+	{"schema 0", []APIBucket{{0, 1, 2, 3}, {0, 2, 4, 1}}, NativeExponential, 0, 0},
+	{"schema 0 unsorted with gap", []APIBucket{{0, 8, 16, 1}, {0, 1, 2, 3}}, NativeExponential, 0, 0},
+	{"schema -1", []APIBucket{{0, 1, 4, 3}}, NativeExponential, -1, 0},
+	{"schema -4", []APIBucket{{0, 1, 65536, 3}}, NativeExponential, -4, 0},
+	{"schema 1", []APIBucket{{0, 1, getBoundExponential(1, 1), 3}}, NativeExponential, 1, 0},
+	// Prometheus's bound 2^(1/2) is 1.414213562373095, one ulp below math.Sqrt2.
+	{"custom: sqrt(2) is not the schema 1 bound", []APIBucket{{0, 1, math.Sqrt2, 3}}, NativeCustom, 0, 0},
+	{"schema 3 from table bounds", []APIBucket{{0, getBoundExponential(4, 3), getBoundExponential(5, 3), 1}}, NativeExponential, 3, 0},
+	{"schema 8 from table bounds", []APIBucket{{0, getBoundExponential(-9, 8), getBoundExponential(-8, 8), 1}}, NativeExponential, 8, 0},
+	{"negative and zero bucket", []APIBucket{{1, -2, -1, 1}, {3, -0.001, 0.001, 2}, {0, 0.5, 1, 1}}, NativeExponential, 0, 0.001},
+	{"clamped lowest positive bucket", []APIBucket{{3, -0.75, 0.75, 2}, {0, 0.75, 1, 1}, {0, 1, 2, 1}}, NativeExponential, 0, 0.75},
+	{"clamped without zero bucket", []APIBucket{{0, 0.75, 1, 1}, {0, 1, 2, 1}}, NativeExponential, 0, 0.75},
+	{"zero bucket only", []APIBucket{{3, -0.5, 0.5, 2}}, NativeExponential, 0, 0.5},
+	{"custom: not exponential bounds", []APIBucket{{3, ninf, 0.1, 1}, {0, 0.1, 0.25, 2}, {0, 0.25, inf, 1}}, NativeCustom, 0, 0},
+	{"custom: 1,2,5 is not one schema", []APIBucket{{0, 1, 2, 1}, {0, 2, 5, 1}}, NativeCustom, 0, 0},
+	{"custom: two schemas mixed", []APIBucket{{0, 1, 2, 1}, {0, 2, 2 * math.Sqrt2, 1}}, NativeCustom, 0, 0},
+	{"custom: positive bucket with wrong rule", []APIBucket{{1, 1, 2, 1}}, NativeCustom, 0, 0},
+	{"custom: bucket spanning zero", []APIBucket{{0, -2, 3, 1}}, NativeCustom, 0, 0},
+	{"custom: clamp not next to zero", []APIBucket{{0, 0.5, 1, 1}, {0, 1.5, 2, 1}}, NativeCustom, 0, 0},
+	{"ambiguous custom on exponential bounds taken as exponential", []APIBucket{{0, 1, 2, 1}, {0, 2, 4, 1}}, NativeExponential, 0, 0},
+}
+
 func TestFromNativeInference(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		buckets    []APIBucket
-		wantKind   Kind
-		wantSchema int32
-		wantZT     float64
-	}{
-		{"schema 0", []APIBucket{{0, 1, 2, 3}, {0, 2, 4, 1}}, NativeExponential, 0, 0},
-		{"schema 0 unsorted with gap", []APIBucket{{0, 8, 16, 1}, {0, 1, 2, 3}}, NativeExponential, 0, 0},
-		{"schema -1", []APIBucket{{0, 1, 4, 3}}, NativeExponential, -1, 0},
-		{"schema -4", []APIBucket{{0, 1, 65536, 3}}, NativeExponential, -4, 0},
-		{"schema 1", []APIBucket{{0, 1, getBoundExponential(1, 1), 3}}, NativeExponential, 1, 0},
-		// Prometheus's bound 2^(1/2) is 1.414213562373095, one ulp below math.Sqrt2.
-		{"custom: sqrt(2) is not the schema 1 bound", []APIBucket{{0, 1, math.Sqrt2, 3}}, NativeCustom, 0, 0},
-		{"schema 3 from table bounds", []APIBucket{{0, getBoundExponential(4, 3), getBoundExponential(5, 3), 1}}, NativeExponential, 3, 0},
-		{"schema 8 from table bounds", []APIBucket{{0, getBoundExponential(-9, 8), getBoundExponential(-8, 8), 1}}, NativeExponential, 8, 0},
-		{"negative and zero bucket", []APIBucket{{1, -2, -1, 1}, {3, -0.001, 0.001, 2}, {0, 0.5, 1, 1}}, NativeExponential, 0, 0.001},
-		{"clamped lowest positive bucket", []APIBucket{{3, -0.75, 0.75, 2}, {0, 0.75, 1, 1}, {0, 1, 2, 1}}, NativeExponential, 0, 0.75},
-		{"clamped without zero bucket", []APIBucket{{0, 0.75, 1, 1}, {0, 1, 2, 1}}, NativeExponential, 0, 0.75},
-		{"zero bucket only", []APIBucket{{3, -0.5, 0.5, 2}}, NativeExponential, 0, 0.5},
-		{"custom: not exponential bounds", []APIBucket{{3, ninf, 0.1, 1}, {0, 0.1, 0.25, 2}, {0, 0.25, inf, 1}}, NativeCustom, 0, 0},
-		{"custom: 1,2,5 is not one schema", []APIBucket{{0, 1, 2, 1}, {0, 2, 5, 1}}, NativeCustom, 0, 0},
-		{"custom: two schemas mixed", []APIBucket{{0, 1, 2, 1}, {0, 2, 2 * math.Sqrt2, 1}}, NativeCustom, 0, 0},
-		{"custom: positive bucket with wrong rule", []APIBucket{{1, 1, 2, 1}}, NativeCustom, 0, 0},
-		{"custom: bucket spanning zero", []APIBucket{{0, -2, 3, 1}}, NativeCustom, 0, 0},
-		{"custom: clamp not next to zero", []APIBucket{{0, 0.5, 1, 1}, {0, 1.5, 2, 1}}, NativeCustom, 0, 0},
-		{"ambiguous custom on exponential bounds taken as exponential", []APIBucket{{0, 1, 2, 1}, {0, 2, 4, 1}}, NativeExponential, 0, 0},
-	} {
+	for _, tc := range inferenceCases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := mustNative(t, tc.buckets, 4, 1)
 			if h.Kind != tc.wantKind || (h.Kind == NativeExponential && (h.Schema != tc.wantSchema || h.ZeroThreshold != tc.wantZT)) {
 				t.Errorf("got %v schema %d zt %g, want %v schema %d zt %g", h.Kind, h.Schema, h.ZeroThreshold, tc.wantKind, tc.wantSchema, tc.wantZT)
 			}
 		})
+	}
+}
+
+// TestFromNativeAfter: a histogram read after another is the histogram
+// read alone, whether their bounds are the same (the schema is taken over)
+// or not (it is inferred).
+func TestFromNativeAfter(t *testing.T) {
+	for _, p := range inferenceCases {
+		prev := mustNative(t, p.buckets, 4, 1)
+		for _, tc := range inferenceCases {
+			want := mustNative(t, tc.buckets, 5, 2)
+			got, err := FromNativeAfter(prev, tc.buckets, 5, 2)
+			if err != nil {
+				t.Fatalf("%s after %s: %v", tc.name, p.name, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s after %s: %+v, want %+v", tc.name, p.name, got, want)
+			}
+		}
 	}
 }
 

@@ -40,6 +40,16 @@ func TestMatrixDecoding(t *testing.T) {
 			want: matrixData{ResultType: "matrix"}},
 		{name: "an error answer", body: `{"status":"error","errorType":"bad_data","error":"x"}`, status: "error"},
 		{name: "unquoted value", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,1]]}]}}`, wantErr: true},
+		{name: "buckets with white space, apart, and sharing a bound",
+			body: `{"status":"success","data":{"resultType":"matrix","result":[` +
+				`{"metric":{},"histograms":[[1800000000,{"count":"6","sum":"1","buckets":[[ 0 , "0.1","0.2" , "3" ],[0,"0.5","1","2"],[3,"1","2","1.5"]]}]]}]}}`,
+			status: "success",
+			want: matrixData{ResultType: "matrix", Result: []matrixSeries{
+				{Metric: map[string]string{}, Histograms: []histSample{{T: 1800000000, Count: 6, Sum: 1, Buckets: []histogram.APIBucket{
+					{Boundaries: 0, Lower: 0.1, Upper: 0.2, Count: 3}, {Boundaries: 0, Lower: 0.5, Upper: 1, Count: 2}, {Boundaries: 3, Lower: 1, Upper: 2, Count: 1.5}}}}},
+			}}},
+		{name: "bucket bound with an escape", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"3","sum":"1","buckets":[[0,"0\u002e1","0.2","3"]]}]]}]}}`, wantErr: true},
+		{name: "bucket with five fields", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"3","sum":"1","buckets":[[0,"0.1","0.2","3","4"]]}]]}]}}`, wantErr: true},
 		{name: "unquoted bucket bound", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"3","sum":"1","buckets":[[0,0.1,"0.2","3"]]}]]}]}}`, wantErr: true},
 		{name: "bucket bound not a number", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"3","sum":"1","buckets":[[0,"x","0.2","3"]]}]]}]}}`, wantErr: true},
 		{name: "time not a number", body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[["1","1"]]}]}}`, wantErr: true},

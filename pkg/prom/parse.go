@@ -22,12 +22,13 @@ func nativeSeries(m *matrixData, groupLabel string) (map[string]Series, error) {
 			series = Series{}
 			out[key] = series
 		}
+		var prev *histogram.Histogram
 		for _, hs := range s.Histograms {
-			h, err := histogram.FromNative(hs.Buckets, hs.Count, hs.Sum)
+			h, err := histogram.FromNativeAfter(prev, hs.Buckets, hs.Count, hs.Sum)
 			if err != nil {
 				return nil, err
 			}
-			series[unixSeconds(hs.T)] = h
+			series[unixSeconds(hs.T)], prev = h, h
 		}
 	}
 	return out, nil

@@ -50,13 +50,14 @@ func (c *Client) RecordedHistograms(ctx context.Context, metric string, sel sele
 			if len(s.Values) > 0 {
 				return nil, fmt.Errorf("%w: the recorded minute series holds float samples, not native histograms", ErrNotFound)
 			}
+			var prev *histogram.Histogram
 			for _, hs := range s.Histograms {
 				if m, ok := recordedMinute(hs.T, r); ok {
-					h, err := histogram.FromNative(hs.Buckets, hs.Count, hs.Sum)
+					h, err := histogram.FromNativeAfter(prev, hs.Buckets, hs.Count, hs.Sum)
 					if err != nil {
 						return nil, err
 					}
-					out[m] = h
+					out[m], prev = h, h
 				}
 			}
 		}
