@@ -1,8 +1,11 @@
 package prom
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -158,4 +161,80 @@ func TestUnevenScrapes(t *testing.T) {
 			t.Errorf("%s: %.2f samples a minute, uneven %v, want %v", tt.name, n, got, tt.want)
 		}
 	}
+}
+
+// TestGzipAnswers: the client asks for gzip itself and reads gzip answers
+// (klauspost/compress), reads plain answers as they come, leaves a client's
+// own Accept-Encoding alone, and names a gzip body it cannot read.
+func TestGzipAnswers(t *testing.T) {
+	answer := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1800000000,{"count":"3","sum":"0.3","buckets":[[0,"0.1","0.2","3"]]}]]}]}}`
+	zipped := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	tests := []struct {
+		name          string
+		clientAsks    string // Accept-Encoding set by the caller's transport
+		serverZips    bool
+		body          []byte
+		wantAsked     string
+		wantErr       error
+		wantErrSubstr string
+	}{
+		{name: "gzip asked for and read", serverZips: true, body: zipped(answer), wantAsked: "gzip"},
+		{name: "a plain answer to a gzip request", body: []byte(answer), wantAsked: "gzip"},
+		{name: "the caller's own Accept-Encoding", clientAsks: "identity", body: []byte(answer), wantAsked: "identity"},
+		{name: "a gzip body that is not gzip", serverZips: true, body: []byte(answer), wantAsked: "gzip", wantErr: ErrNotProm, wantErrSubstr: "gzip body that cannot be read"},
+		{name: "a gzip body cut short", serverZips: true, body: zipped(answer)[:40], wantAsked: "gzip", wantErr: ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				asked = r.Header.Get("Accept-Encoding")
+				w.Header().Set("Content-Type", "application/json")
+				if tt.serverZips {
+					w.Header().Set("Content-Encoding", "gzip")
+				}
+				w.Write(tt.body)
+			}))
+			defer srv.Close()
+			c, err := New(srv.URL, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.clientAsks != "" {
+				c.HTTP = &http.Client{Transport: headerTransport{"Accept-Encoding", tt.clientAsks}}
+			}
+			series, _, err := c.FleetHistograms(context.Background(), "h", faultSel, Native, faultRange)
+			if asked != tt.wantAsked {
+				t.Errorf("Accept-Encoding %q, want %q", asked, tt.wantAsked)
+			}
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || !strings.Contains(fmt.Sprint(err), tt.wantErrSubstr) {
+					t.Fatalf("error %v, want %v containing %q", err, tt.wantErr, tt.wantErrSubstr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := series[1800000000]; h == nil || h.Count != 3 {
+				t.Fatalf("decoded %v", series)
+			}
+		})
+	}
+}
+
+// headerTransport sets a header on every request, as a caller's transport
+// (Grafana's HTTP client middleware) may.
+type headerTransport struct{ name, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
 }
