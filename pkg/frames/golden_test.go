@@ -68,8 +68,8 @@ func goldenHour(t *testing.T, shown int, rule string) *engine.Result {
 			k = expFleet(t, 1200, 0.2*1.3)
 		case fromEnd == shown-3:
 			b, k = nil, nil // nothing reported
-		case fromEnd == shown-5:
-			k = expFleet(t, 300, 0.2) // too few tail observations
+		case fromEnd == 25:
+			k = expFleet(t, 300, 0.2) // too few tail observations, and a quarter of the canary's share
 		}
 		if fromEnd == 8 {
 			incomplete = "1 of 2 canary targets down"

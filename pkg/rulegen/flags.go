@@ -37,10 +37,11 @@ func (r resolved) windowFlags() expr {
 	// A win too large to believe: the median ratio of the counted minutes.
 	suspicious := op(fn("quantile_over_time", leaf("0.5"), r.overWindow(n.countedRatio, 0)), "<=", num(c.SuspiciousWin))
 
-	// Traffic parity: the canary's share of requests in minutes where both
-	// fleets served. A share further than MaxShareDrift (relative) from the
-	// median is above median*(1+drift) or below median*(1-drift).
-	shares := r.overWindow(n.share, 0)
+	// Traffic parity: the canary's share of requests in the window's last
+	// ShareMinutes where both fleets served. A share further than
+	// MaxShareDrift (relative) from the median is above median*(1+drift) or
+	// below median*(1-drift).
+	shares := r.overWindow(n.share, min(c.WindowMinutes, c.ShareMinutes()))
 	median := fn("quantile_over_time", leaf("0.5"), shares)
 	var parity expr = op(
 		op(fn("max_over_time", shares), ">", op(median, "*", num(1+c.MaxShareDrift))),

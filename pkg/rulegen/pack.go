@@ -343,8 +343,8 @@ func (r resolved) rules(runbookBase string) []rule {
 		rule{record: badName, expr: r.minuteCount(r.minuteNames().bad), labels: labels,
 			comment: "bad minutes among the last " + window + " of recorded wall-clock minutes" + countsNote},
 		rule{record: flagsName, expr: r.windowFlags(), labels: labels,
-			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s), 1 while raised; a flagged window never promotes",
-				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet)},
+			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s; %s over its last %dm), 1 while raised; a flagged window never promotes",
+				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet, verdict.FlagTrafficParity, min(c.WindowMinutes, c.ShareMinutes()))},
 	)
 
 	runbook := func(alert string) [2]string {

@@ -105,10 +105,7 @@ func TestTallyAsRead(t *testing.T) {
 	for _, width := range []int{1, 2, 7, 60} {
 		var tally windowTally
 		for i := range ms {
-			tally.add(c, ms[i], 1)
-			if j := i - width; j >= 0 {
-				tally.add(c, ms[j], -1)
-			}
+			tally.step(c, ms, i, width)
 			judged := ms[max(0, i-width+1) : i+1]
 			gotF, gotN := tally.flags(c, o, judged, true)
 			wantF, wantN := readFlags(c, judged, o)
@@ -132,7 +129,10 @@ func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
 	}
 	var ratios, shares []float64
 	missing, partial := 0, 0
-	for _, m := range judged {
+	for i, m := range judged {
+		if s, ok := shareOf(m); ok && i >= len(judged)-c.ShareMinutes() {
+			shares = append(shares, s)
+		}
 		if m.Warmup {
 			continue
 		}
@@ -141,9 +141,6 @@ func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
 		}
 		if m.Verdict == Partial {
 			partial++
-		}
-		if m.Baseline.Count > 0 && m.Canary.Count > 0 {
-			shares = append(shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count))
 		}
 		if (m.Baseline.Count > 0) != (m.Canary.Count > 0) {
 			missing++
@@ -161,7 +158,7 @@ func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
 		}
 		var parts []string
 		if drifted > 0 {
-			parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, drifted))
+			parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d of %d minutes (the window's last %d)", c.MaxShareDrift*100, s*100, drifted, len(shares), c.ShareMinutes()))
 		}
 		if e := c.ExpectedCanaryShare; e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation {
 			parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
@@ -246,5 +243,50 @@ func TestPromoteExpected(t *testing.T) {
 	busy := window(0.01, 300, 0.3)
 	if d, reason := busy.decide(c); d != Promote {
 		t.Errorf("busy canary: %s, %q (expected %.1f)", d, reason, busy.Expected)
+	}
+}
+
+// TestShareRampThenSteady: a canary whose weight is raised step by step
+// (Flagger's stepWeight 5 up to maxWeight 50, a step a minute) raises the
+// traffic-parity flag until its share has been steady for the window's last
+// ShareMinutes, not for the whole window; a share that keeps swinging stays
+// flagged.
+func TestShareRampThenSteady(t *testing.T) {
+	c := Default()
+	minute := func(share float64) Minute {
+		return Minute{Verdict: Neutral, Ratio: 1, Baseline: FleetStats{Count: 6000 * (1 - share)}, Canary: FleetStats{Count: 6000 * share}}
+	}
+	flagged := func(ms []Minute) []bool {
+		var tally windowTally
+		out := make([]bool, len(ms))
+		for i := range ms {
+			tally.step(c, ms, i, c.WindowMinutes)
+			flags, _ := tally.flags(c, Options{}, nil, false)
+			out[i] = slices.Contains(flags, FlagTrafficParity)
+		}
+		return out
+	}
+	var ramp, swing []Minute
+	for i := range 120 {
+		ramp = append(ramp, minute(min(0.05*float64(i+1), 0.5)))
+		swing = append(swing, minute([]float64{0.05, 0.2}[i/5%2]))
+	}
+	// The share is 50% from minute 10 on. Just after the ramp its first
+	// minutes (5% to 20%) are far from the median; once the share has been
+	// steady for ShareMinutes (from minute 40) nothing is, though the ramp
+	// is still in the window (until minute 64, when the flag used to clear).
+	got := flagged(ramp)
+	if !got[11] {
+		t.Errorf("ramp, minute 12: not flagged")
+	}
+	for i := 39; i < len(got); i++ { // 30 steady minutes: half of the default window
+		if got[i] {
+			t.Errorf("ramp, minute %d, %d steady minutes: flagged", i+1, i-8)
+		}
+	}
+	for i, f := range flagged(swing) {
+		if i >= 10 && !f {
+			t.Errorf("swing, minute %d: not flagged", i+1)
+		}
 	}
 }

@@ -130,10 +130,9 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	var tally windowTally // the flags' figures of the window ending at i
 	for i := range minutes {
 		counts.add(minutes[i], 1)
-		tally.add(c, minutes[i], 1)
+		tally.step(c, minutes, i, c.WindowMinutes)
 		if j := i - c.WindowMinutes; j >= 0 {
 			counts.add(minutes[j], -1)
-			tally.add(c, minutes[j], -1)
 		}
 		if i < first {
 			continue
@@ -237,13 +236,52 @@ func decide(c Config, n Counts, total int) (Decision, string) {
 // disagrees with the application, and the caller's own flags.
 type windowTally struct {
 	// ratios of counted minutes and the canary's shares of requests, in
-	// ascending order (cmp.Compare's).
+	// ascending order (cmp.Compare's). The shares are those of the last
+	// half of the window only (ShareMinutes).
 	ratios, shares             []float64
 	missing, partial, diverged int
 }
 
-// add counts minute m in (sign 1) or out (sign -1); warm-up minutes are not
-// counted.
+// ShareMinutes is how many of the window's last minutes the traffic-parity
+// flag reads the canary's share of requests over: the half of the window
+// that promotion needs minutes of evidence from (PromoteMinutes). A share
+// that moved before them (Flagger or Argo Rollouts raising the canary's
+// weight step by step) no longer holds a promotion once it has been steady
+// for them; each of those minutes' evidence is exact at its own share.
+func (c Config) ShareMinutes() int { return c.PromoteMinutes() }
+
+// step moves the tally of a window of width minutes to the one ending at
+// minutes[i]: minute i enters, the minute width before it leaves, and the
+// shares keep the last ShareMinutes of it.
+func (t *windowTally) step(c Config, minutes []Minute, i, width int) {
+	t.add(c, minutes[i], 1)
+	t.addShare(minutes[i], 1)
+	if j := i - width; j >= 0 {
+		t.add(c, minutes[j], -1)
+	}
+	if j := i - min(width, c.ShareMinutes()); j >= 0 {
+		t.addShare(minutes[j], -1)
+	}
+}
+
+// shareOf is the canary's share of a minute's requests, ok when both fleets
+// served and the minute is not warm-up.
+func shareOf(m Minute) (share float64, ok bool) {
+	if m.Warmup || !(m.Baseline.Count > 0 && m.Canary.Count > 0) {
+		return 0, false
+	}
+	return m.Canary.Count / (m.Baseline.Count + m.Canary.Count), true
+}
+
+// addShare counts minute m's share in (sign 1) or out (sign -1).
+func (t *windowTally) addShare(m Minute, sign int) {
+	if s, ok := shareOf(m); ok {
+		t.shares = sortedAdd(t.shares, s, sign)
+	}
+}
+
+// add counts minute m in (sign 1) or out (sign -1), all but its share;
+// warm-up minutes are not counted.
 func (t *windowTally) add(c Config, m Minute, sign int) {
 	if m.Warmup {
 		return
@@ -253,9 +291,6 @@ func (t *windowTally) add(c Config, m Minute, sign int) {
 	}
 	if m.Verdict == Partial {
 		t.partial += sign
-	}
-	if m.Baseline.Count > 0 && m.Canary.Count > 0 {
-		t.shares = sortedAdd(t.shares, m.Canary.Count/(m.Baseline.Count+m.Canary.Count), sign)
 	}
 	if (m.Baseline.Count > 0) != (m.Canary.Count > 0) {
 		t.missing += sign
@@ -317,7 +352,7 @@ func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool
 			add(FlagTrafficParity, func() string {
 				var parts []string
 				if n > 0 {
-					parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d minutes", c.MaxShareDrift*100, s*100, n))
+					parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d of %d minutes (the window's last %d)", c.MaxShareDrift*100, s*100, n, len(t.shares), c.ShareMinutes()))
 				}
 				if deviates {
 					parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
