@@ -264,3 +264,45 @@ func judgeTimeline(t *testing.T, url string) {
 	}
 	t.Logf("first rollback: deployment from 11:40 at %s, sliding windows at %s", fresh, slide)
 }
+
+// TestJudgeRampedWeight: identical fleets, the canary's weight raised as
+// Flagger raises it (5% more every minute up to 50%, deploy/flagger/canary.yaml),
+// judged from the deployment's start. The ramp's first minutes hold
+// promotion (traffic-parity) until the share has been steady for the
+// window's last 30 minutes, not for the whole hour: promotion comes about
+// 35 minutes after the start, instead of after 64.
+func TestJudgeRampedWeight(t *testing.T) {
+	start := judgeEnd.Add(-80 * time.Minute)
+	url := judgeProm(t, "--scenario", "clean", "--ramp-step", "0.05", "--ramp-every", "1")
+	code, out, errOut := runJudge(append(fleetArgs(url), "--at", judgeEnd.Format(time.RFC3339), "--since", start.Format(time.RFC3339), "--range", "80m", "--output", "json")...)
+	var d struct {
+		Minutes []struct {
+			Time     time.Time `json:"time"`
+			Decision string    `json:"decision"`
+			Reason   string    `json:"decision_reason"`
+		} `json:"minutes"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%.2000s\n%s", code, err, out, errOut)
+	}
+	var firstPromote time.Time
+	heldByParity := false
+	for _, m := range d.Minutes {
+		if m.Decision == "rollback" {
+			t.Fatalf("identical fleets rolled back at %s: %s", m.Time, m.Reason)
+		}
+		if m.Decision == "promote" && firstPromote.IsZero() {
+			firstPromote = m.Time
+		}
+		if m.Decision == "hold" && firstPromote.IsZero() && !m.Time.Before(start.Add(30*time.Minute)) && strings.Contains(m.Reason, "traffic-parity") {
+			heldByParity = true
+		}
+	}
+	t.Logf("first promote %s after the start", firstPromote.Sub(start))
+	if !heldByParity {
+		t.Error("no minute after 30 minutes of evidence held on traffic-parity: the ramp did not show")
+	}
+	if firstPromote.IsZero() || firstPromote.Sub(start) > 42*time.Minute {
+		t.Fatalf("first promote %s after the start, want within 42 minutes (the ramp ends at 10, the share is steady for 30 minutes from 40)", firstPromote.Sub(start))
+	}
+}

@@ -60,6 +60,12 @@ type Config struct {
 	TotalRPS float64
 	// CanaryShare is the canary fleet's share of the traffic (0..1).
 	CanaryShare float64
+	// RampStep and RampEveryMinutes raise the canary's weight as Flagger's
+	// stepWeight or Argo Rollouts' setWeight steps do: its share is RampStep
+	// from Start, RampStep more every RampEveryMinutes, up to CanaryShare.
+	// RampStep 0: CanaryShare throughout.
+	RampStep         float64
+	RampEveryMinutes int
 	// ErrorRatio is the probability that a request fails (code 500).
 	ErrorRatio float64
 
@@ -182,6 +188,8 @@ func (c Config) Validate() error {
 	check(c.PodsPerFleet >= 1, "pods per fleet must be >= 1, got %d", c.PodsPerFleet)
 	check(c.TotalRPS > 0 && !math.IsInf(c.TotalRPS, 0), "total rps must be > 0, got %v", c.TotalRPS)
 	check(c.CanaryShare > 0 && c.CanaryShare < 1, "canary share must be in (0,1), got %v", c.CanaryShare)
+	check(c.RampStep >= 0 && c.RampStep <= c.CanaryShare, "ramp step must be in [0, canary share], got %v", c.RampStep)
+	check(c.RampStep == 0 || c.RampEveryMinutes >= 1, "ramp interval must be >= 1 minute, got %d", c.RampEveryMinutes)
 	check(c.ErrorRatio >= 0 && c.ErrorRatio <= 1, "error ratio must be in [0,1], got %v", c.ErrorRatio)
 	check(c.MedianLatency > 0, "median latency must be > 0, got %v", c.MedianLatency)
 	check(c.BodySigma >= 0 && c.SlowSigma >= 0, "sigmas must be >= 0")
@@ -337,19 +345,33 @@ func (s *Sim) totalRate(t float64) float64 {
 	return s.c.TotalRPS * diurnal * s.burstMultiplier(t)
 }
 
-func (s *Sim) fleetShare(fi uint64) float64 {
+// fleetShare is a fleet's share of the traffic at Unix time t.
+func (s *Sim) fleetShare(fi uint64, t float64) float64 {
+	share := s.canaryShare(t)
 	if fi == 0 {
-		return 1 - s.c.CanaryShare
+		return 1 - share
 	}
 	if s.c.Scenario == ScenarioTrafficMix {
-		return s.c.CanaryShare * s.c.MixShareFactor
+		return share * s.c.MixShareFactor
 	}
-	return s.c.CanaryShare
+	return share
+}
+
+// canaryShare is the canary's weight at Unix time t: CanaryShare, or on a
+// ramp the step it has reached.
+func (s *Sim) canaryShare(t float64) float64 {
+	c := &s.c
+	if c.RampStep == 0 {
+		return c.CanaryShare
+	}
+	steps := math.Floor((t-float64(s.startUnix))/float64(60*c.RampEveryMinutes)) + 1
+	return min(c.CanaryShare, c.RampStep*max(steps, 1))
 }
 
 // Rate is a fleet's request rate (requests per second, all pods) at t.
 func (s *Sim) Rate(fleet string, t time.Time) float64 {
-	return s.totalRate(float64(t.UnixNano())/1e9) * s.fleetShare(fleetIndex(fleet))
+	at := float64(t.UnixNano()) / 1e9
+	return s.totalRate(at) * s.fleetShare(fleetIndex(fleet), at)
 }
 
 // tickParams are the latency parameters of one (fleet, pod, second).
@@ -366,7 +388,7 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 	c := &s.c
 	mid := float64(sec) + 0.5
 	p := tickParams{
-		rate:       s.totalRate(mid) * s.fleetShare(fi) / float64(c.PodsPerFleet),
+		rate:       s.totalRate(mid) * s.fleetShare(fi, mid) / float64(c.PodsPerFleet),
 		costly:     c.CostlyShare,
 		factor:     1,
 		slowShare:  c.SlowShare,
@@ -517,12 +539,16 @@ func poisson(r *rand.Rand, lambda float64) int {
 
 // Facts are the scenario's injected facts, for ground truth files.
 type Facts struct {
-	Scenario              string  `json:"scenario"`
-	Seed                  int64   `json:"seed"`
-	PodsPerFleet          int     `json:"pods_per_fleet"`
-	TotalRPS              float64 `json:"total_rps"`
-	CanaryShare           float64 `json:"canary_share"`
-	EffectiveCanaryShare  float64 `json:"effective_canary_share"`
+	Scenario             string  `json:"scenario"`
+	Seed                 int64   `json:"seed"`
+	PodsPerFleet         int     `json:"pods_per_fleet"`
+	TotalRPS             float64 `json:"total_rps"`
+	CanaryShare          float64 `json:"canary_share"`
+	EffectiveCanaryShare float64 `json:"effective_canary_share"`
+	// RampStep and RampEveryMinutes: the canary's weight rose from RampStep
+	// by RampStep every RampEveryMinutes to CanaryShare (0: no ramp).
+	RampStep              float64 `json:"ramp_step,omitempty"`
+	RampEveryMinutes      int     `json:"ramp_every_minutes,omitempty"`
 	ErrorRatio            float64 `json:"error_ratio"`
 	RegressionFactor      float64 `json:"regression_factor,omitempty"`
 	RegressionStartMinute *int    `json:"regression_start_minute,omitempty"`
@@ -549,13 +575,16 @@ type Facts struct {
 // Facts returns what the scenario injects, with the bursts in [from, to).
 func (s *Sim) Facts(from, to time.Time) Facts {
 	c := s.c
+	end := float64(to.Unix()) // the share the data end with, the ramp's last step
 	f := Facts{
 		Scenario:             c.Scenario,
 		Seed:                 c.Seed,
 		PodsPerFleet:         c.PodsPerFleet,
 		TotalRPS:             c.TotalRPS,
 		CanaryShare:          c.CanaryShare,
-		EffectiveCanaryShare: s.fleetShare(1) / (s.fleetShare(0) + s.fleetShare(1)),
+		EffectiveCanaryShare: s.fleetShare(1, end) / (s.fleetShare(0, end) + s.fleetShare(1, end)),
+		RampStep:             c.RampStep,
+		RampEveryMinutes:     c.RampEveryMinutes,
 		ErrorRatio:           c.ErrorRatio,
 		BaselineCostlyShare:  c.CostlyShare,
 		CanaryCostlyShare:    c.CostlyShare,

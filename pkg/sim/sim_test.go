@@ -69,6 +69,9 @@ func TestValidate(t *testing.T) {
 		{"stalls", func(c *Config) { c.StallEveryMinutes, c.StallSeconds = 10, 0.5 }, ""},
 		{"stall interval", func(c *Config) { c.StallEveryMinutes = -1 }, "stall interval"},
 		{"stall too long", func(c *Config) { c.StallSeconds = 2 }, "stall must last"},
+		{"ramp", func(c *Config) { c.CanaryShare, c.RampStep, c.RampEveryMinutes = 0.5, 0.05, 1 }, ""},
+		{"ramp step above the share", func(c *Config) { c.RampStep, c.RampEveryMinutes = 0.1, 1 }, "ramp step"},
+		{"ramp without interval", func(c *Config) { c.RampStep = 0.01 }, "ramp interval"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -408,5 +411,24 @@ func TestStalls(t *testing.T) {
 	// A 1 s pause delays a request arriving at a uniform time by 0.5 s on average.
 	if got := extra / n; got < 0.45 || got > 0.55 {
 		t.Errorf("stalled requests %.3f s slower on average, want about 0.5", got)
+	}
+}
+
+// TestRampedShare: a canary whose weight is raised step by step serves its
+// step's share in each minute, and CanaryShare once the ramp is over.
+func TestRampedShare(t *testing.T) {
+	c := DefaultConfig(t0)
+	c.CanaryShare, c.RampStep, c.RampEveryMinutes = 0.5, 0.1, 2
+	s := mustNew(t, c)
+	for _, tc := range []struct {
+		minute int
+		want   float64
+	}{{0, 0.1}, {1, 0.1}, {2, 0.2}, {5, 0.3}, {8, 0.5}, {30, 0.5}} {
+		from := t0.Add(time.Duration(tc.minute) * time.Minute)
+		nb := len(collect(s, FleetBaseline, allPods(10), from, from.Add(time.Minute)))
+		nc := len(collect(s, FleetCanary, allPods(10), from, from.Add(time.Minute)))
+		if got := float64(nc) / float64(nb+nc); math.Abs(got-tc.want)/tc.want > 0.05 {
+			t.Errorf("minute %d: canary served %.3f of the traffic, want %.2f", tc.minute, got, tc.want)
+		}
 	}
 }
