@@ -197,19 +197,15 @@ func (c *Client) do(ctx context.Context, build func(context.Context) (*http.Requ
 // asks to be retried is returned as a *retryLater.
 func (c *Client) once(httpClient *http.Client, req *http.Request, into any) error {
 	// Ask for gzip here rather than leave it to net/http, whose
-	// decompression took longer than the decoding of what it decompressed;
-	// a client that sets its own Accept-Encoding reads what it asked for.
-	unzip := req.Header.Get("Accept-Encoding") == ""
-	if unzip {
-		req.Header.Set("Accept-Encoding", "gzip")
-	}
+	// decompression took longer than the decoding of what it decompressed.
+	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		return classifyTransport(req, err)
 	}
 	defer resp.Body.Close()
 	host, code := req.URL.Host, resp.StatusCode
-	if unzip && !resp.Uncompressed && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+	if !resp.Uncompressed && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		zr := gzipReaders.Get().(*gzip.Reader)
 		defer gzipReaders.Put(zr)
 		if err := zr.Reset(resp.Body); err != nil {

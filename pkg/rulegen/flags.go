@@ -41,7 +41,7 @@ func (r resolved) windowFlags() expr {
 	// ShareMinutes where both fleets served. A share further than
 	// MaxShareDrift (relative) from the median is above median*(1+drift) or
 	// below median*(1-drift).
-	shares := r.overWindow(n.share, min(c.WindowMinutes, c.ShareMinutes()))
+	shares := r.overWindow(n.share, c.ShareMinutes())
 	median := fn("quantile_over_time", leaf("0.5"), shares)
 	var parity expr = op(
 		op(fn("max_over_time", shares), ">", op(median, "*", num(1+c.MaxShareDrift))),

@@ -344,7 +344,7 @@ func (r resolved) rules(runbookBase string) []rule {
 			comment: "bad minutes among the last " + window + " of recorded wall-clock minutes" + countsNote},
 		rule{record: flagsName, expr: r.windowFlags(), labels: labels,
 			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s; %s over its last %dm), 1 while raised; a flagged window never promotes",
-				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet, verdict.FlagTrafficParity, min(c.WindowMinutes, c.ShareMinutes()))},
+				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet, verdict.FlagTrafficParity, c.ShareMinutes())},
 	)
 
 	runbook := func(alert string) [2]string {
