@@ -107,15 +107,23 @@ func (r resolved) everyRules(runbookBase string) []rule {
 		parts = append(parts, templateSafe(strings.Trim(own.String(), "{}")))
 		return "{" + strings.Join(parts, ",") + "}"
 	}
-	return []rule{
+	out := []rule{
 		{record: n.counts, expr: r.evidenceCounts(e.minute), labels: labels,
 			comment: "evidence rule, every canary by " + by + ": each voting quantile's counts of the minute and the canary's share, a series per term (label " + termLabel + ")"},
 		{record: n.terms, expr: r.terms(recordedRows{r, n.counts}), labels: labels,
 			comment: "the minute's evidence, a series per term"},
-		{record: names.sums, expr: e.sums, labels: labels,
+	}
+	out = append(out, r.dispersionRules(labels)...)
+	out = append(out,
+		rule{record: names.sums, expr: e.sums, labels: labels,
 			comment: "the minutes' evidence summed over the last " + window + " of wall-clock minutes"},
-		{record: names.recent, expr: e.recent, labels: labels,
-			comment: "the LLR terms summed over the recent runs (label " + recentLabel + ")"},
+		rule{record: names.recent, expr: e.recent, labels: labels,
+			comment: "the LLR terms summed over the recent runs (label " + recentLabel + ")"})
+	if e.dispersion != nil {
+		out = append(out, rule{record: names.dispersion, expr: e.dispersion, labels: labels,
+			comment: "each vote's dispersion over the window (label " + quantileLabel + "), which divides its evidence that the canary's tail is heavier"})
+	}
+	return append(out, []rule{
 		{record: names.statistic, expr: e.recorded.statistic(), labels: labels,
 			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window (quantiles %s); rollback at %s", strings.Join(quantiles, ", "), fmtBoundary(rb))},
 		{record: names.recentStatistic, expr: e.recorded.recentStatistics(), labels: labels,
@@ -129,5 +137,5 @@ func (r resolved) everyRules(runbookBase string) []rule {
 					g.Metric, fleet(g.Baseline), fleet(g.Canary))},
 				{"runbook_url", runbookBase + "#pairwisecanaryrollback"},
 			}},
-	}
+	}...)
 }

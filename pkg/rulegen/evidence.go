@@ -34,6 +34,9 @@ const (
 	termExpected = "expected_beyond" // verdict.Evidence.Expected()
 	termMinutes  = "minutes"         // 1 per minute carrying evidence
 	termLength   = "length"          // a recent run's length in minutes
+	// quantileLabel tells the votes' residuals, changes and dispersions
+	// apart, by their quantiles.
+	quantileLabel = "quantile"
 )
 
 // VoteTerms are the names of one vote's terms (verdict.Evidence.Votes[i]):
@@ -249,6 +252,81 @@ func (r resolved) terms(counts termRows) expr {
 	return op(rows, "and "+r.on(), share)
 }
 
+// The dispersion (verdict.VoteSums.Dispersion) in PromQL, three series a
+// vote each (label quantile): each minute's standardized residual, computed
+// from its recorded counts (residuals); its capped squared change from the
+// minute before (changes); and, from those changes over the window's minutes
+// after its first, the window's dispersion (dispersions), which divides the
+// vote's positive LLR sums over the window and over the recent runs
+// (windowReads.discounted).
+
+// dispersed reports whether a window can have a dispersion other than 1:
+// its minutes after the first can hold verdict.MinChanges changes.
+func (r resolved) dispersed() bool { return r.config.WindowMinutes-1 >= verdict.MinChanges }
+
+// residuals are verdict.Vote.Residual of each vote of a minute's counts,
+// present only when an observation lies beyond its threshold (> -Inf drops
+// the NaN of none).
+func (r resolved) residuals(counts termRows) expr {
+	figure := func(term string) expr { return r.agg("sum", counts.rows(term)) }
+	f := figure(termShare)
+	var out expr
+	for _, v := range r.votes() {
+		k := op(figure(v.terms.Baseline), "+", figure(v.terms.Canary))
+		res := op(op(op(figure(v.terms.Canary), "-", op(f, "*", k)), "/", fn("sqrt", op(op(f, "*", op(leaf("1"), "-", f)), "*", k))), ">", leaf("-Inf"))
+		out = orOf(out, labelled(res, quantileLabel, verdict.QuantileLabel(v.q)))
+	}
+	return out
+}
+
+// changes are each vote's capped squared change of residual from the minute
+// before (verdict.VoteSums.Change), present when both minutes have one.
+func (r resolved) changes() expr {
+	res := r.recordedSeries(r.minuteNames().residuals).flat()
+	return fn("clamp_max", op(op(recordedMinute(res, 0), "-", recordedMinute(res, 1)), "^", leaf("2")), num(r.config.ChangeCap()))
+}
+
+// dispersions are each vote's verdict.VoteSums.Dispersion over the window,
+// read from the changes of its minutes after the first (a range one minute
+// shorter than the window): the mean change over 2 when there are at least
+// verdict.MinChanges and it is beyond chance, else 1 wherever the window
+// carries evidence (the minutes term of its sums).
+func (r resolved) dispersions(sums termRows) expr {
+	changes := leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(r.minuteNames().changes).flat(), r.config.WindowMinutes-1))
+	sum, n := fn("sum_over_time", changes), fn("count_over_time", changes)
+	beyond := op(leaf("1"), "+", op(num(r.config.DispersionZ()), "*", fn("sqrt", op(leaf("3"), "/", n))))
+	phi := r.agg("sum", op(op(op(sum, "/", op(leaf("2"), "*", n)), ">", beyond), "and", op(n, ">=", leaf(strconv.Itoa(verdict.MinChanges)))), quantileLabel)
+	one := op(op(r.agg("sum", sums.rows(termMinutes)), "*", leaf("0")), "+", leaf("1"))
+	var ones expr
+	for _, v := range r.votes() {
+		ones = orOf(ones, labelled(one, quantileLabel, verdict.QuantileLabel(v.q)))
+	}
+	return op(phi, "or", ones)
+}
+
+// dispersionRules record each minute's residuals and changes, when the
+// window can have a dispersion.
+func (r resolved) dispersionRules(labels [][2]string) []rule {
+	if !r.dispersed() {
+		return nil
+	}
+	n := r.minuteNames()
+	return []rule{
+		{record: n.residuals, expr: r.residuals(recordedRows{r, n.counts}), labels: labels,
+			comment: "evidence rule: each vote's canary tail count of the minute standardized against identical fleets, (k - fK) / sqrt(f(1-f)K) of its k of the K observations beyond the threshold at share f (label " + quantileLabel + ")"},
+		{record: n.changes, expr: r.changes(), labels: labels,
+			comment: fmt.Sprintf("its squared change from the minute before, at most %s, when both minutes have one; the window's dispersion reads them", fmtBoundary(r.config.ChangeCap()))},
+	}
+}
+
+// orOf is a or b, b when a is nil.
+func orOf(a, b expr) expr {
+	if a == nil {
+		return b
+	}
+	return op(a, "or", b)
+}
+
 // windowSums sums the recorded terms over the window's minutes.
 func (r resolved) windowSums() expr {
 	return r.agg("sum", fn("sum_over_time", r.overWindow(r.minuteNames().terms, 0)), termLabel)
@@ -304,14 +382,15 @@ func termMatcher(terms ...string) selector.Matcher {
 }
 
 // lastRows are the sample a series the group records has at the
-// evaluation time: terms picked by matchers.
+// evaluation time, or ago minutes before it: terms picked by matchers.
 type lastRows struct {
 	r    resolved
 	name string
+	ago  int
 }
 
 func (s lastRows) rows(terms ...string) expr {
-	return recordedMinute(s.r.recordedSeries(s.name, termMatcher(terms...)).flat(), 0)
+	return recordedMinute(s.r.recordedSeries(s.name, termMatcher(terms...)).flat(), s.ago)
 }
 
 // inlineRows are the expression itself: terms picked by joining a constant
@@ -346,6 +425,25 @@ type windowReads struct {
 	// by are the identifying labels of every canary of a generic group
 	// (resolved.every), nil for one canary.
 	by []string
+	// votes are the canary's votes and phi each one's dispersion over the
+	// window; nil when the window is too short to have one.
+	votes []vote
+	phi   func(vote) expr
+}
+
+// discounted are the LLR rows of sums (the window's or the recent runs')
+// with each vote's positive ones divided by its dispersion over the window,
+// as verdict discounts them.
+func (w windowReads) discounted(sums termRows) expr {
+	if w.phi == nil {
+		return sums.rows(w.llr...)
+	}
+	var out expr
+	for _, v := range w.votes {
+		rows := sums.rows(v.terms.LLR[:]...)
+		out = orOf(out, op(op(op(rows, ">", leaf("0")), "/ on("+strings.Join(w.by, ", ")+") group_left()", w.phi(v)), "or", op(rows, "<=", leaf("0"))))
+	}
+	return out
 }
 
 // mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
@@ -374,15 +472,15 @@ func mixture(llr expr, labels []string, terms int) expr {
 // LLRs, 0 without evidence.
 func (w windowReads) statistic() expr {
 	if w.by != nil {
-		return mixture(w.sums.rows(w.llr...), w.by, len(w.llr))
+		return mixture(w.discounted(w.sums), w.by, len(w.llr))
 	}
-	return op(mixture(w.sums.rows(w.llr...), nil, len(w.llr)), "or", leaf("vector(0)"))
+	return op(mixture(w.discounted(w.sums), nil, len(w.llr)), "or", leaf("vector(0)"))
 }
 
 // recentStatistics is the mixture of each recent run (label recent_minutes);
 // a run without evidence has no series (its statistic, 0, rolls nothing back).
 func (w windowReads) recentStatistics() expr {
-	return mixture(w.recent.rows(w.llr...), append(slices.Clone(w.by), recentLabel), len(w.llr))
+	return mixture(w.discounted(w.recent), append(slices.Clone(w.by), recentLabel), len(w.llr))
 }
 
 // promoteStatistic is the largest of the promoting votes' (the first
@@ -440,8 +538,10 @@ func (r resolved) evidenceRollback(statistic, recent expr) expr {
 type evidenceExprs struct {
 	minute minuteEvidence
 	// terms is the minute's vector of terms; sums and recent their sums over
-	// the window and the recent runs, flags the window's flags.
-	terms, sums, recent, flags expr
+	// the window and the recent runs, flags the window's flags; dispersion
+	// each vote's over the window (label quantile), nil when the window is
+	// too short to have one.
+	terms, sums, recent, flags, dispersion expr
 	// inline reads the window from raw data, recorded from the series.
 	inline, recorded windowReads
 	names            evidenceNames
@@ -449,7 +549,7 @@ type evidenceExprs struct {
 
 // evidenceNames are the names of the evidence rule's recording rules.
 type evidenceNames struct {
-	sums, recent, flags, statistic, recentStatistic, promote, minutes, decision string
+	sums, recent, dispersion, flags, statistic, recentStatistic, promote, minutes, decision string
 }
 
 func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
@@ -460,6 +560,7 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	e.names = evidenceNames{
 		sums:            RecordName(r.Metric, "evidence_sums_"+window, false),
 		recent:          RecordName(r.Metric, "recent_evidence_sums", false),
+		dispersion:      RecordName(r.Metric, "evidence_dispersion_"+window, false),
 		flags:           RecordName(r.Metric, "flags_"+window, false),
 		statistic:       RecordName(r.Metric, "evidence_"+window, false),
 		recentStatistic: RecordName(r.Metric, "recent_evidence", false),
@@ -476,9 +577,23 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	}
 	expected := r.votes()[0].terms.Expected
 	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, last: inlineRows{e.terms}, flags: e.flags, llr: llr, promote: promote, expectedTerm: expected, by: r.every}
-	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms},
+	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms, 0},
 		flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, expectedTerm: expected, by: r.every}
+	if r.dispersed() {
+		e.inline.votes, e.recorded.votes = r.votes(), r.votes()
+		e.dispersion = r.dispersions(recordedRows{r, e.names.sums})
+		inline := r.dispersions(inlineRows{e.sums})
+		e.inline.phi = func(v vote) expr {
+			return op(inline, "and on("+quantileLabel+")", labelled(leaf("vector(1)"), quantileLabel, verdict.QuantileLabel(v.q)))
+		}
+		e.recorded.phi = func(v vote) expr { return r.recordedSeries(e.names.dispersion, quantileOf(v)) }
+	}
 	return e
+}
+
+// quantileOf selects a vote's series of the recorded dispersion.
+func quantileOf(v vote) selector.Matcher {
+	return selector.Matcher{Name: quantileLabel, Op: selector.Equal, Value: verdict.QuantileLabel(v.q)}
 }
 
 // recordedSeries selects a series this canary's group records.
@@ -525,6 +640,13 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 			comment: fmt.Sprintf("evidence rule: each minute's evidence summed over the last %s of wall-clock minutes, by %s", window, terms)},
 		{record: n.recent, expr: e.recent, labels: labels,
 			comment: fmt.Sprintf("the same over the recent runs of the last %s minutes (label %s; term %s: the run's length)", strings.Join(lengths, ", "), recentLabel, termLength)},
+	}
+	if e.dispersion != nil {
+		records = append(records, rule{record: n.dispersion, expr: e.dispersion, labels: labels,
+			comment: fmt.Sprintf("how much more each vote's canary tail counts vary from minute to minute over the window than chance lets them (label %s): the mean of its changes after the window's first minute over 2, when there are at least %d and it is beyond 1 + %s sqrt(3 / changes), else 1; its evidence that the canary's tail is heavier is divided by it",
+				quantileLabel, verdict.MinChanges, fmtBoundary(c.DispersionZ()))})
+	}
+	records = append(records, []rule{
 		{record: n.statistic, expr: rec.statistic(), labels: labels,
 			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window: ln of the mean likelihood ratio of every quantile's tail indices (%s); rollback at %s", quantiles, fmtBoundary(rb))},
 		{record: n.recentStatistic, expr: rec.recentStatistics(), labels: labels,
@@ -536,7 +658,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		{record: n.decision, labels: labels,
 			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), rec.lastPromote(), r.recordedSeries(n.minutes), rec.expected(), rec.flags),
 			comment: fmt.Sprintf("window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes, nor one whose last minute alone weighs the cap or more against the canary, nor one where the canary was expected to show fewer than %s observations beyond the %s)", fmtBoundary(c.PromoteExpected(false)), vq)},
-	}
+	}...)
 
 	// The first sentence of each description is the Go engine's reason for
 	// the decision (verdict's evidence rule), word for word.
@@ -580,6 +702,16 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	}
 	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}%s over the last {{ $run }} minutes{{ else }}?{{ end }}",
 		strconv.Quote(best), tails(runValue))
+	// verdict's discount clauses, a vote's when its dispersion is beyond 1.
+	discount := ""
+	if e.dispersion != nil {
+		for _, v := range votes {
+			discount += fmt.Sprintf("{{ with query %s }}%s{{ end }}", strconv.Quote(op(r.recordedSeries(n.dispersion, quantileOf(v)), ">", leaf("1")).flat()),
+				verdict.DispersionClause(v.q, "{{ . | first | value | printf \"%.1f\" }}"))
+		}
+	}
+	windowTail += discount
+	recentTail += discount
 	rollbackReason := fmt.Sprintf("{{ if query %s }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)"+
 		"{{ else }}%s: evidence {{ $value | printf \"%%.1f\" }} reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's){{ end }}",
 		strconv.Quote(op(r.recordedSeries(n.statistic), ">=", num(rb)).flat()), windowTail, rb, recentTail, recentB)

@@ -236,14 +236,16 @@ type minuteNames struct {
 	// or one was incomplete (not warm-up). Each is absent otherwise.
 	countedRatio, share, missing, partial string
 	// counts are each vote's counts and the canary's share of a minute
-	// carrying evidence, terms the evidence rule's terms computed from them.
-	counts, terms string
+	// carrying evidence, terms the evidence rule's terms computed from them,
+	// residuals and changes each vote's standardized residual and its change
+	// from the minute before (dispersionRules).
+	counts, terms, residuals, changes string
 }
 
 func (r resolved) minuteNames() minuteNames {
 	n := func(op string) string { return RecordName(r.Metric, op, false) }
 	return minuteNames{good: n("good_1m"), bad: n("bad_1m"), countedRatio: n("counted_ratio_1m"), share: n("canary_share_1m"),
-		missing: n("fleet_missing_1m"), partial: n("partial_1m"), counts: n("evidence_counts_1m"), terms: n("evidence_terms_1m")}
+		missing: n("fleet_missing_1m"), partial: n("partial_1m"), counts: n("evidence_counts_1m"), terms: n("evidence_terms_1m"), residuals: n("evidence_residuals_1m"), changes: n("evidence_changes_1m")}
 }
 
 // overWindow is a range over the last minutes (the window when 0) of a
@@ -499,6 +501,7 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 				comment: "evidence rule: each voting quantile's threshold counts of the minute (the fleets' observations beyond it) and the canary's share, a series per term (label " + termLabel + "); absent when the minute carries none"},
 			rule{record: n.terms, expr: r.terms(recordedRows{r, n.counts}), labels: labels,
 				comment: "evidence rule: the minute's evidence, a series per term (label " + termLabel + "); absent when the minute carries none"})
+		out = append(out, r.dispersionRules(labels)...)
 	}
 	return out
 }

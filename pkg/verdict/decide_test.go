@@ -28,7 +28,7 @@ func longDay(c Config, n int) []Minute {
 // readWindow reads the window whose minutes' evidence is ev alone, from
 // running sums that start at its first minute.
 func readWindow(c Config, ev []Evidence, anchored bool) WindowEvidence {
-	return readRun(c, newRunningSums(ev), 0, len(ev), anchored)
+	return readRun(c, newRunningSums(ev, c.ChangeCap()), 0, len(ev), anchored)
 }
 
 // TestDecideWindowsAsRead: every shown minute's window evidence is what

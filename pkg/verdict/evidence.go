@@ -60,6 +60,17 @@ type Vote struct {
 // have if the fleets were identical, given the canary's share f.
 func (v Vote) Expected(f float64) float64 { return (v.Baseline + v.Canary) * f }
 
+// Residual is the canary's tail count standardized against identical
+// fleets, (k - fK) / sqrt(f(1-f)K) for its k of the K observations beyond
+// the threshold at share f: NaN when no observation lies beyond.
+func (v Vote) Residual(f float64) float64 {
+	k := v.Baseline + v.Canary
+	if !(f*(1-f)*k > 0) {
+		return math.NaN()
+	}
+	return (v.Canary - f*k) / math.Sqrt(f*(1-f)*k)
+}
+
 // NumVotes is how many quantiles vote (Config.VoteQuantiles), and
 // Components how many alternatives the evidence rule mixes: each vote's
 // quantile with each tail index.
@@ -349,6 +360,60 @@ type VoteSums struct {
 	Expected         float64
 	LLR              [len(TailIndices)]float64
 	Promote          float64
+	// Change sums the vote's capped squared changes of standardized
+	// residual from each minute of the run to the next, and Changes counts
+	// them (Dispersion).
+	Change  float64
+	Changes int
+}
+
+// Dispersion is how much more the vote's canary tail counts vary from
+// minute to minute over the run than chance lets them, 1 when no more than
+// chance does at confidence z. It reads each minute's standardized
+// residual r = (k - fK) / sqrt(f(1-f)K), the canary's k of the K
+// observations beyond the threshold against its share f: when the minutes'
+// counts are binomial around any constant ratio of the fleets' tails, the
+// change (r - r of the minute before)^2 has mean 2, so phi = Change /
+// 2 Changes is 1 give or take sqrt(3 / Changes) (each change shares a
+// minute with the next). A change is capped at ChangeCap, so that a
+// regression that begins within the run counts once, while clumps (a pod
+// pausing, a noisy neighbour, bursts reaching one fleet) count in every
+// minute they come.
+func (v VoteSums) Dispersion(z float64) float64 {
+	if v.Changes < MinChanges {
+		return 1
+	}
+	phi := v.Change / (2 * float64(v.Changes))
+	if phi > 1+z*math.Sqrt(3/float64(v.Changes)) {
+		return phi
+	}
+	return 1
+}
+
+// MinChanges is how many changes a dispersion other than 1 needs.
+const MinChanges = 3
+
+// DispersionZ is the confidence past which a window's dispersion discounts
+// its evidence: the false-rollback budget's one-sided z (3.09 at 0.001).
+// The discount only ever lowers the statistic, so no bound rests on it.
+func (c Config) DispersionZ() float64 { return OneSidedZ(1 - c.FalseRollback) }
+
+// ChangeCap bounds one minute's squared change of standardized residual in
+// the dispersion, 2 DispersionZ^2 (19.1 at 0.001): a change that chance
+// gives at most as often as the budget allows counts as it is, a larger
+// one (a regression beginning, a clump) as that much.
+func (c Config) ChangeCap() float64 { z := c.DispersionZ(); return 2 * z * z }
+
+// discounted divides each vote's positive LLR sums by its dispersion phi.
+func discounted(votes [NumVotes]VoteSums, phi [NumVotes]float64) [NumVotes]VoteSums {
+	for i := range votes {
+		for j, l := range votes[i].LLR {
+			if l > 0 && phi[i] > 1 {
+				votes[i].LLR[j] = l / phi[i]
+			}
+		}
+	}
+	return votes
 }
 
 // WindowEvidence is the evidence rule's reading of one window; anchored, of
@@ -360,6 +425,11 @@ type WindowEvidence struct {
 	Votes   [NumVotes]VoteSums
 	// Canary, Baseline and Expected are the verdict quantile's: Votes[0].
 	Canary, Baseline, Expected float64
+	// Dispersion is each vote's VoteSums.Dispersion over the window at
+	// Config.DispersionZ (1: its counts vary as chance lets them). Its
+	// positive LLR sums, over the window and over every recent run, are
+	// divided by it before they are mixed.
+	Dispersion [NumVotes]float64
 	// Statistic is the mixture of every vote's summed LLRs (rollback at
 	// Statistic >= Rollback); PromoteStatistic the largest of the first
 	// PromoteVotes votes' first tail index's sums (promote at
@@ -402,12 +472,26 @@ type voteRun struct {
 	canary, baseline, expected compensated
 	llr                        [len(TailIndices)]compensated
 	promote                    compensated
+	// change sums the capped squared changes of standardized residual from
+	// the minute before, changes counts them: a minute has one when it and
+	// the minute before both carry the vote's residual.
+	change  compensated
+	changes int
 }
 
-func newRunningSums(ev []Evidence) runningSums {
+// newRunningSums adds up the minutes' evidence; changeCap is
+// Config.ChangeCap.
+func newRunningSums(ev []Evidence, changeCap float64) runningSums {
 	r := runningSums{minutes: make([]int, len(ev)+1), votes: make([][NumVotes]voteRun, len(ev)+1)}
+	// residual[i] is vote i's standardized residual in the minute before,
+	// NaN when that minute has none.
+	var residual [NumVotes]float64
 	for k, e := range ev {
 		r.minutes[k+1], r.votes[k+1] = r.minutes[k], r.votes[k]
+		before := residual
+		for i := range residual {
+			residual[i] = math.NaN()
+		}
 		if !e.Valid {
 			continue
 		}
@@ -426,6 +510,11 @@ func newRunningSums(ev []Evidence) runningSums {
 				s.llr[j].add(v.LLR[j])
 			}
 			s.promote.add(v.Promote)
+			residual[i] = v.Residual(e.Share)
+			if d := residual[i] - before[i]; !math.IsNaN(d) {
+				s.change.add(math.Min(d*d, changeCap))
+				s.changes++
+			}
 		}
 	}
 	return r
@@ -445,6 +534,10 @@ func (r runningSums) run(a, b int) (minutes int, votes [NumVotes]VoteSums) {
 			v.LLR[j] = to.llr[j].minus(from.llr[j])
 		}
 		v.Promote = to.promote.minus(from.promote)
+		// The run's changes are its minutes' after the first: the first
+		// minute's is from a minute outside the run.
+		second := &r.votes[a+1][i]
+		v.Change, v.Changes = to.change.minus(second.change), to.changes-second.changes
 	}
 	return r.minutes[b] - r.minutes[a], votes
 }
@@ -488,7 +581,10 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	w.Minutes, w.Votes = r.run(a, b)
 	w.Votes[0].Quantile = c.VerdictQuantile
 	w.Canary, w.Baseline, w.Expected = w.Votes[0].Canary, w.Votes[0].Baseline, w.Votes[0].Expected
-	w.Statistic, w.PromoteStatistic = statistic(w.Votes), math.Inf(-1)
+	for i, v := range w.Votes {
+		w.Dispersion[i] = v.Dispersion(c.DispersionZ())
+	}
+	w.Statistic, w.PromoteStatistic = statistic(discounted(w.Votes, w.Dispersion)), math.Inf(-1)
 	for _, v := range w.Votes[:PromoteVotes] {
 		if v.Quantile > 0 || w.PromoteStatistic == math.Inf(-1) {
 			w.PromoteStatistic = math.Max(w.PromoteStatistic, v.Promote)
@@ -510,8 +606,10 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	// sliding window is.
 	w.RecentBoundary, w.RecentStatistic = c.RecentBoundary(anchored && b-a <= c.WindowMinutes), math.Inf(-1)
 	for l := 1; l < b-a; l *= 2 {
+		// A run is discounted by the window's dispersion: its own few
+		// minutes cannot tell clumps from chance.
 		_, votes := r.run(b-l, b)
-		if s := statistic(votes); s > w.RecentStatistic {
+		if s := statistic(discounted(votes, w.Dispersion)); s > w.RecentStatistic {
 			w.RecentMinutes, w.RecentStatistic, w.RecentVotes = l, s, votes
 		}
 	}
@@ -534,6 +632,27 @@ func tails(votes [NumVotes]VoteSums) string {
 		out += " (" + strings.Join(others, ", ") + ")"
 	}
 	return out
+}
+
+// discount says which votes' evidence Dispersion divides, "" if none:
+// ", the p99 evidence of a heavier tail divided by its dispersion 2.3 (its
+// counts vary more from minute to minute than chance lets them)", a clause
+// per vote.
+func (w WindowEvidence) discount() string {
+	out := ""
+	for i, d := range w.Dispersion {
+		if d > 1 {
+			out += DispersionClause(w.Votes[i].Quantile, fmt.Sprintf("%.1f", d))
+		}
+	}
+	return out
+}
+
+// DispersionClause is the clause of a reason saying that a vote's evidence
+// is divided by its dispersion, written as phi (the rule pack writes it as
+// a template).
+func DispersionClause(q float64, phi string) string {
+	return fmt.Sprintf(", the %s evidence of a heavier tail divided by its dispersion %s (its counts vary more from minute to minute than chance lets them)", QuantileLabel(q), phi)
 }
 
 // tooSmallFor says, for a window held below Config.PromoteExpected, when
@@ -564,13 +683,14 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	if w.Anchored {
 		tail += " since the deployment's start"
 	}
+	tail += w.discount()
 	notWorse := fmt.Sprintf("the canary's tail is shown less than %.2fx as frequent as the baseline's", math.Pow(c.RollbackThreshold, TailIndices[0]))
 	switch {
 	case w.Statistic >= w.Rollback:
 		return Rollback, fmt.Sprintf("%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)", tail, w.Statistic, w.Rollback)
 	case w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary:
-		return Rollback, fmt.Sprintf("%s over the last %d minutes: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
-			tails(w.RecentVotes), w.RecentMinutes, w.RecentStatistic, w.RecentBoundary)
+		return Rollback, fmt.Sprintf("%s over the last %d minutes%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
+			tails(w.RecentVotes), w.RecentMinutes, w.discount(), w.RecentStatistic, w.RecentBoundary)
 	case !(w.PromoteStatistic <= -w.Promote):
 		return Hold, fmt.Sprintf("%s: evidence %.1f, rollback at %.1f; promote evidence %.1f, promote at %.1f", tail, w.Statistic, w.Rollback, w.PromoteStatistic, -w.Promote)
 	}

@@ -545,3 +545,67 @@ func TestMinuteCap(t *testing.T) {
 func uncappedOf(c Config, v Vote, share float64) float64 {
 	return LLR(v.Canary, v.Baseline, share, math.Pow(c.RollbackThreshold, TailIndices[0]))
 }
+
+// TestDispersion: counts that vary as chance lets them, or around a
+// change that begins within the run, are not discounted; counts that clump
+// in many minutes are, by about how much more they vary. A run's changes
+// are those between its own minutes.
+func TestDispersion(t *testing.T) {
+	c := Default()
+	// A minute of K = 200 observations beyond at share 1/2, the canary's
+	// count z standard errors above what identical fleets give.
+	minute := func(z float64) Evidence {
+		K, f := 200.0, 0.5
+		k := f*K + z*math.Sqrt(f*(1-f)*K)
+		return Evidence{Valid: true, Share: f, Votes: [NumVotes]Vote{{Quantile: 0.99, Canary: k, Baseline: K - k}}}
+	}
+	noise := rand.New(rand.NewPCG(3, 5))
+	for _, tc := range []struct {
+		name     string
+		z        func(m int) float64
+		min, max float64
+	}{
+		{"chance", func(int) float64 { return noise.NormFloat64() }, 1, 1},
+		{"a canary 8 standard errors worse from minute 50", func(m int) float64 {
+			return noise.NormFloat64() + map[bool]float64{true: 8}[m >= 50]
+		}, 1, 1},
+		{"a canary 8 standard errors worse throughout", func(int) float64 { return noise.NormFloat64() + 8 }, 1, 1},
+		// 4 standard errors one way or the other every third minute:
+		// changes of 16 twice in three minutes, phi about 1 + 16/3 / 1.
+		{"clumps every third minute", func(m int) float64 {
+			if m%3 == 0 {
+				return noise.NormFloat64() + 4*float64(1-2*(m/3%2))
+			}
+			return noise.NormFloat64()
+		}, 3, 9},
+	} {
+		ev := make([]Evidence, 60)
+		for m := range ev {
+			ev[m] = minute(tc.z(m))
+		}
+		_, votes := newRunningSums(ev, c.ChangeCap()).run(0, len(ev))
+		if votes[0].Changes != len(ev)-1 {
+			t.Errorf("%s: %d changes in %d minutes, want %d", tc.name, votes[0].Changes, len(ev), len(ev)-1)
+		}
+		if d := votes[0].Dispersion(c.DispersionZ()); d < tc.min || d > tc.max {
+			t.Errorf("%s: dispersion %v, want %v to %v", tc.name, d, tc.min, tc.max)
+		}
+	}
+	// Read inside a longer range, a run leaves out the change into its
+	// first minute: a clump just before it is not its own.
+	ev := make([]Evidence, 10)
+	for m := range ev {
+		ev[m] = minute(0)
+	}
+	ev[4] = minute(10)
+	sums := newRunningSums(ev, c.ChangeCap())
+	for _, tc := range []struct {
+		a       int
+		change  float64
+		changes int
+	}{{5, 0, 4}, {4, c.ChangeCap(), 5}, {3, 2 * c.ChangeCap(), 6}} {
+		if _, votes := sums.run(tc.a, 10); votes[0].Change != tc.change || votes[0].Changes != tc.changes {
+			t.Errorf("minutes %d to 9, a clump at 4: change %v over %d, want %v over %d", tc.a, votes[0].Change, votes[0].Changes, tc.change, tc.changes)
+		}
+	}
+}

@@ -126,7 +126,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	}
 	var counts Counts
 	// Every window and recent run is a difference of the running sums.
-	sums := newRunningSums(evidence)
+	sums := newRunningSums(evidence, c.ChangeCap())
 	var tally windowTally // the flags' figures of the window ending at i
 	for i := range minutes {
 		counts.add(minutes[i], 1)
