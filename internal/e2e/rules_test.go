@@ -98,7 +98,10 @@ func TestRulesEndToEnd(t *testing.T) {
 		// A canary pod whose scrapes fail for 8 minutes (up == 0, no
 		// samples): partial minutes, no evidence, and a window that would
 		// promote holds (flag partial-fleet), in the pack as in the engine.
-		{"scrape-gap", []string{"--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000", "--scrape-gap", "canary-2@50-57"}, ""},
+		// And every pod pauses for a second about every 10 minutes: the
+		// tail counts clump, and the evidence is divided by its dispersion
+		// in the pack as in the engine (decisionParity checks both do so).
+		{"scrape-gap", []string{"--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000", "--scrape-gap", "canary-2@50-57", "--stall-every", "10", "--stall-seconds", "1"}, ""},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -253,6 +256,9 @@ type stack struct {
 	// first and end are the first and last whole minutes of generated
 	// data; ready is when Prometheus answered /-/ready.
 	first, end, ready time.Time
+	// clumped: the generated pods pause (--stall-every), so that the
+	// evidence rule's dispersion must discount some windows.
+	clumped bool
 }
 
 // startStack generates the data, backfills the committed pack and
@@ -328,7 +334,7 @@ alerting:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{promURL: p.URL, client: client, hook: hook, first: start.Add(time.Minute), end: end, ready: time.Now()}
+	return &stack{promURL: p.URL, client: client, hook: hook, first: start.Add(time.Minute), end: end, ready: time.Now(), clumped: slices.Contains(genArgs, "--stall-every")}
 }
 
 // parity compares, minute by minute over the whole data, the pack's
@@ -472,6 +478,13 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		}
 		return false
 	}
+	var stats map[int64]float64
+	var phis map[string]map[int64]float64
+	discounted := 0
+	if q.Config.Rule == verdict.RuleEvidence {
+		stats, phis = st.rangeAt(t, q.Evidence, window), st.rangeBy(t, q.Dispersion, window, "quantile")
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
 	var engineFirst, packFirst string
 	decisions := map[verdict.Decision]int{}
 	for _, m := range res.Minutes {
@@ -485,11 +498,30 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		if firing && packFirst == "" {
 			packFirst = m.Time.Format(time.RFC3339)
 		}
-		if ok && int(code) == m.Decision.Code() && firing == (m.Decision == verdict.Rollback) {
+		// The evidence rule's statistic, and each vote's dispersion where
+		// the window carries evidence.
+		var differ []string
+		if stats != nil {
+			if got, has := stats[ts]; !has || !near(got, m.Window.Statistic) {
+				differ = append(differ, fmt.Sprintf("evidence engine %.12g pack %.12g (present %v)", m.Window.Statistic, got, has))
+			}
+			for vi, vq := range q.Config.VoteQuantiles() {
+				got, has := phis[verdict.QuantileLabel(vq)][ts]
+				if vq == 0 || m.Window.Minutes == 0 && !has {
+					continue
+				}
+				if want := m.Window.Dispersion[vi]; !has || !near(got, want) {
+					differ = append(differ, fmt.Sprintf("%s dispersion engine %.12g pack %.12g (present %v)", verdict.QuantileLabel(vq), want, got, has))
+				} else if want > 1 {
+					discounted++
+				}
+			}
+		}
+		if ok && int(code) == m.Decision.Code() && firing == (m.Decision == verdict.Rollback) && len(differ) == 0 {
 			continue
 		}
-		detail := fmt.Sprintf("window ending %s: engine %s (%s), pack decision code %v (present %v), rollback alert condition %v",
-			m.Time.Format(time.RFC3339), m.Decision, m.DecisionReason, code, ok, firing)
+		detail := fmt.Sprintf("window ending %s: engine %s (%s), pack decision code %v (present %v), rollback alert condition %v %v",
+			m.Time.Format(time.RFC3339), m.Decision, m.DecisionReason, code, ok, firing, differ)
 		if q.Config.Rule == verdict.RuleEvidence {
 			stat, _ := st.instant(t, q.Evidence, m.Time.Add(readLag))
 			promote, _ := st.instant(t, q.PromoteEvidence, m.Time.Add(readLag))
@@ -522,7 +554,14 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 	if !slices.Equal(packFlags, engineFlags) && len(excused) == 0 {
 		t.Errorf("flags over the window ending %s: pack %v, engine %v", st.end.Format(time.RFC3339), packFlags, engineFlags)
 	}
-	t.Logf("%s (%s rule): decisions %v, the same in the pack; rollback first at %q in both; flags %v", q.Name, q.Config.Rule, decisions, engineFirst, engineFlags)
+	evidence := ""
+	if stats != nil {
+		evidence = fmt.Sprintf("; the same evidence in every window, %d votes' windows discounted by their dispersion in both", discounted)
+	}
+	t.Logf("%s (%s rule): decisions %v, the same in the pack; rollback first at %q in both; flags %v%s", q.Name, q.Config.Rule, decisions, engineFirst, engineFlags, evidence)
+	if st.clumped && stats != nil && discounted == 0 {
+		t.Errorf("%s: pods pause, yet no window's evidence was discounted: the dispersion went untested", q.Name)
+	}
 }
 
 // recordedMatchesInline checks the committed pack's chain of recording rules

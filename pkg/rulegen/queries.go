@@ -53,6 +53,10 @@ type Queries struct {
 	// verdict.WindowEvidence's Statistic, the statistic of each recent run
 	// (label recent_minutes), PromoteStatistic and Minutes.
 	Evidence, RecentEvidence, PromoteEvidence, EvidenceMinutes string
+	// Dispersion is each vote's verdict.WindowEvidence.Dispersion (label
+	// quantile: p99, p90), present when the window carries evidence; empty
+	// when the window is too short to have one.
+	Dispersion string
 }
 
 // MinuteQueries validates f and returns the queries of each canary in order.
@@ -84,6 +88,9 @@ func MinuteQueries(f File) ([]Queries, error) {
 			q.Decision = c.evidenceDecision(w.statistic(), w.recentStatistics(), w.promoteStatistic(), w.lastPromote(), w.minutes(), w.expected(), w.flags).flat()
 			q.Rollback = c.evidenceRollback(w.statistic(), w.recentStatistics()).flat()
 			q.MinuteTerms = e.terms.flat()
+			if e.dispersion != nil {
+				q.Dispersion = c.dispersions(inlineRows{e.sums}).flat()
+			}
 			q.Recorded = []string{flags.flat(), e.sums.flat(), e.recent.flat()}
 		}
 		out[i] = q

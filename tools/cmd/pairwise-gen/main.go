@@ -113,6 +113,8 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	fs.Float64Var(&c.CanaryShare, "canary-share", d.CanaryShare, "canary share of the traffic")
 	fs.Float64Var(&c.RampStep, "ramp-step", d.RampStep, "raise the canary's weight as Flagger or Argo Rollouts do: its share starts at this and rises by it every --ramp-every minutes up to --canary-share (0: no ramp)")
 	fs.IntVar(&c.RampEveryMinutes, "ramp-every", d.RampEveryMinutes, "minutes between the weight's steps (with --ramp-step)")
+	fs.Float64Var(&c.StallEveryMinutes, "stall-every", d.StallEveryMinutes, "every pod of both fleets pauses about once every this many minutes (a long GC pause, CPU throttling; 0: never)")
+	fs.Float64Var(&c.StallSeconds, "stall-seconds", d.StallSeconds, "how long a pause lasts, at most 1 s (with --stall-every)")
 	fs.Float64Var(&c.ErrorRatio, "error-ratio", d.ErrorRatio, "share of requests answered 500")
 	fs.Float64Var(&c.MedianLatency, "median-latency", d.MedianLatency, "median latency of cheap requests, seconds")
 	fs.Float64Var(&c.BurstProbability, "burst-probability", d.BurstProbability, "probability of a traffic burst per burst slot")
