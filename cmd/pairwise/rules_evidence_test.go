@@ -76,6 +76,9 @@ type evidenceScenario struct {
 	kind    prom.Kind
 	sim     sim.Config
 	minutes int
+	// clumped: the pods pause, and some windows' evidence must be divided
+	// by its dispersion (the test counts them).
+	clumped bool
 }
 
 func evidenceScenarios() []evidenceScenario {
@@ -84,11 +87,14 @@ func evidenceScenarios() []evidenceScenario {
 	healthy.Seed, healthy.PodsPerFleet = 11, 1
 	regression := healthy
 	regression.Seed, regression.Scenario, regression.RegressionStartMinute = 13, sim.ScenarioRegression, 60
+	paused := healthy
+	paused.Seed, paused.StallEveryMinutes, paused.StallSeconds = 23, 10, 1
 	var out []evidenceScenario
 	for _, k := range []prom.Kind{prom.Native, prom.Classic} {
 		out = append(out,
-			evidenceScenario{"a healthy 5% canary of identical fleets", k, healthy, 150},
-			evidenceScenario{"a 5% canary that turns 1.2x slower after minute 60", k, regression, 100},
+			evidenceScenario{"a healthy 5% canary of identical fleets", k, healthy, 150, false},
+			evidenceScenario{"a 5% canary that turns 1.2x slower after minute 60", k, regression, 100, false},
+			evidenceScenario{"a healthy 5% canary of identical fleets whose pods pause 1 s about every 10 minutes", k, paused, 150, true},
 		)
 	}
 	return out
@@ -439,6 +445,22 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 			expr(query, end, "")
 		}
 	}
+	if sc.clumped {
+		// The minutes whose window divides the p99 vote's evidence by its
+		// dispersion, the engine's against the pack's.
+		discounted := 0
+		for _, m := range evidence.Minutes {
+			if m.Window.Dispersion[0] > 1 {
+				discounted++
+			}
+		}
+		if discounted == 0 {
+			t.Fatalf("%s: no window's evidence is divided by its dispersion; the test would show nothing: change the seed", sc.title)
+		}
+		query := fmt.Sprintf(`count_over_time((canary:%s:evidence_dispersion_%dm{canary=%q,quantile="%s"} > 1)[%s:1m])`,
+			q.Metric, q.Config.WindowMinutes, q.Name, verdict.QuantileLabel(q.Config.VerdictQuantile), end)
+		expr(query, end, fmt.Sprintf(`{canary=%q,quantile="%s"}`, q.Name, verdict.QuantileLabel(q.Config.VerdictQuantile)), float64(discounted))
+	}
 	alerts := func(name, over string) string {
 		return fmt.Sprintf(`count_over_time(ALERTS{alertname=%q,alertstate="firing",canary=%q}[%s])`, name, q.Name, over)
 	}
@@ -477,6 +499,7 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 		for _, v := range votes {
 			margins = append(margins, [2]float64{v.Canary, 0}, [2]float64{v.Expected, 1})
 		}
+		margins = append(margins, dispersionMargins(w)...)
 		checkMargins(t, sc.title, margins...)
 		expr(decision, minuteOf(evidence.Minutes[i-1]), decision, float64(evidence.Minutes[i-1].Decision.Code()))
 		expr(decision, minuteOf(m), decision, float64(verdict.Rollback.Code()))
@@ -501,6 +524,7 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 		for _, v := range m.Window.Votes {
 			margins = append(margins, [2]float64{v.Canary, 0}, [2]float64{v.Expected, 1})
 		}
+		margins = append(margins, dispersionMargins(m.Window)...)
 		checkMargins(t, sc.title, margins...)
 		alertTest("PairwiseCanaryPromotable", fmt.Sprintf("%ds", m.Time.Unix()-1), nil, nil)
 		alertTest("PairwiseCanaryPromotable", minuteOf(m), expectedAnnotations(t, packAnnotations(t, q.Name, "PairwiseCanaryPromotable"), m.Window.PromoteStatistic, m.DecisionReason),
@@ -512,6 +536,17 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 			b.WriteString(s)
 		}
 	}
+}
+
+// dispersionMargins are the dispersions a reason prints (those beyond 1).
+func dispersionMargins(w verdict.WindowEvidence) [][2]float64 {
+	var out [][2]float64
+	for _, d := range w.Dispersion {
+		if d > 1 {
+			out = append(out, [2]float64{d, 1})
+		}
+	}
+	return out
 }
 
 // checkMargins fails when a number the annotations print (value, printed
