@@ -89,12 +89,15 @@ func evidenceScenarios() []evidenceScenario {
 	regression.Seed, regression.Scenario, regression.RegressionStartMinute = 13, sim.ScenarioRegression, 60
 	paused := healthy
 	paused.Seed, paused.StallEveryMinutes, paused.StallSeconds = 23, 10, 1
+	pausedRegression := regression
+	pausedRegression.Seed, pausedRegression.StallEveryMinutes, pausedRegression.StallSeconds = 29, 10, 1
 	var out []evidenceScenario
 	for _, k := range []prom.Kind{prom.Native, prom.Classic} {
 		out = append(out,
 			evidenceScenario{"a healthy 5% canary of identical fleets", k, healthy, 150, false},
 			evidenceScenario{"a 5% canary that turns 1.2x slower after minute 60", k, regression, 100, false},
 			evidenceScenario{"a healthy 5% canary of identical fleets whose pods pause 1 s about every 10 minutes", k, paused, 150, true},
+			evidenceScenario{"a 5% canary that turns 1.2x slower after minute 60, its pods pausing 1 s about every 10 minutes", k, pausedRegression, 100, true},
 		)
 	}
 	return out
@@ -456,6 +459,9 @@ func writeEvidenceTest(t *testing.T, b *strings.Builder, sc evidenceScenario, q 
 		}
 		if discounted == 0 {
 			t.Fatalf("%s: no window's evidence is divided by its dispersion; the test would show nothing: change the seed", sc.title)
+		}
+		if i, ok := firstOf[verdict.Rollback]; ok && counts[verdict.Rollback] > 0 && !(evidence.Minutes[i].Window.Dispersion[0] > 1) {
+			t.Fatalf("%s: the rollback's reason names no dispersion, so its description's template is not tested: change the seed", sc.title)
 		}
 		query := fmt.Sprintf(`count_over_time((canary:%s:evidence_dispersion_%dm{canary=%q,quantile="%s"} > 1)[%s:1m])`,
 			q.Metric, q.Config.WindowMinutes, q.Name, verdict.QuantileLabel(q.Config.VerdictQuantile), end)

@@ -433,7 +433,8 @@ type windowReads struct {
 
 // discounted are the LLR rows of sums (the window's or the recent runs')
 // with each vote's positive ones divided by its dispersion over the window,
-// as verdict discounts them.
+// as verdict discounts them (promoteStatistic divides the negative promote
+// sums).
 func (w windowReads) discounted(sums termRows) expr {
 	if w.phi == nil {
 		return sums.rows(w.llr...)
@@ -484,10 +485,20 @@ func (w windowReads) recentStatistics() expr {
 }
 
 // promoteStatistic is the largest of the promoting votes' (the first
-// verdict.PromoteVotes) summed LLRs of the first tail index, 0 without
-// evidence.
+// verdict.PromoteVotes) summed LLRs of the first tail index, each negative
+// one divided by its vote's dispersion, 0 without evidence.
 func (w windowReads) promoteStatistic() expr {
-	return op(fn("max", w.sums.rows(w.promote...)), "or", leaf("vector(0)"))
+	if w.phi == nil {
+		return op(fn("max", w.sums.rows(w.promote...)), "or", leaf("vector(0)"))
+	}
+	var rows expr
+	for _, v := range w.votes {
+		if v.index < verdict.PromoteVotes {
+			sum := w.sums.rows(v.terms.Promote)
+			rows = orOf(rows, op(op(op(sum, "<", leaf("0")), "/ on("+strings.Join(w.by, ", ")+") group_left()", w.phi(v)), "or", op(sum, ">=", leaf("0"))))
+		}
+	}
+	return op(fn("max", rows), "or", leaf("vector(0)"))
 }
 
 // lastPromote is verdict.WindowEvidence.LastPromote: the last minute's
@@ -643,7 +654,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	}
 	if e.dispersion != nil {
 		records = append(records, rule{record: n.dispersion, expr: e.dispersion, labels: labels,
-			comment: fmt.Sprintf("how much more each vote's canary tail counts vary from minute to minute over the window than chance lets them (label %s): the mean of its changes after the window's first minute over 2, when there are at least %d and it is beyond 1 + %s sqrt(3 / changes), else 1; its evidence that the canary's tail is heavier is divided by it",
+			comment: fmt.Sprintf("how much more each vote's canary tail counts vary from minute to minute over the window than chance lets them (label %s): the mean of its changes after the window's first minute over 2, when there are at least %d and it is beyond 1 + %s sqrt(3 / changes), else 1; its evidence either way (that the canary's tail is heavier, that it is not) is divided by it",
 				quantileLabel, verdict.MinChanges, fmtBoundary(c.DispersionZ()))})
 	}
 	records = append(records, []rule{

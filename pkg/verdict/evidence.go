@@ -404,13 +404,22 @@ func (c Config) DispersionZ() float64 { return OneSidedZ(1 - c.FalseRollback) }
 // one (a regression beginning, a clump) as that much.
 func (c Config) ChangeCap() float64 { z := c.DispersionZ(); return 2 * z * z }
 
-// discounted divides each vote's positive LLR sums by its dispersion phi.
+// discounted divides each vote's evidence by its dispersion phi: its
+// positive LLR sums (evidence of a heavier tail) and its negative Promote
+// sum (evidence that the tail is not heavier). Either way the evidence
+// shrinks towards 0, so no bound, rollback or promote, depends on phi.
 func discounted(votes [NumVotes]VoteSums, phi [NumVotes]float64) [NumVotes]VoteSums {
 	for i := range votes {
+		if !(phi[i] > 1) {
+			continue
+		}
 		for j, l := range votes[i].LLR {
-			if l > 0 && phi[i] > 1 {
+			if l > 0 {
 				votes[i].LLR[j] = l / phi[i]
 			}
+		}
+		if votes[i].Promote < 0 {
+			votes[i].Promote /= phi[i]
 		}
 	}
 	return votes
@@ -428,7 +437,8 @@ type WindowEvidence struct {
 	// Dispersion is each vote's VoteSums.Dispersion over the window at
 	// Config.DispersionZ (1: its counts vary as chance lets them). Its
 	// positive LLR sums, over the window and over every recent run, are
-	// divided by it before they are mixed.
+	// divided by it before they are mixed, and so is its negative Promote
+	// sum over the window (discounted); Votes keep the sums undivided.
 	Dispersion [NumVotes]float64
 	// Statistic is the mixture of every vote's summed LLRs (rollback at
 	// Statistic >= Rollback); PromoteStatistic the largest of the first
@@ -584,8 +594,9 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 	for i, v := range w.Votes {
 		w.Dispersion[i] = v.Dispersion(c.DispersionZ())
 	}
-	w.Statistic, w.PromoteStatistic = statistic(discounted(w.Votes, w.Dispersion)), math.Inf(-1)
-	for _, v := range w.Votes[:PromoteVotes] {
+	d := discounted(w.Votes, w.Dispersion)
+	w.Statistic, w.PromoteStatistic = statistic(d), math.Inf(-1)
+	for _, v := range d[:PromoteVotes] {
 		if v.Quantile > 0 || w.PromoteStatistic == math.Inf(-1) {
 			w.PromoteStatistic = math.Max(w.PromoteStatistic, v.Promote)
 		}
@@ -635,9 +646,8 @@ func tails(votes [NumVotes]VoteSums) string {
 }
 
 // discount says which votes' evidence Dispersion divides, "" if none:
-// ", the p99 evidence of a heavier tail divided by its dispersion 2.3 (its
-// counts vary more from minute to minute than chance lets them)", a clause
-// per vote.
+// ", the p99 evidence divided by its dispersion 2.3 (its counts vary more
+// from minute to minute than chance lets them)", a clause per vote.
 func (w WindowEvidence) discount() string {
 	out := ""
 	for i, d := range w.Dispersion {
@@ -652,7 +662,7 @@ func (w WindowEvidence) discount() string {
 // is divided by its dispersion, written as phi (the rule pack writes it as
 // a template).
 func DispersionClause(q float64, phi string) string {
-	return fmt.Sprintf(", the %s evidence of a heavier tail divided by its dispersion %s (its counts vary more from minute to minute than chance lets them)", QuantileLabel(q), phi)
+	return fmt.Sprintf(", the %s evidence divided by its dispersion %s (its counts vary more from minute to minute than chance lets them)", QuantileLabel(q), phi)
 }
 
 // tooSmallFor says, for a window held below Config.PromoteExpected, when

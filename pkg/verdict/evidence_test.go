@@ -609,3 +609,23 @@ func TestDispersion(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscounted: a dispersion beyond 1 shrinks a vote's evidence towards 0
+// in both directions, evidence of a heavier tail (positive LLR sums) and
+// evidence that it is not heavier (a negative Promote sum), and leaves the
+// rest; a dispersion of 1 changes nothing.
+func TestDiscounted(t *testing.T) {
+	votes := [NumVotes]VoteSums{
+		{Quantile: 0.99, LLR: [len(TailIndices)]float64{6, -2, 3}, Promote: -8},
+		{Quantile: 0.9, LLR: [len(TailIndices)]float64{4, 2, -1}, Promote: 5},
+	}
+	got := discounted(votes, [NumVotes]float64{2, 1})
+	want := votes
+	want[0].LLR, want[0].Promote = [len(TailIndices)]float64{3, -2, 1.5}, -4
+	if got != want {
+		t.Errorf("discounted by 2 and 1:\n got %+v\nwant %+v", got, want)
+	}
+	if got := discounted(votes, [NumVotes]float64{1, 1}); got != votes {
+		t.Errorf("discounted by 1: %+v, want the votes unchanged", got)
+	}
+}
