@@ -478,11 +478,11 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		}
 		return false
 	}
-	var stats map[int64]float64
+	var stats, promotes map[int64]float64
 	var phis map[string]map[int64]float64
 	discounted := 0
 	if q.Config.Rule == verdict.RuleEvidence {
-		stats, phis = st.rangeAt(t, q.Evidence, window), st.rangeBy(t, q.Dispersion, window, "quantile")
+		stats, promotes, phis = st.rangeAt(t, q.Evidence, window), st.rangeAt(t, q.PromoteEvidence, window), st.rangeBy(t, q.Dispersion, window, "quantile")
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
 	var engineFirst, packFirst string
@@ -504,6 +504,9 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 		if stats != nil {
 			if got, has := stats[ts]; !has || !near(got, m.Window.Statistic) {
 				differ = append(differ, fmt.Sprintf("evidence engine %.12g pack %.12g (present %v)", m.Window.Statistic, got, has))
+			}
+			if got, has := promotes[ts]; m.Window.Minutes > 0 && (!has || !near(got, m.Window.PromoteStatistic)) {
+				differ = append(differ, fmt.Sprintf("promote evidence engine %.12g pack %.12g (present %v)", m.Window.PromoteStatistic, got, has))
 			}
 			for vi, vq := range q.Config.VoteQuantiles() {
 				got, has := phis[verdict.QuantileLabel(vq)][ts]
@@ -556,7 +559,7 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 	}
 	evidence := ""
 	if stats != nil {
-		evidence = fmt.Sprintf("; the same evidence in every window, %d votes' windows discounted by their dispersion in both", discounted)
+		evidence = fmt.Sprintf("; the same evidence and promote evidence in every window, %d votes' windows discounted by their dispersion in both", discounted)
 	}
 	t.Logf("%s (%s rule): decisions %v, the same in the pack; rollback first at %q in both; flags %v%s", q.Name, q.Config.Rule, decisions, engineFirst, engineFlags, evidence)
 	if st.clumped && stats != nil && discounted == 0 {
