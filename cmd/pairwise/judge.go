@@ -87,6 +87,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.Float64Var(&f.config.MinTailObservations, "min-tail", f.config.MinTailObservations, "observations each fleet needs beyond the verdict quantile")
 	fs.Float64Var(&f.config.Confidence, "confidence", f.config.Confidence, "confidence of the quantile bounds")
 	fs.Float64Var(&f.config.ExpectedCanaryShare, "expected-share", f.config.ExpectedCanaryShare, "share of requests the router sends to the canary, e.g. 0.05; a median share more than 10% off it is flagged (0: unknown)")
+	fs.Float64Var(&f.config.MaxShareDrift, "max-share-drift", f.config.MaxShareDrift, "traffic parity: a window is flagged (never promoted) when the canary's share of requests moves more than this, relative, from its median in a minute of the window's last half, e.g. 0.5 for 50%")
 	fs.Float64Var(&f.config.Significance, "significance", f.config.Significance, "gate good and bad minutes on evidence: the difference must be beyond sampling noise at this one-sided confidence, e.g. 0.99 (0: off, as the rule pack judges)")
 	fs.StringVar(&f.lbMetric, "lb-metric", "", "load-balancer-side histogram of the same requests; flags a divergence from the application's (coordinated omission)")
 	fs.StringVar(&f.lbBaseline, "lb-baseline", "", "baseline selector for --lb-metric (default: --baseline)")
@@ -373,7 +374,7 @@ var configFlags = map[string]string{
 	"verdictQuantile": "--verdict-quantile", "promoteThreshold": "--promote-threshold", "rollbackThreshold": "--rollback-threshold",
 	"windowMinutes": "--window", "goodNeeded": "--good-needed", "badLimit": "--bad-limit", "warmupMinutes": "--warmup",
 	"minTailObservations": "--min-tail", "confidence": "--confidence", "significance": "--significance",
-	"expectedCanaryShare": "--expected-share", "maxMeasurementDivergence": "--max-divergence",
+	"expectedCanaryShare": "--expected-share", "maxMeasurementDivergence": "--max-divergence", "maxShareDrift": "--max-share-drift",
 }
 
 // namedConfigError says which flag each of verdict.Config.Validate's errors

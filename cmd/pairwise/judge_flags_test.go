@@ -213,6 +213,12 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--expected-share", "Inf"}, want: "--expected-share"},
 			{args: []string{"--expected-share", "0.05"}},
 		},
+		"max-share-drift": {
+			{args: []string{"--max-share-drift", "0"}, want: "--max-share-drift"},
+			{args: []string{"--max-share-drift", "-0.5"}, want: "--max-share-drift"},
+			{args: []string{"--max-share-drift", "NaN"}, want: "--max-share-drift"},
+			{args: []string{"--max-share-drift", "0.2"}},
+		},
 		"significance": {
 			{args: []string{"--significance", "0.3"}, want: "--significance"},
 			{args: []string{"--significance", "1"}, want: "--significance"},

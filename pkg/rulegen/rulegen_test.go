@@ -364,3 +364,30 @@ func TestDeepExpressionsWrapOutsideStrings(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxShareDriftComesFromTheConfig: the traffic-parity flag's bounds are
+// the canary's maxShareDrift, as the engine's (verdict.Config.MaxShareDrift).
+func TestMaxShareDriftComesFromTheConfig(t *testing.T) {
+	for _, tc := range []struct {
+		drift      *float64
+		above, low string
+	}{{nil, "* 1.5", "* 0.5"}, {new(0.2), "* 1.2", "* 0.8"}} {
+		c := checkout("native")
+		c.MaxShareDrift = tc.drift
+		out, err := Render(File{Canaries: []Canary{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := oneLine(string(out))
+		i := strings.Index(s, "flags_60m")
+		if i < 0 {
+			t.Fatal("no flags rule")
+		}
+		flags := s[i:min(len(s), i+6000)]
+		for _, want := range []string{tc.above, tc.low} {
+			if !strings.Contains(flags, want) {
+				t.Errorf("maxShareDrift %v: the traffic-parity flag lacks %q", tc.drift, want)
+			}
+		}
+	}
+}

@@ -187,6 +187,7 @@ type Overrides struct {
 	WarmupMinutes       *int      `json:"warmupMinutes,omitempty" yaml:"warmupMinutes"`
 	MinTailObservations *float64  `json:"minTailObservations,omitempty" yaml:"minTailObservations"`
 	Significance        *float64  `json:"significance,omitempty" yaml:"significance"`
+	MaxShareDrift       *float64  `json:"maxShareDrift,omitempty" yaml:"maxShareDrift"`
 }
 
 // Apply returns c with the set fields of o.
@@ -200,7 +201,7 @@ func (o Overrides) Apply(c Config) Config {
 	for _, f := range []struct {
 		dst *float64
 		src *float64
-	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}, {&c.Significance, o.Significance}, {&c.FalseRollback, o.FalseRollback}, {&c.FalsePromote, o.FalsePromote}} {
+	}{{&c.VerdictQuantile, o.VerdictQuantile}, {&c.PromoteThreshold, o.PromoteThreshold}, {&c.RollbackThreshold, o.RollbackThreshold}, {&c.MinTailObservations, o.MinTailObservations}, {&c.Significance, o.Significance}, {&c.FalseRollback, o.FalseRollback}, {&c.FalsePromote, o.FalsePromote}, {&c.MaxShareDrift, o.MaxShareDrift}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

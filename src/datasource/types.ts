@@ -47,6 +47,8 @@ export interface PairwiseQuery extends DataQuery {
   significance: number;
   /** The router's canary share (0.05 for 5%), 0 if unknown: a different observed share is flagged. */
   expectedCanaryShare: number;
+  /** Traffic parity: a minute's canary share more than this (relative) from the median flags the window. */
+  maxShareDrift: number;
   /** range: every minute of the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
   /**
@@ -86,6 +88,7 @@ export type VerdictFields = Pick<
   | 'minTailObservations'
   | 'significance'
   | 'expectedCanaryShare'
+  | 'maxShareDrift'
 >;
 
 /**

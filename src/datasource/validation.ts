@@ -124,6 +124,7 @@ const NUMBER_MESSAGES: Record<NumberField, string> = {
   expectedCanaryShare: 'The expected canary share is 0 (unknown) or a fraction below 1, e.g. 0.05.',
   falseRollback: `A budget is a probability above 0 and at most ${limit('falseRollback').max}, e.g. 0.001.`,
   falsePromote: `A budget is a probability above 0 and at most ${limit('falsePromote').max}, e.g. 0.01.`,
+  maxShareDrift: 'The share drift is a relative change above 0, e.g. 0.5 for 50%.',
 };
 
 /** Every inline validation message of the query editor, keyed by field. */

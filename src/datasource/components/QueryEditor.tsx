@@ -96,7 +96,8 @@ type NumericKey =
   | 'warmupMinutes'
   | 'minTailObservations'
   | 'significance'
-  | 'expectedCanaryShare';
+  | 'expectedCanaryShare'
+  | 'maxShareDrift';
 
 /**
  * Numeric settings; those with a rule are shown only under that rule, the one they decide. Their
@@ -128,6 +129,7 @@ const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: strin
     { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
     { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
     { key: 'expectedCanaryShare', label: 'Expected canary share', description: '0 unknown; 0.05 for 5%', step: 0.01 },
+    { key: 'maxShareDrift', label: 'Max share drift', description: 'Traffic parity; 0.5: ±50% of the median', step: 0.05 },
   ];
 
 /** Loads histogram metrics from the backend; on failure the metric field stays free text. */
