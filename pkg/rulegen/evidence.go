@@ -442,9 +442,15 @@ func (w windowReads) discounted(sums termRows) expr {
 	var out expr
 	for _, v := range w.votes {
 		rows := sums.rows(v.terms.LLR[:]...)
-		out = orOf(out, op(op(op(rows, ">", leaf("0")), "/ on("+strings.Join(w.by, ", ")+") group_left()", w.phi(v)), "or", op(rows, "<=", leaf("0"))))
+		out = orOf(out, w.divided(rows, ">", "<=", w.phi(v)))
 	}
 	return out
+}
+
+// divided are rows with those that compare cmp to 0 divided by phi (one
+// series a canary), the others (rest 0) as they are.
+func (w windowReads) divided(rows expr, cmp, rest string, phi expr) expr {
+	return op(op(op(rows, cmp, leaf("0")), "/ on("+strings.Join(w.by, ", ")+") group_left()", phi), "or", op(rows, rest, leaf("0")))
 }
 
 // mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
@@ -495,7 +501,7 @@ func (w windowReads) promoteStatistic() expr {
 	for _, v := range w.votes {
 		if v.index < verdict.PromoteVotes {
 			sum := w.sums.rows(v.terms.Promote)
-			rows = orOf(rows, op(op(op(sum, "<", leaf("0")), "/ on("+strings.Join(w.by, ", ")+") group_left()", w.phi(v)), "or", op(sum, ">=", leaf("0"))))
+			rows = orOf(rows, w.divided(sum, "<", ">=", w.phi(v)))
 		}
 	}
 	return op(fn("max", rows), "or", leaf("vector(0)"))
@@ -659,7 +665,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	}
 	records = append(records, []rule{
 		{record: n.statistic, expr: rec.statistic(), labels: labels,
-			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window: ln of the mean likelihood ratio of every quantile's tail indices (%s); rollback at %s", quantiles, fmtBoundary(rb))},
+			comment: fmt.Sprintf("evidence that the canary's tail is heavier, over the window: ln of the mean likelihood ratio of every quantile's tail indices (%s), each quantile's evidence divided by its dispersion; rollback at %s", quantiles, fmtBoundary(rb))},
 		{record: n.recentStatistic, expr: rec.recentStatistics(), labels: labels,
 			comment: fmt.Sprintf("the same for each recent run; rollback when one reaches %s", fmtBoundary(recentB))},
 		{record: n.promote, expr: rec.promoteStatistic(), labels: labels,
