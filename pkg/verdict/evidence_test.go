@@ -571,7 +571,8 @@ func TestDispersion(t *testing.T) {
 		}, 1, 1},
 		{"a canary 8 standard errors worse throughout", func(int) float64 { return noise.NormFloat64() + 8 }, 1, 1},
 		// 4 standard errors one way or the other every third minute:
-		// changes of 16 twice in three minutes, phi about 1 + 16/3 / 1.
+		// changes of about 16 + 2 into and out of each clump and 2 between,
+		// phi about (18 + 18 + 2) / 6 = 6.3.
 		{"clumps every third minute", func(m int) float64 {
 			if m%3 == 0 {
 				return noise.NormFloat64() + 4*float64(1-2*(m/3%2))
