@@ -415,7 +415,6 @@ func (st *stack) parity(t *testing.T, q rulegen.Queries, decisions bool) {
 // lacks the monotonicity fix); it is logged and added to excused.
 func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Result, window pairing.Window, excused map[int64]bool) {
 	terms := st.rangeBy(t, q.MinuteTerms, window, "term")
-	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
 	carrying := 0
 	for _, m := range res.Minutes {
 		ts := m.Time.Unix()
@@ -463,6 +462,12 @@ func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Res
 	t.Logf("%s: %d minutes carry evidence, with the same terms in the pack", q.Name, carrying)
 }
 
+// near is equality to 1e-9, relative above 1 and absolute below: the
+// engine's compensated sums and Prometheus's differ in the last bits.
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
 // decisionParity compares the decision of the window ending at each minute,
 // and the minutes the rollback alert's condition holds, with the engine's
 // timeline, and the flags over the last window. A window holding an excused
@@ -484,7 +489,6 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 	if q.Config.Rule == verdict.RuleEvidence {
 		stats, promotes, phis = st.rangeAt(t, q.Evidence, window), st.rangeAt(t, q.PromoteEvidence, window), st.rangeBy(t, q.Dispersion, window, "quantile")
 	}
-	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
 	var engineFirst, packFirst string
 	decisions := map[verdict.Decision]int{}
 	for _, m := range res.Minutes {

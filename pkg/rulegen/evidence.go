@@ -382,15 +382,14 @@ func termMatcher(terms ...string) selector.Matcher {
 }
 
 // lastRows are the sample a series the group records has at the
-// evaluation time, or ago minutes before it: terms picked by matchers.
+// evaluation time: terms picked by matchers.
 type lastRows struct {
 	r    resolved
 	name string
-	ago  int
 }
 
 func (s lastRows) rows(terms ...string) expr {
-	return recordedMinute(s.r.recordedSeries(s.name, termMatcher(terms...)).flat(), s.ago)
+	return recordedMinute(s.r.recordedSeries(s.name, termMatcher(terms...)).flat(), 0)
 }
 
 // inlineRows are the expression itself: terms picked by joining a constant
@@ -556,9 +555,10 @@ type evidenceExprs struct {
 	minute minuteEvidence
 	// terms is the minute's vector of terms; sums and recent their sums over
 	// the window and the recent runs, flags the window's flags; dispersion
-	// each vote's over the window (label quantile), nil when the window is
-	// too short to have one.
-	terms, sums, recent, flags, dispersion expr
+	// each vote's over the window (label quantile) from the recorded sums,
+	// inlineDispersion the same from the inline ones, both nil when the
+	// window is too short to have one.
+	terms, sums, recent, flags, dispersion, inlineDispersion expr
 	// inline reads the window from raw data, recorded from the series.
 	inline, recorded windowReads
 	names            evidenceNames
@@ -594,14 +594,14 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	}
 	expected := r.votes()[0].terms.Expected
 	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, last: inlineRows{e.terms}, flags: e.flags, llr: llr, promote: promote, expectedTerm: expected, by: r.every}
-	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms, 0},
+	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms},
 		flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, expectedTerm: expected, by: r.every}
 	if r.dispersed() {
 		e.inline.votes, e.recorded.votes = r.votes(), r.votes()
 		e.dispersion = r.dispersions(recordedRows{r, e.names.sums})
-		inline := r.dispersions(inlineRows{e.sums})
+		e.inlineDispersion = r.dispersions(inlineRows{e.sums})
 		e.inline.phi = func(v vote) expr {
-			return op(inline, "and on("+quantileLabel+")", labelled(leaf("vector(1)"), quantileLabel, verdict.QuantileLabel(v.q)))
+			return op(e.inlineDispersion, "and on("+quantileLabel+")", labelled(leaf("vector(1)"), quantileLabel, verdict.QuantileLabel(v.q)))
 		}
 		e.recorded.phi = func(v vote) expr { return r.recordedSeries(e.names.dispersion, quantileOf(v)) }
 	}

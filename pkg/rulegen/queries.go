@@ -88,8 +88,8 @@ func MinuteQueries(f File) ([]Queries, error) {
 			q.Decision = c.evidenceDecision(w.statistic(), w.recentStatistics(), w.promoteStatistic(), w.lastPromote(), w.minutes(), w.expected(), w.flags).flat()
 			q.Rollback = c.evidenceRollback(w.statistic(), w.recentStatistics()).flat()
 			q.MinuteTerms = e.terms.flat()
-			if e.dispersion != nil {
-				q.Dispersion = c.dispersions(inlineRows{e.sums}).flat()
+			if e.inlineDispersion != nil {
+				q.Dispersion = e.inlineDispersion.flat()
 			}
 			q.Recorded = []string{flags.flat(), e.sums.flat(), e.recent.flat()}
 		}
