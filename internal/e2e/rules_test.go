@@ -102,6 +102,13 @@ func TestRulesEndToEnd(t *testing.T) {
 		// tail counts clump, and the evidence is divided by its dispersion
 		// in the pack as in the engine (decisionParity checks both do so).
 		{"scrape-gap", []string{"--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000", "--scrape-gap", "canary-2@50-57", "--stall-every", "10", "--stall-seconds", "1"}, ""},
+		// The canary recorded in another layout than the baseline: its
+		// series kept native schema 3 where the baseline's are at 1, and its
+		// release changed the classic buckets (some added, some removed).
+		// Both count the fleets' tails in the layout both have (Prometheus's
+		// a + b; histogram.Common), and the regression is rolled back.
+		{"layouts", []string{"--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000", "--schema", "1", "--canary-schema", "3",
+			"--canary-buckets", "0.001,0.0025,0.005,0.01,0.02,0.025,0.04,0.05,0.06,0.075,0.1,0.125,0.15,0.2,0.25,0.3,0.4,0.5,1,2.5,5,10"}, "rollback"},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()

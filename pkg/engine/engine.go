@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pairwise-canary/pairwise/pkg/histogram"
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
@@ -248,6 +249,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
 	}
+	res.Warnings = append(res.Warnings, layoutWarnings(pairs)...)
 	health := [2][]verdict.FleetHealth{make([]verdict.FleetHealth, lead+len(pairs)), make([]verdict.FleetHealth, lead+len(pairs))}
 	for i := range health[0] {
 		t := sp.judged.First.Add(time.Duration(i-lead) * time.Minute).Unix()
@@ -287,6 +289,36 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 	res.Window = verdict.Decide(req.Config, minutes, opts)
 	return res, nil
+}
+
+// layoutWarnings tell the minutes whose fleets' histograms differ in layout:
+// counted in the layout both have (histogram.Common), or, without one, left
+// without evidence. Each names the first such minute's layouts.
+func layoutWarnings(pairs []pairing.Pair) []string {
+	var coarser, apart int
+	var coarserNote, apartNote string
+	for _, p := range pairs {
+		if p.Baseline == nil || p.Canary == nil || !(p.Baseline.Count > 0) || !(p.Canary.Count > 0) || p.Baseline.Kind != p.Canary.Kind {
+			continue // kinds that differ have their own warning
+		}
+		if _, _, err := histogram.Common(p.Baseline, p.Canary); err != nil {
+			if apart++; apart == 1 {
+				apartNote = err.Error()
+			}
+		} else if n := histogram.LayoutNote(p.Baseline, p.Canary); n != "" {
+			if coarser++; coarser == 1 {
+				coarserNote = n
+			}
+		}
+	}
+	var out []string
+	if coarser > 0 {
+		out = append(out, fmt.Sprintf("the fleets' histograms differ in layout in %d of %d minutes (baseline and canary: %s): both fleets' tails are counted in the layout both have, no finer than the coarser", coarser, len(pairs), coarserNote))
+	}
+	if apart > 0 {
+		out = append(out, fmt.Sprintf("the fleets' histograms have no layout in common in %d of %d minutes (%s): those minutes carry no evidence; record both fleets with the same buckets", apart, len(pairs), apartNote))
+	}
+	return out
 }
 
 // inParallel calls f(i) for every i in [0, n), spread over the CPUs in

@@ -21,9 +21,8 @@ var ErrLayoutMismatch = errors.New("histogram: layouts differ")
 //     (the API omits empty buckets, so the bucket sets may differ); partially
 //     overlapping buckets are an error.
 //
-// Different kinds, schemas or zero thresholds are not merged (Prometheus would
-// reduce to the lowest schema / widest zero bucket; ask Prometheus for the sum
-// instead).
+// Different kinds, schemas or zero thresholds are not merged: Common reads
+// two histograms in the layout both have first, as Prometheus's sum does.
 func Merge(a, b *Histogram) (*Histogram, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("%w: nil histogram", ErrLayoutMismatch)

@@ -157,6 +157,10 @@ const (
 	ExponentialSchemaMax = 8
 )
 
+// ExponentialBound is the upper bound of bucket idx of exponential schema s,
+// bit-identical to Prometheus's: what a native bucket's bounds are.
+func ExponentialBound(idx, schema int32) float64 { return getBoundExponential(idx, schema) }
+
 // getBoundExponential returns the upper bound of the bucket with index idx in
 // exponential schema s, bit-identical to Prometheus's getBoundExponential.
 func getBoundExponential(idx, schema int32) float64 {

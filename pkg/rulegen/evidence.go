@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -137,21 +138,34 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 		x := fn("histogram_quantile", leaf(verdict.QuantileKey(v.q)), op(m.base.hist, "+", m.canary.hist))
 		ve := voteEvidence{vote: v, threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
 		// Without a finite threshold scalar() is NaN, and so is the count.
-		beyond := func(f fleetExprs) expr {
+		beyond := func(f, other fleetExprs) expr {
+			hist := r.inCommonLayout(f, other)
 			if r.every != nil {
 				// Every canary at once: the trim operator cuts each canary's
 				// histogram at its own threshold (histogram_fraction takes a
 				// scalar), interpolating inside the bucket as it does.
-				return op(fn("histogram_count", op(f.hist, ">/", ve.threshold)), "*", r.scrapeScale(f))
+				return op(fn("histogram_count", op(hist, ">/", ve.threshold)), "*", r.scrapeScale(f))
 			}
-			return op(op(fn("histogram_fraction", fn("scalar", ve.threshold), leaf("+Inf"), f.hist), "*", f.count), "*", r.scrapeScale(f))
+			return op(op(fn("histogram_fraction", fn("scalar", ve.threshold), leaf("+Inf"), hist), "*", f.count), "*", r.scrapeScale(f))
 		}
-		ve.beyondBaseline, ve.beyondCanary = beyond(m.base), beyond(m.canary)
+		ve.beyondBaseline, ve.beyondCanary = beyond(m.base, m.canary), beyond(m.canary, m.base)
 		e.votes = append(e.votes, ve)
 	}
 	e.share = op(op(op(counted(m.canary), "/", op(counted(m.base), "+", counted(m.canary))), ">", leaf("0")), "<", leaf("1"))
 	e.present = m.warm(op(op(e.share, "and "+r.on(), e.votes[0].threshold), "unless "+r.on(), m.partial))
 	return e
+}
+
+// inCommonLayout is the fleet's histogram of the minute in the layout both
+// fleets have, as the threshold's a + b reads it and histogram.Common does:
+// a native histogram plus none of the other's observations (0 * other) is
+// reduced to the coarser schema; classic buckets are cut to the le bounds
+// both have.
+func (r resolved) inCommonLayout(f, other fleetExprs) expr {
+	if r.kind == prom.Classic {
+		return op(f.hist, "and", other.hist)
+	}
+	return op(f.hist, "+", op(leaf("0"), "*", other.hist))
 }
 
 // constants is a constant vector, one series per tail index valued

@@ -123,6 +123,13 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 	if baseline == nil || canary == nil || !(baseline.Count > 0) || !(canary.Count > 0) {
 		return m
 	}
+	// Both fleets are counted in the layout both have (a canary whose
+	// release changed the buckets, or whose series kept a finer schema than
+	// the baseline's), bucket for bucket, as the pack's a + b reads them.
+	baseline, canary, err := histogram.Common(baseline, canary)
+	if err != nil {
+		return m
+	}
 	pooled, err := histogram.Merge(baseline, canary)
 	if err != nil {
 		return m

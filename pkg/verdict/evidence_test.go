@@ -630,3 +630,70 @@ func TestDiscounted(t *testing.T) {
 		t.Errorf("discounted by 1: %+v, want the votes unchanged", got)
 	}
 }
+
+// lognormalAtSchema is n observations of a log-normal latency (median 50 ms)
+// in the native buckets of the schema, times slow (1: none slower).
+func lognormalAtSchema(t *testing.T, schema int, n, slow float64) *histogram.Histogram {
+	t.Helper()
+	var bs []histogram.APIBucket
+	var total float64
+	per := int32(1) << max(schema, 0)
+	for idx := -12 * per; idx < 4*per; idx++ {
+		lo, hi := histogram.ExponentialBound(idx-1, int32(schema)), histogram.ExponentialBound(idx, int32(schema))
+		cdf := func(x float64) float64 { return 0.5 * math.Erfc(-(math.Log(x/slow)-math.Log(0.05))/(0.6*math.Sqrt2)) }
+		if c := math.Round(n * (cdf(hi) - cdf(lo))); c > 0 {
+			bs = append(bs, histogram.APIBucket{Boundaries: 0, Lower: lo, Upper: hi, Count: c})
+			total += c
+		}
+	}
+	h, err := histogram.FromNative(bs, total, total*0.06)
+	if err != nil || h.Schema != int32(schema) {
+		t.Fatalf("schema %d: %v, %+v", schema, err, h)
+	}
+	return h
+}
+
+// TestMinuteEvidenceCommonLayout: fleets recorded in different layouts (a
+// canary whose release changed the classic buckets, or whose series kept a
+// finer native schema than the baseline's) are counted in the layout both
+// have, exactly as if both had been recorded in it, not left without
+// evidence.
+func TestMinuteEvidenceCommonLayout(t *testing.T) {
+	c := Default()
+	finer, err := histogram.FromClassic([]float64{0.5, 1, 1.5, 2, 3, 4, math.Inf(1)}, []float64{500, 9650, 9690, 9740, 9800, 9850, 9850})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                     string
+		base, canary             *histogram.Histogram
+		commonBase, commonCanary *histogram.Histogram // both recorded in the layout both have
+	}{
+		{"classic, a bound added and removed", classic(t, 9900, 100, 0), finer, classic(t, 9900, 100, 0), classic(t, 9650, 90, 110)},
+		{"native, the canary finer", lognormalAtSchema(t, 1, 20000, 1), lognormalAtSchema(t, 3, 1000, 1.1), lognormalAtSchema(t, 1, 20000, 1), nil},
+		{"native, the baseline finer", lognormalAtSchema(t, 3, 20000, 1), lognormalAtSchema(t, 0, 1000, 1.1), nil, lognormalAtSchema(t, 0, 1000, 1.1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cb, cc := tc.commonBase, tc.commonCanary
+			if cb == nil {
+				cb, _, err = histogram.Common(tc.base, tc.canary)
+			}
+			if cc == nil {
+				_, cc, err = histogram.Common(tc.base, tc.canary)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := MinuteEvidence(c, tc.base, tc.canary, 1, 1), MinuteEvidence(c, cb, cc, 1, 1)
+			if !got.Valid || !want.Valid {
+				t.Fatalf("valid %v and %v: different layouts must be counted", got.Valid, want.Valid)
+			}
+			for i := range got.Votes {
+				g, w := got.Votes[i], want.Votes[i]
+				if math.Abs(g.Canary-w.Canary) > 1e-9 || math.Abs(g.Baseline-w.Baseline) > 1e-9 || math.Abs(g.Threshold-w.Threshold) > 1e-12*w.Threshold {
+					t.Errorf("vote %d: %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}

@@ -59,7 +59,13 @@ type Options struct {
 	Job            string
 	Schema         int32
 	ClassicBuckets []float64
-	Restarts       []Restart
+	// CanarySchema and CanaryBuckets are the canary's layout when it differs
+	// from the baseline's (a canary whose series kept a finer schema, or
+	// whose release changed the buckets); nil: the same as Schema and
+	// ClassicBuckets.
+	CanarySchema  *int32
+	CanaryBuckets []float64
+	Restarts      []Restart
 	// ScrapeGaps are stretches in which one pod's scrapes fail: it keeps
 	// serving and counting, but none of its series gets a sample and its
 	// target reports up == 0.
@@ -97,6 +103,7 @@ type pod struct {
 	okL      labels.Labels
 	errL     labels.Labels
 	upL      labels.Labels
+	lay      *layout
 	gaps     [][2]int64          // scrape gaps (from, to], Unix seconds
 	refs     []storage.SeriesRef // one per series, valid for the current block writer
 	count    uint64
@@ -110,21 +117,45 @@ type pod struct {
 	vals     []float64 // covered observations of minute `minute`
 }
 
+// layout is one fleet's bucket layout.
+type layout struct {
+	schema  int32
+	bounds  []float64 // native bucket bounds of frac for schema > 0
+	buckets []float64 // classic upper bounds, +Inf left out
+}
+
+func newLayout(schema int32, buckets []float64) (*layout, error) {
+	if schema < -4 || schema > 8 {
+		return nil, fmt.Errorf("schema must be in [-4, 8], got %d", schema)
+	}
+	if !slices.IsSorted(buckets) || len(buckets) == 0 {
+		return nil, fmt.Errorf("classic buckets must be a non-empty ascending list")
+	}
+	l := &layout{schema: schema, buckets: buckets}
+	if schema > 0 {
+		n := 1 << schema
+		l.bounds = make([]float64, n)
+		for i := range n {
+			l.bounds[i] = math.Exp2(float64(i)/float64(n) - 1)
+		}
+	}
+	return l, nil
+}
+
 type generator struct {
-	o      Options
-	s      *sim.Sim
-	bounds []float64 // native bucket bounds of frac for schema > 0
-	pods   []*pod
-	start  time.Time
-	end    time.Time
-	scrape []int64 // scrape times, Unix seconds
+	o       Options
+	s       *sim.Sim
+	layouts [2]*layout // by fleet index
+	pods    []*pod
+	start   time.Time
+	end     time.Time
+	scrape  []int64 // scrape times, Unix seconds
 	// truth, indexed [fleet][minute]
-	fleetVals  [2][][]float64
-	fleetErrs  [2][]int
-	podP99     [2][]float64 // [fleet][minute*pods+pod], NaN when no observation
-	nSeries    int
-	sum        Summary
-	seriesPerP int
+	fleetVals [2][][]float64
+	fleetErrs [2][]int
+	podP99    [2][]float64 // [fleet][minute*pods+pod], NaN when no observation
+	nSeries   int
+	sum       Summary
 }
 
 func newGenerator(o Options) (*generator, error) {
@@ -137,14 +168,8 @@ func newGenerator(o Options) (*generator, error) {
 	if o.ScrapeOffset < 0 || o.ScrapeOffset >= o.ScrapeInterval || o.ScrapeOffset%time.Second != 0 {
 		return nil, fmt.Errorf("scrape offset must be whole seconds in [0, interval), got %v", o.ScrapeOffset)
 	}
-	if o.Schema < -4 || o.Schema > 8 {
-		return nil, fmt.Errorf("schema must be in [-4, 8], got %d", o.Schema)
-	}
 	if o.Sim.Start.IsZero() || !o.Sim.Start.Equal(o.Sim.Start.Truncate(time.Minute)) {
 		return nil, fmt.Errorf("start must be a whole UTC minute, got %v", o.Sim.Start)
-	}
-	if !slices.IsSorted(o.ClassicBuckets) || len(o.ClassicBuckets) == 0 {
-		return nil, fmt.Errorf("classic buckets must be a non-empty ascending list")
 	}
 	if o.Metric == "" || o.Service == "" || o.Job == "" {
 		return nil, fmt.Errorf("metric, service and job must be set")
@@ -158,11 +183,16 @@ func newGenerator(o Options) (*generator, error) {
 	}
 	g := &generator{o: o, s: s, start: o.Sim.Start.UTC()}
 	g.end = g.start.Add(time.Duration(o.Minutes) * time.Minute)
-	if o.Schema > 0 {
-		n := 1 << o.Schema
-		g.bounds = make([]float64, n)
-		for i := range n {
-			g.bounds[i] = math.Exp2(float64(i)/float64(n) - 1)
+	canarySchema, canaryBuckets := o.Schema, o.ClassicBuckets
+	if o.CanarySchema != nil {
+		canarySchema = *o.CanarySchema
+	}
+	if o.CanaryBuckets != nil {
+		canaryBuckets = o.CanaryBuckets
+	}
+	for fi, l := range [2][2]any{{o.Schema, o.ClassicBuckets}, {canarySchema, canaryBuckets}} {
+		if g.layouts[fi], err = newLayout(l[0].(int32), l[1].([]float64)); err != nil {
+			return nil, fmt.Errorf("%s: %w", sim.Fleets[fi], err)
 		}
 	}
 	for t := g.start.Add(o.ScrapeOffset); !t.After(g.end); t = t.Add(o.ScrapeInterval) {
@@ -190,7 +220,7 @@ func newGenerator(o Options) (*generator, error) {
 			}
 		}
 		for i := 0; i < o.Sim.PodsPerFleet; i++ {
-			p := &pod{fleet: fleet, fi: fi, idx: i, name: sim.PodName(o.Service, fleet, i), restart: -1, minute: -1}
+			p := &pod{fleet: fleet, fi: fi, idx: i, name: sim.PodName(o.Service, fleet, i), restart: -1, minute: -1, lay: g.layouts[fi]}
 			if r, ok := restarts[[2]int{fi, i}]; ok {
 				p.restart = r
 			}
@@ -200,7 +230,7 @@ func newGenerator(o Options) (*generator, error) {
 				return labels.FromStrings(kv...)
 			}
 			p.nativeL = base(o.Metric)
-			for _, le := range o.ClassicBuckets {
+			for _, le := range p.lay.buckets {
 				p.bucketL = append(p.bucketL, base(o.Metric+"_bucket", "le", labels.FormatOpenMetricsFloat(le)))
 			}
 			p.bucketL = append(p.bucketL, base(o.Metric+"_bucket", "le", "+Inf"))
@@ -214,7 +244,7 @@ func newGenerator(o Options) (*generator, error) {
 					p.gaps = append(p.gaps, [2]int64{gap.From.Unix(), gap.To.Unix()})
 				}
 			}
-			p.classic = make([]uint64, len(o.ClassicBuckets)+1)
+			p.classic = make([]uint64, len(p.lay.buckets)+1)
 			g.pods = append(g.pods, p)
 		}
 	}
@@ -223,25 +253,30 @@ func newGenerator(o Options) (*generator, error) {
 			return nil, fmt.Errorf("scrape gap of pod %s-%d from %v to %v: no such pod or an empty gap", gap.Fleet, gap.Index, gap.From, gap.To)
 		}
 	}
-	g.seriesPerP = 1 + len(o.ClassicBuckets) + 1 + 4 + 1 // ... and up
-	g.nSeries = g.seriesPerP * len(g.pods)
+	for _, p := range g.pods {
+		g.nSeries += p.series()
+	}
 	return g, nil
 }
+
+// series is the number of series the pod writes: its native histogram, its
+// classic buckets with +Inf, count, sum, two request counters and up.
+func (p *pod) series() int { return 1 + len(p.lay.buckets) + 1 + 4 + 1 }
 
 // key returns the native histogram bucket index of v > 0 at the schema, the
 // way client_golang and Prometheus compute it: bucket k holds
 // (2^((k-1)/2^schema), 2^(k/2^schema)].
-func (g *generator) key(v float64) int {
+func (l *layout) key(v float64) int {
 	frac, exp := math.Frexp(v)
-	if g.o.Schema > 0 {
-		return sort.SearchFloat64s(g.bounds, frac) + (exp-1)*len(g.bounds)
+	if l.schema > 0 {
+		return sort.SearchFloat64s(l.bounds, frac) + (exp-1)*len(l.bounds)
 	}
 	k := exp
 	if frac == 0.5 {
 		k--
 	}
-	off := (1 << -g.o.Schema) - 1
-	return (k + off) >> -g.o.Schema
+	off := (1 << -l.schema) - 1
+	return (k + off) >> -l.schema
 }
 
 func (p *pod) reset() {
@@ -261,7 +296,7 @@ func (g *generator) observe(p *pod, v float64, isErr bool) {
 	if v <= ZeroThreshold {
 		p.zero++
 	} else {
-		k := g.key(v)
+		k := p.lay.key(v)
 		switch {
 		case len(p.nat) == 0:
 			p.nMin = k
@@ -280,7 +315,7 @@ func (g *generator) observe(p *pod, v float64, isErr bool) {
 			p.nat[k-p.nMin]++
 		}
 	}
-	i := sort.SearchFloat64s(g.o.ClassicBuckets, v) // first le >= v
+	i := sort.SearchFloat64s(p.lay.buckets, v) // first le >= v
 	p.classic[i]++
 }
 
@@ -288,7 +323,7 @@ func (g *generator) observe(p *pod, v float64, isErr bool) {
 // gaps of up to two empty buckets, as client_golang does.
 func (g *generator) nativeHistogram(p *pod) *histogram.Histogram {
 	h := &histogram.Histogram{
-		Schema:        g.o.Schema,
+		Schema:        p.lay.schema,
 		ZeroThreshold: ZeroThreshold,
 		ZeroCount:     p.zero,
 		Count:         p.count,
@@ -541,7 +576,7 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 // shard of pods.
 func (g *generator) writeBlock(ctx context.Context, w *tsdb.BlockWriter, b block, shards [][]*pod) error {
 	for _, p := range g.pods {
-		p.refs = make([]storage.SeriesRef, g.seriesPerP)
+		p.refs = make([]storage.SeriesRef, p.series())
 	}
 	k := b.first
 	if k == 0 {

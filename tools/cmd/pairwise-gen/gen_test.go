@@ -348,7 +348,7 @@ func TestNativeKeys(t *testing.T) {
 		}
 		base := math.Exp2(math.Exp2(-float64(schema)))
 		for _, v := range []float64{1e-4, 0.0123, 0.5, 1, 2, 3.7, 1000} {
-			k := g.key(v)
+			k := g.layouts[0].key(v)
 			lo, hi := math.Pow(base, float64(k-1)), math.Pow(base, float64(k))
 			if !(v > lo*(1-1e-12) && v <= hi*(1+1e-12)) {
 				t.Errorf("schema %d: %v in bucket %d = (%v, %v]", schema, v, k, lo, hi)

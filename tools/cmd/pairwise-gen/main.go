@@ -144,6 +144,9 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	schema := fs.Int("schema", 3, "native histogram exponential schema (-4..8)")
 	buckets := floatList(DefaultClassicBuckets)
 	fs.Var(&buckets, "buckets", "classic bucket upper bounds, comma separated (+Inf is added)")
+	canarySchema := fs.String("canary-schema", "", "the canary's native schema when it differs from --schema (a canary whose series kept a finer schema than the baseline's; default: --schema)")
+	var canaryBuckets floatList
+	fs.Var(&canaryBuckets, "canary-buckets", "the canary's classic bucket upper bounds when they differ from --buckets (a release that changed the buckets; default: --buckets)")
 	var restarts restartFlags
 	fs.Var(&restarts, "restart", "POD@MINUTE: restart a pod (counters reset) during minute MINUTE (0-based from --start), half a scrape interval after the minute's first scrape; POD is canary-3, baseline-0 or the full pod name; repeatable")
 	var gaps restartFlags
@@ -173,10 +176,17 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 		Sim: c, Minutes: *minutes, OutDir: *out, TruthFile: *truth,
 		ScrapeInterval: *interval, ScrapeOffset: *offset,
 		Metric: *metric, Service: *service, Job: *job, Schema: int32(*schema),
-		ClassicBuckets: buckets, TruthPodP99: *podP99, Workers: *workers,
+		ClassicBuckets: buckets, CanaryBuckets: canaryBuckets, TruthPodP99: *podP99, Workers: *workers,
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
+	}
+	if *canarySchema != "" {
+		cs, err := strconv.ParseInt(*canarySchema, 10, 32)
+		if err != nil {
+			return o, "", fmt.Errorf("--canary-schema: %w", err)
+		}
+		o.CanarySchema = new(int32(cs))
 	}
 	for _, r := range restarts {
 		rs, err := parseRestart(r, o)

@@ -1,0 +1,169 @@
+package histogram
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Common returns a and b in the finest layout both can be read in, as
+// Prometheus's a + b reads them: the histograms themselves when their
+// layouts are the same; otherwise
+//
+//   - NativeExponential of different schemas: the finer one reduced to the
+//     coarser schema, each of its buckets added into the coarser bucket that
+//     holds it (exact: a bucket of schema s is a union of buckets of every
+//     finer schema). Of different zero thresholds the wider is taken, when
+//     the narrower histogram has no observation between the two;
+//   - Classic of different `le` bounds: each cut down to the bounds both
+//     have, its cumulative count at each (exact: a cumulative count does not
+//     depend on the bounds below it).
+//
+// A canary whose release changed the buckets, or whose fresh pods have not
+// yet lost resolution as the baseline's long-running ones have (OpenTelemetry
+// SDKs and client_golang with a bucket limit lower a series' schema as its
+// range widens), is compared with its baseline bucket for bucket this way.
+// Different kinds, NativeCustom of different bounds, a zero threshold that
+// would take in observations, or classic bounds with nothing in common but
+// +Inf are an error wrapping ErrLayoutMismatch.
+func Common(a, b *Histogram) (ca, cb *Histogram, err error) {
+	if a == nil || b == nil {
+		return nil, nil, fmt.Errorf("%w: nil histogram", ErrLayoutMismatch)
+	}
+	if a.Kind != b.Kind {
+		return nil, nil, fmt.Errorf("%w: %v and %v", ErrLayoutMismatch, a.Kind, b.Kind)
+	}
+	switch a.Kind {
+	case NativeExponential:
+		if a.Schema == b.Schema && a.ZeroThreshold == b.ZeroThreshold {
+			return a, b, nil
+		}
+		schema, zt := min(a.Schema, b.Schema), max(a.ZeroThreshold, b.ZeroThreshold)
+		if ca, err = a.reduced(schema, zt); err == nil {
+			cb, err = b.reduced(schema, zt)
+		}
+		return ca, cb, err
+	case Classic:
+		if slices.EqualFunc(a.Buckets, b.Buckets, func(x, y Bucket) bool { return x.Upper == y.Upper }) {
+			return a, b, nil
+		}
+		ua, _, _ := a.classicData()
+		ub, _, _ := b.classicData()
+		var both []float64
+		for _, u := range ua {
+			if _, ok := slices.BinarySearch(ub, u); ok {
+				both = append(both, u)
+			}
+		}
+		if len(both) == 0 || len(both) == 1 && math.IsInf(both[0], +1) {
+			return nil, nil, fmt.Errorf("%w: no le bound in common but +Inf", ErrLayoutMismatch)
+		}
+		if ca, err = a.cutTo(both); err == nil {
+			cb, err = b.cutTo(both)
+		}
+		return ca, cb, err
+	}
+	// NativeCustom: the API omits empty buckets, so two lists of the same
+	// layout may list different bounds; Merge adds them, or tells an overlap.
+	return a, b, nil
+}
+
+// LayoutNote describes how Common reads a and b when their layouts differ
+// ("" when they are the same or Common cannot read them together), for the
+// warning that tells a user the fleets' tails are counted coarser than
+// either was recorded.
+func LayoutNote(a, b *Histogram) string {
+	if a == nil || b == nil || a.Kind != b.Kind {
+		return ""
+	}
+	switch a.Kind {
+	case NativeExponential:
+		if a.Schema != b.Schema {
+			return fmt.Sprintf("native schema %d and %d, counted at schema %d", a.Schema, b.Schema, min(a.Schema, b.Schema))
+		}
+		if a.ZeroThreshold != b.ZeroThreshold {
+			return fmt.Sprintf("native zero thresholds %g and %g, counted with %g", a.ZeroThreshold, b.ZeroThreshold, max(a.ZeroThreshold, b.ZeroThreshold))
+		}
+	case Classic:
+		ua, _, _ := a.classicData()
+		ub, _, _ := b.classicData()
+		if !slices.Equal(ua, ub) {
+			n := 0
+			for _, u := range ua {
+				if _, ok := slices.BinarySearch(ub, u); ok {
+					n++
+				}
+			}
+			return fmt.Sprintf("%d and %d le bounds, counted at the %d both have", len(ua), len(ub), n)
+		}
+	}
+	return ""
+}
+
+// reduced is h (NativeExponential) at a schema no finer than its own and a
+// zero threshold no narrower: each bucket goes to the bucket of the schema
+// that holds it, whose inner bound is clamped to the zero threshold as
+// Prometheus clamps it. A populated bucket that reaches below the new zero
+// threshold is an error: Prometheus would take it into the zero bucket and
+// widen the threshold further, and the bounds the JSON gives cannot tell
+// whether that is what it did.
+func (h *Histogram) reduced(schema int32, zt float64) (*Histogram, error) {
+	if schema == h.Schema && zt == h.ZeroThreshold {
+		return h, nil
+	}
+	if schema > h.Schema || zt < h.ZeroThreshold {
+		return nil, fmt.Errorf("%w: cannot refine schema %d to %d or narrow zero threshold %g to %g", ErrLayoutMismatch, h.Schema, schema, h.ZeroThreshold, zt)
+	}
+	out := &Histogram{Kind: NativeExponential, Schema: schema, ZeroThreshold: zt, Count: h.Count, Sum: h.Sum,
+		Buckets: make([]Bucket, 0, len(h.Buckets))}
+	for _, b := range h.Buckets {
+		if isZeroBucketShape(b) {
+			out.Buckets = append(out.Buckets, Bucket{Lower: -zt, Upper: zt, LowerInclusive: true, UpperInclusive: true, Count: b.Count})
+			continue
+		}
+		negative := b.Upper <= 0
+		inner, outer := b.Lower, b.Upper
+		if negative {
+			inner, outer = -b.Upper, -b.Lower
+		}
+		if inner < zt {
+			if b.Count == 0 {
+				continue
+			}
+			return nil, fmt.Errorf("%w: zero threshold %g would take in the bucket (%g, %g]", ErrLayoutMismatch, zt, inner, outer)
+		}
+		idx, ok := boundIndex(outer, h.Schema)
+		if !ok {
+			return nil, fmt.Errorf("%w: bound %g is not of schema %d", ErrLayoutMismatch, outer, h.Schema)
+		}
+		// Prometheus's targetIdx: bucket idx of schema s lies in bucket
+		// ((idx-1) >> (s-t)) + 1 of schema t.
+		to := ((idx - 1) >> (h.Schema - schema)) + 1
+		lo, hi := max(getBoundExponential(to-1, schema), zt), getBoundExponential(to, schema)
+		nb := Bucket{Lower: lo, Upper: hi, UpperInclusive: true, Count: b.Count}
+		if negative {
+			nb = Bucket{Lower: -hi, Upper: -lo, LowerInclusive: true, Count: b.Count}
+		}
+		if n := len(out.Buckets); n > 0 && out.Buckets[n-1].Lower == nb.Lower && out.Buckets[n-1].Upper == nb.Upper {
+			out.Buckets[n-1].Count += nb.Count
+			continue
+		}
+		out.Buckets = append(out.Buckets, nb)
+	}
+	return out, nil
+}
+
+// cutTo is h (Classic) with only the bounds in keep (ascending, all of them
+// bounds of h): the cumulative count at each kept bound is h's.
+func (h *Histogram) cutTo(keep []float64) (*Histogram, error) {
+	ub, cum, _ := h.classicData()
+	cc := make([]float64, 0, len(keep))
+	for _, u := range keep {
+		i, ok := slices.BinarySearch(ub, u)
+		if !ok {
+			return nil, fmt.Errorf("%w: le %g is not a bound", ErrLayoutMismatch, u)
+		}
+		cc = append(cc, cum[i])
+	}
+	return FromClassic(keep, cc)
+}
