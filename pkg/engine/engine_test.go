@@ -412,3 +412,55 @@ func TestSparseScrapes(t *testing.T) {
 		})
 	}
 }
+
+// TestLayoutWarnings: minutes whose fleets differ in layout are counted and
+// named, those with no layout in common too; kinds that differ have their own
+// warning and same layouts none.
+func TestLayoutWarnings(t *testing.T) {
+	classic := func(ub ...float64) *histogram.Histogram {
+		cum := make([]float64, len(ub))
+		for i := range cum {
+			cum[i] = float64(10 * (i + 1))
+		}
+		h, err := histogram.FromClassic(ub, cum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	native := func(schema int32) *histogram.Histogram {
+		lo, hi := histogram.ExponentialBound(-1, schema), histogram.ExponentialBound(0, schema)
+		h, err := histogram.FromNative([]histogram.APIBucket{{Lower: lo, Upper: hi, Count: 5}, {Lower: hi, Upper: histogram.ExponentialBound(1, schema), Count: 5}}, 10, 10)
+		if err != nil || h.Schema != schema {
+			t.Fatalf("schema %d: %v %+v", schema, err, h)
+		}
+		return h
+	}
+	inf := math.Inf(1)
+	pair := func(b, c *histogram.Histogram) pairing.Pair { return pairing.Pair{Baseline: b, Canary: c} }
+	for _, tc := range []struct {
+		name  string
+		pairs []pairing.Pair
+		want  []string
+	}{
+		{"same layouts", []pairing.Pair{pair(native(3), native(3)), pair(classic(1, inf), classic(1, inf)), pair(nil, native(1))}, nil},
+		{"kinds differ", []pairing.Pair{pair(native(3), classic(1, inf))}, nil},
+		{"schemas differ", []pairing.Pair{pair(native(3), native(3)), pair(native(1), native(3)), pair(native(1), native(2))},
+			[]string{"differ in layout in 2 of 3 minutes (baseline and canary: native schema 1 and 3, counted at schema 1)"}},
+		{"classic bounds", []pairing.Pair{pair(classic(0.5, 1, inf), classic(1, 2, inf)), pair(classic(1, inf), classic(2, inf))},
+			[]string{"differ in layout in 1 of 2 minutes (baseline and canary: 3 and 3 le bounds, counted at the 2 both have)",
+				"no layout in common in 1 of 2 minutes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := layoutWarnings(tc.pairs)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %q, want %d warnings", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %d: %q lacks %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
