@@ -65,7 +65,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.metric, "metric", "", "histogram metric name, without _bucket (required)")
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
-	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto, native or classic")
+	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto (native histograms where a fleet has them, else classic buckets; when only one fleet has native histograms, both are read from classic buckets if it has those too), native or classic")
 	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without the record); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")

@@ -200,6 +200,10 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	kindNote, err := readAlike(ctx, src, read, req, queries, results, fetch)
+	if err != nil {
+		return nil, err
+	}
 	base, canary := results[0], results[1]
 	sparse := sparselyScraped(ctx, src, req, []fetched{base, canary}, fetch)
 	if len(base.series) == 0 && len(canary.series) == 0 {
@@ -246,8 +250,11 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s fleet's series have %.2f samples a minute on average, a scrape interval of about %.0f s, which does not divide a minute: %s", name, n, 60/n, unevenScrapeHint))
 		}
 	}
+	if kindNote != "" {
+		res.Warnings = append(res.Warnings, kindNote)
+	}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: their bucket resolutions differ", base.kind, canary.kind))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: no minute carries evidence, so the window cannot promote or roll back; record both fleets' classic buckets too (Prometheus's always_scrape_classic_histograms: true) or judge both as one kind", base.kind, canary.kind))
 	}
 	res.Warnings = append(res.Warnings, layoutWarnings(pairs)...)
 	health := [2][]verdict.FleetHealth{make([]verdict.FleetHealth, lead+len(pairs)), make([]verdict.FleetHealth, lead+len(pairs))}
@@ -289,6 +296,39 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 	res.Window = verdict.Decide(req.Config, minutes, opts)
 	return res, nil
+}
+
+// readAlike reads a fleet that auto read from native histograms again from
+// its classic buckets when the other fleet has only classic ones (a release
+// that moves to native histograms is canaried against a baseline that has
+// none): a native histogram and classic buckets have no layout in common, so
+// no minute could carry evidence. It returns a note when it did; when the
+// native fleet has no classic buckets either, it leaves both as they are.
+func readAlike(ctx context.Context, src Source, read Reading, req Request, specs []fetchSpec, results []fetched, r prom.Range) (string, error) {
+	if req.Kind != prom.Auto && req.Kind != "" {
+		return "", nil
+	}
+	b, c := &results[0], &results[1]
+	if b.kind == c.kind || len(b.series) == 0 || len(c.series) == 0 {
+		return "", nil
+	}
+	i, other := 0, "canary"
+	if c.kind == prom.Native {
+		i, other = 1, "baseline"
+	}
+	f := &results[i]
+	series, kind, served, warning, err := readFleet(ctx, src, read, specs[i], prom.Classic, r, nil)
+	if err != nil {
+		return "", fmt.Errorf("query %s (classic buckets): %w", specs[i].what, err)
+	}
+	if kind != prom.Classic || len(series) == 0 {
+		return "", nil
+	}
+	f.series, f.kind, f.served, f.warning = series, kind, served, warning
+	if specs[i].stats != nil {
+		specs[i].stats(series)
+	}
+	return fmt.Sprintf("the %s has native histograms and the %s only classic buckets: both are read from their classic buckets", specs[i].fleet, other), nil
 }
 
 // layoutWarnings tell the minutes whose fleets' histograms differ in layout:

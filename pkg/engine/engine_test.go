@@ -20,10 +20,13 @@ import (
 // fleetSource answers FleetHistograms from fixed series keyed by selector;
 // the answers of a real Prometheus are tested in internal/live.
 type fleetSource struct {
-	mu      sync.Mutex
-	series  map[string]prom.Series
-	health  map[string]map[int64]prom.Health
-	kinds   map[string]prom.Kind
+	mu     sync.Mutex
+	series map[string]prom.Series
+	health map[string]map[int64]prom.Health
+	kinds  map[string]prom.Kind
+	// classic answers a query for classic histograms when it has the
+	// selector: a fleet with native histograms and classic buckets both.
+	classic map[string]prom.Series
 	fail    map[string]error
 	block   map[string]bool // wait for cancellation, then return its error
 	ranges  []prom.Range
@@ -41,6 +44,9 @@ func (s *fleetSource) FleetHistograms(ctx context.Context, metric string, sel se
 	}
 	if err := s.fail[key]; err != nil {
 		return nil, kind, err
+	}
+	if c, ok := s.classic[key]; ok && kind == prom.Classic {
+		return c, prom.Classic, nil
 	}
 	k := s.kinds[key]
 	if k == "" {
@@ -463,4 +469,67 @@ func TestLayoutWarnings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAutoReadsBothFleetsAlike: a canary that moved to native histograms,
+// judged against a baseline with classic buckets only, is read from its
+// classic buckets too (it still has them), so its minutes carry evidence;
+// without them the kinds stay apart and the warning says nothing can be
+// decided.
+func TestAutoReadsBothFleetsAlike(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	nativeOnly := prom.Series{}
+	for ts := range minutes(t, 10, 10) {
+		nativeOnly[ts] = lognormalNative(t, 3)
+	}
+	for _, tc := range []struct {
+		name        string
+		classic     map[string]prom.Series
+		wantKind    prom.Kind
+		wantWarning string
+	}{
+		{"the canary has classic buckets too", map[string]prom.Series{canary: minutes(t, 10, 10)}, prom.Classic, "both are read from their classic buckets"},
+		{"native only", nil, prom.Native, "no minute carries evidence"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 10), canary: nativeOnly},
+				kinds: map[string]prom.Kind{base: prom.Classic}, classic: tc.classic}
+			req := request(t, 0)
+			req.Config.Rule = verdict.RuleEvidence
+			res, err := Analyze(context.Background(), src, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CanaryKind != tc.wantKind || res.BaselineKind != prom.Classic {
+				t.Errorf("kinds %s and %s, want classic and %s", res.BaselineKind, res.CanaryKind, tc.wantKind)
+			}
+			if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, tc.wantWarning) }) {
+				t.Errorf("warnings %q lack %q", res.Warnings, tc.wantWarning)
+			}
+			withEvidence := 0
+			for _, m := range res.Window.Minutes {
+				if m.Evidence.Valid {
+					withEvidence++
+				}
+			}
+			if want := map[prom.Kind]int{prom.Classic: 10, prom.Native: 0}[tc.wantKind]; withEvidence != want {
+				t.Errorf("%d minutes carry evidence, want %d", withEvidence, want)
+			}
+		})
+	}
+}
+
+// lognormalNative is a native histogram of 110 observations at the schema.
+func lognormalNative(t *testing.T, schema int32) *histogram.Histogram {
+	t.Helper()
+	var bs []histogram.APIBucket
+	for i, c := range []float64{10, 40, 40, 15, 5} {
+		idx := int32(i - 3)
+		bs = append(bs, histogram.APIBucket{Lower: histogram.ExponentialBound(idx-1, schema), Upper: histogram.ExponentialBound(idx, schema), Count: c})
+	}
+	h, err := histogram.FromNative(bs, 110, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -175,7 +175,7 @@ func TestAnalyzePassesNoticesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Warnings) != 2 || res.Warnings[0] != req.Notices[0] || !strings.Contains(res.Warnings[1], "bucket resolutions differ") {
+	if len(res.Warnings) != 2 || res.Warnings[0] != req.Notices[0] || !strings.Contains(res.Warnings[1], "no minute carries evidence") {
 		t.Fatalf("warnings %q", res.Warnings)
 	}
 }
