@@ -23,9 +23,16 @@ import (
 // yet lost resolution as the baseline's long-running ones have (OpenTelemetry
 // SDKs and client_golang with a bucket limit lower a series' schema as its
 // range widens), is compared with its baseline bucket for bucket this way.
-// Different kinds, NativeCustom of different bounds, a zero threshold that
-// would take in observations, or classic bounds with nothing in common but
-// +Inf are an error wrapping ErrLayoutMismatch.
+//   - NativeCustom (custom buckets, as Prometheus's
+//     convert_classic_histograms_to_nhcb records classic buckets) whose
+//     buckets overlap: each cut to the bounds both list, as Prometheus
+//     intersects custom bounds. The API lists no empty bucket, so a bound
+//     with nothing on either side in one fleet is not seen, and the two
+//     are read coarser there than Prometheus reads them.
+//
+// Different kinds, a zero threshold that would take in observations, or
+// bounds with nothing in common but the infinities are an error wrapping
+// ErrLayoutMismatch.
 func Common(a, b *Histogram) (ca, cb *Histogram, err error) {
 	if a == nil || b == nil {
 		return nil, nil, fmt.Errorf("%w: nil histogram", ErrLayoutMismatch)
@@ -63,9 +70,72 @@ func Common(a, b *Histogram) (ca, cb *Histogram, err error) {
 		}
 		return ca, cb, err
 	}
-	// NativeCustom: the API omits empty buckets, so two lists of the same
-	// layout may list different bounds; Merge adds them, or tells an overlap.
-	return a, b, nil
+	// NativeCustom: the API omits empty buckets, so two lists of one layout
+	// may list different bounds; they are read as they are unless their
+	// buckets overlap.
+	if !overlap(a.Buckets, b.Buckets) {
+		return a, b, nil
+	}
+	both := knownBounds(a)
+	kb := knownBounds(b)
+	both = slices.DeleteFunc(both, func(u float64) bool { _, ok := slices.BinarySearch(kb, u); return !ok })
+	if len(both) <= 2 {
+		return nil, nil, fmt.Errorf("%w: custom buckets with no bound in common", ErrLayoutMismatch)
+	}
+	return a.customCut(both), b.customCut(both), nil
+}
+
+// overlap says whether two ascending bucket lists have buckets that
+// overlap without being the same bucket.
+func overlap(a, b []Bucket) bool {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		x, y := a[i], b[j]
+		switch {
+		case x.Lower == y.Lower && x.Upper == y.Upper:
+			i++
+			j++
+		case x.Upper <= y.Lower:
+			i++
+		case y.Upper <= x.Lower:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// knownBounds are the bounds of h's listed buckets, ascending, with -Inf
+// and +Inf, the ends of every custom layout: the API lists no empty bucket,
+// so a bound with nothing on either side is not known.
+func knownBounds(h *Histogram) []float64 {
+	out := []float64{math.Inf(-1), math.Inf(+1)}
+	for _, b := range h.Buckets {
+		out = append(out, b.Lower, b.Upper)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// customCut is h (NativeCustom) in the buckets between consecutive bounds
+// of keep (ascending, -Inf and +Inf first and last, each a known bound of
+// h): each of h's buckets lies inside one of them. The first is [-Inf, b],
+// the others (a, b], as Prometheus's custom buckets are.
+func (h *Histogram) customCut(keep []float64) *Histogram {
+	out := &Histogram{Kind: NativeCustom, Count: h.Count, Sum: h.Sum, Buckets: make([]Bucket, 0, len(h.Buckets))}
+	for _, b := range h.Buckets {
+		j, found := slices.BinarySearch(keep, b.Lower) // keep[j-1] < b.Lower <= keep[j]
+		if !found {
+			j--
+		}
+		nb := Bucket{Lower: keep[j], Upper: keep[j+1], LowerInclusive: j == 0, UpperInclusive: true, Count: b.Count}
+		if n := len(out.Buckets); n > 0 && out.Buckets[n-1].Lower == nb.Lower {
+			out.Buckets[n-1].Count += nb.Count
+			continue
+		}
+		out.Buckets = append(out.Buckets, nb)
+	}
+	return out
 }
 
 // LayoutNote describes how Common reads a and b when their layouts differ
@@ -83,6 +153,10 @@ func LayoutNote(a, b *Histogram) string {
 		}
 		if a.ZeroThreshold != b.ZeroThreshold {
 			return fmt.Sprintf("native zero thresholds %g and %g, counted with %g", a.ZeroThreshold, b.ZeroThreshold, max(a.ZeroThreshold, b.ZeroThreshold))
+		}
+	case NativeCustom:
+		if overlap(a.Buckets, b.Buckets) {
+			return "custom buckets of different bounds, counted at the bounds both list"
 		}
 	case Classic:
 		ua, _, _ := a.classicData()

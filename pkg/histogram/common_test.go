@@ -86,6 +86,46 @@ func TestCommonClassic(t *testing.T) {
 	}
 }
 
+func TestCommonCustom(t *testing.T) {
+	custom := func(bs ...APIBucket) *Histogram {
+		h := mustNative(t, bs, 0, 0)
+		if h.Kind != NativeCustom {
+			t.Fatalf("%+v is not custom", h)
+		}
+		return h
+	}
+	// A release that changed the custom buckets (0.25 became 0.2): both are
+	// read at -Inf, 0.1, 0.5, +Inf.
+	old := custom(APIBucket{3, ninf, 0.1, 5}, APIBucket{0, 0.1, 0.25, 10}, APIBucket{0, 0.25, 0.5, 3}, APIBucket{0, 0.5, inf, 2})
+	cur := custom(APIBucket{3, ninf, 0.1, 4}, APIBucket{0, 0.1, 0.2, 6}, APIBucket{0, 0.2, 0.5, 5}, APIBucket{0, 0.5, inf, 1})
+	co, cc, err := Common(old, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(counts ...float64) *Histogram {
+		return custom(APIBucket{3, ninf, 0.1, counts[0]}, APIBucket{0, 0.1, 0.5, counts[1]}, APIBucket{0, 0.5, inf, counts[2]})
+	}
+	if !sameBuckets(co, want(5, 13, 2)) || !sameBuckets(cc, want(4, 11, 1)) {
+		t.Errorf("read as\n%+v\n%+v", co.Buckets, cc.Buckets)
+	}
+	if _, err := Merge(co, cc); err != nil {
+		t.Errorf("Merge after Common: %v", err)
+	}
+	if LayoutNote(old, cur) == "" {
+		t.Error("no note for different custom bounds")
+	}
+	// One layout with different empty buckets left out is read as it is.
+	sparse := custom(APIBucket{3, ninf, 0.1, 5}, APIBucket{0, 0.25, 0.5, 3})
+	if a, b, err := Common(old, sparse); err != nil || a != old || b != sparse || LayoutNote(old, sparse) != "" {
+		t.Errorf("same layout, sparse: %v", err)
+	}
+	// Nothing in common but the infinities.
+	other := custom(APIBucket{3, ninf, 0.15, 5}, APIBucket{0, 0.15, 0.3, 3})
+	if _, _, err := Common(old, other); !errors.Is(err, ErrLayoutMismatch) {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func TestCommonErrors(t *testing.T) {
 	native := mustNotation(t, "{{schema:0 count:3 sum:0 buckets:[1 2] offset:-2}}")
 	for _, tc := range []struct {

@@ -631,6 +631,36 @@ func TestDiscounted(t *testing.T) {
 	}
 }
 
+// custom is a native histogram with custom buckets (as Prometheus records
+// classic buckets with convert_classic_histograms_to_nhcb): counts[0] in
+// [-Inf, bounds[0]], counts[i] in (bounds[i-1], bounds[i]], the last in
+// (bounds[last], +Inf]; empty buckets left out, as the API leaves them.
+func custom(t *testing.T, bounds, counts []float64) *histogram.Histogram {
+	t.Helper()
+	var bs []histogram.APIBucket
+	var total float64
+	for i, c := range counts {
+		b := histogram.APIBucket{Boundaries: 0, Lower: math.Inf(-1), Upper: math.Inf(1), Count: c}
+		if i == 0 {
+			b.Boundaries = 3
+		} else {
+			b.Lower = bounds[i-1]
+		}
+		if i < len(bounds) {
+			b.Upper = bounds[i]
+		}
+		if c > 0 {
+			bs = append(bs, b)
+			total += c
+		}
+	}
+	h, err := histogram.FromNative(bs, total, 0)
+	if err != nil || h.Kind != histogram.NativeCustom {
+		t.Fatalf("%v %+v", err, h)
+	}
+	return h
+}
+
 // lognormalAtSchema is n observations of a log-normal latency (median 50 ms)
 // in the native buckets of the schema, times slow (1: none slower).
 func lognormalAtSchema(t *testing.T, schema int, n, slow float64) *histogram.Histogram {
@@ -671,6 +701,8 @@ func TestMinuteEvidenceCommonLayout(t *testing.T) {
 	}{
 		{"classic, a bound added and removed", classic(t, 9900, 100, 0), finer, classic(t, 9900, 100, 0), classic(t, 9650, 90, 110)},
 		{"native, the canary finer", lognormalAtSchema(t, 1, 20000, 1), lognormalAtSchema(t, 3, 1000, 1.1), lognormalAtSchema(t, 1, 20000, 1), nil},
+		{"custom buckets, a bound added and removed", custom(t, []float64{1, 2, 4}, []float64{9900, 100, 0, 0}), custom(t, []float64{0.5, 1, 1.5, 2, 3, 4}, []float64{500, 9150, 40, 50, 60, 50, 0}),
+			custom(t, []float64{1, 2, 4}, []float64{9900, 100, 0, 0}), custom(t, []float64{1, 2, 4}, []float64{9650, 90, 110, 0})},
 		{"native, the baseline finer", lognormalAtSchema(t, 3, 20000, 1), lognormalAtSchema(t, 0, 1000, 1.1), nil, lognormalAtSchema(t, 0, 1000, 1.1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
