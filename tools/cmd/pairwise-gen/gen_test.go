@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -400,5 +402,54 @@ func TestShapeFlags(t *testing.T) {
 	dir := t.TempDir()
 	if err := run([]string{"--out", dir, "--quiet", "--minutes", "2", "--shape", "weibull"}); err == nil {
 		t.Error("unknown shape accepted")
+	}
+}
+
+// TestCanaryLayout: --canary-schema and --canary-buckets give the canary's
+// series their own layout; the baseline keeps --schema and --buckets.
+func TestCanaryLayout(t *testing.T) {
+	dir, _ := generate(t, 3, "--schema", "1", "--canary-schema", "3", "--buckets", "0.1,0.25,1", "--canary-buckets", "0.1,0.5,1")
+	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for track, want := range map[string]struct {
+		schema int32
+		les    []string
+	}{"baseline": {1, []string{"+Inf", "0.1", "0.25", "1.0"}}, "canary": {3, []string{"+Inf", "0.1", "0.5", "1.0"}}} {
+		ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds"),
+			labels.MustNewMatcher(labels.MatchEqual, "track", track))
+		n := 0
+		for ss.Next() {
+			it := ss.At().Iterator(nil)
+			for typ := it.Next(); typ != chunkenc.ValNone; typ = it.Next() {
+				if typ != chunkenc.ValHistogram {
+					t.Fatalf("%s: value type %v", ss.At().Labels(), typ)
+				}
+				if _, h := it.AtHistogram(nil); h.Schema != want.schema {
+					t.Fatalf("%s: schema %d, want %d", ss.At().Labels(), h.Schema, want.schema)
+				}
+				n++
+			}
+		}
+		if ss.Err() != nil || n == 0 {
+			t.Fatalf("%s: %d native samples, %v", track, n, ss.Err())
+		}
+		les := map[string]bool{}
+		bs := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_bucket"),
+			labels.MustNewMatcher(labels.MatchEqual, "track", track))
+		for bs.Next() {
+			les[bs.At().Labels().Get("le")] = true
+		}
+		got := slices.Sorted(maps.Keys(les))
+		if !slices.Equal(got, want.les) {
+			t.Errorf("%s: le %v, want %v", track, got, want.les)
+		}
 	}
 }
