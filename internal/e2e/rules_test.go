@@ -62,8 +62,19 @@ func TestRulesEndToEnd(t *testing.T) {
 	// series its groups record.
 	reference := variantFile(t, "-reference", func(c *rulegen.Canary) { r := verdict.RuleReference; c.Rule = &r })
 	gated := variantFile(t, "-gated", func(c *rulegen.Canary) { s := 0.99; c.Significance = &s })
+	// The committed native canary read from the same buckets recorded as a
+	// native histogram with custom buckets (NHCB, as Prometheus's
+	// convert_classic_histograms_to_nhcb records classic buckets; every
+	// scenario's data has them, pairwise-gen --nhcb-metric).
+	nhcb := packConfig(t)
+	nhcb.Canaries = slices.DeleteFunc(nhcb.Canaries, func(c rulegen.Canary) bool { return c.Histogram != "native" })
+	for i := range nhcb.Canaries {
+		nhcb.Canaries[i].Name += "-nhcb"
+		nhcb.Canaries[i].Metric = nhcbMetric
+	}
 	variants := reference
 	variants.Canaries = append(slices.Clone(reference.Canaries), gated.Canaries...)
+	variants.Canaries = append(variants.Canaries, nhcb.Canaries...)
 	// And one generic group judging every service of the generated data by
 	// the same rule as the committed native canary, vectorised over the
 	// service label: its figures and its rollback alert must be the
@@ -112,7 +123,7 @@ func TestRulesEndToEnd(t *testing.T) {
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			st := startStack(t, variantPack, sc.args...)
+			st := startStack(t, variantPack, append(slices.Clone(sc.args), "--nhcb-metric", nhcbMetric)...)
 			switch sc.want {
 			case "rollback":
 				for _, canary := range []string{"checkout", "checkout-classic"} {
@@ -169,10 +180,17 @@ func TestRulesEndToEnd(t *testing.T) {
 			for _, q := range ruleQueries(t, gated) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, false) })
 			}
+			for _, q := range ruleQueries(t, nhcb) {
+				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, true) })
+			}
 			t.Run("parity/every", func(t *testing.T) { st.everyParity(t, string(variantSrc), sc.want == "rollback") })
 		})
 	}
 }
+
+// nhcbMetric is the name under which every scenario's pods also expose
+// their classic buckets as a native histogram with custom buckets.
+const nhcbMetric = "http_request_duration_nhcb_seconds"
 
 func names(w *testenv.Webhook) []string {
 	var out []string

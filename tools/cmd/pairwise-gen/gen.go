@@ -65,7 +65,11 @@ type Options struct {
 	// ClassicBuckets.
 	CanarySchema  *int32
 	CanaryBuckets []float64
-	Restarts      []Restart
+	// NHCBMetric, when set, is the name of a third histogram of every pod:
+	// its classic buckets as a native histogram with custom buckets (NHCB,
+	// as Prometheus's convert_classic_histograms_to_nhcb records them).
+	NHCBMetric string
+	Restarts   []Restart
 	// ScrapeGaps are stretches in which one pod's scrapes fail: it keeps
 	// serving and counting, but none of its series gets a sample and its
 	// target reports up == 0.
@@ -97,6 +101,7 @@ type pod struct {
 	name     string
 	restart  int64 // Unix second of a restart, or -1
 	nativeL  labels.Labels
+	nhcbL    labels.Labels // empty without Options.NHCBMetric
 	bucketL  []labels.Labels
 	countL   labels.Labels
 	sumL     labels.Labels
@@ -174,6 +179,9 @@ func newGenerator(o Options) (*generator, error) {
 	if o.Metric == "" || o.Service == "" || o.Job == "" {
 		return nil, fmt.Errorf("metric, service and job must be set")
 	}
+	if o.NHCBMetric == o.Metric || o.NHCBMetric == o.Metric+"_bucket" {
+		return nil, fmt.Errorf("the NHCB metric %q must differ from the histogram's own names", o.NHCBMetric)
+	}
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
@@ -230,6 +238,9 @@ func newGenerator(o Options) (*generator, error) {
 				return labels.FromStrings(kv...)
 			}
 			p.nativeL = base(o.Metric)
+			if o.NHCBMetric != "" {
+				p.nhcbL = base(o.NHCBMetric)
+			}
 			for _, le := range p.lay.buckets {
 				p.bucketL = append(p.bucketL, base(o.Metric+"_bucket", "le", labels.FormatOpenMetricsFloat(le)))
 			}
@@ -260,8 +271,15 @@ func newGenerator(o Options) (*generator, error) {
 }
 
 // series is the number of series the pod writes: its native histogram, its
-// classic buckets with +Inf, count, sum, two request counters and up.
-func (p *pod) series() int { return 1 + len(p.lay.buckets) + 1 + 4 + 1 }
+// NHCB when asked for, its classic buckets with +Inf, count, sum, two
+// request counters and up.
+func (p *pod) series() int {
+	n := 1 + len(p.lay.buckets) + 1 + 4 + 1
+	if !p.nhcbL.IsEmpty() {
+		n++
+	}
+	return n
+}
 
 // key returns the native histogram bucket index of v > 0 at the schema, the
 // way client_golang and Prometheus compute it: bucket k holds
@@ -355,6 +373,25 @@ func (g *generator) nativeHistogram(p *pod) *histogram.Histogram {
 		h.PositiveBuckets = append(h.PositiveBuckets, int64(c)-prev)
 		prev = int64(c)
 		lastKey = k
+	}
+	return h
+}
+
+// customHistogram snapshots the pod's classic buckets as a native histogram
+// with custom buckets: one span over every bucket, +Inf's last.
+func customHistogram(p *pod) *histogram.Histogram {
+	h := &histogram.Histogram{
+		Schema:          histogram.CustomBucketsSchema,
+		CustomValues:    p.lay.buckets,
+		Count:           p.count,
+		Sum:             p.sum,
+		PositiveSpans:   []histogram.Span{{Offset: 0, Length: uint32(len(p.classic))}},
+		PositiveBuckets: make([]int64, len(p.classic)),
+	}
+	var prev int64
+	for i, c := range p.classic {
+		h.PositiveBuckets[i] = int64(c) - prev
+		prev = int64(c)
 	}
 	return h
 }
@@ -470,6 +507,13 @@ func (g *generator) appendPod(app storage.Appender, p *pod, sec int64) (floats, 
 	}
 	i++
 	hists++
+	if !p.nhcbL.IsEmpty() {
+		if r[i], err = app.AppendHistogram(r[i], p.nhcbL, t, customHistogram(p), nil); err != nil {
+			return 0, 0, fmt.Errorf("%s at %d: %w", p.nhcbL, t, err)
+		}
+		i++
+		hists++
+	}
 	var cum uint64
 	for b, c := range p.classic {
 		cum += c

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -408,7 +409,7 @@ func TestShapeFlags(t *testing.T) {
 // TestCanaryLayout: --canary-schema and --canary-buckets give the canary's
 // series their own layout; the baseline keeps --schema and --buckets.
 func TestCanaryLayout(t *testing.T) {
-	dir, _ := generate(t, 3, "--schema", "1", "--canary-schema", "3", "--buckets", "0.1,0.25,1", "--canary-buckets", "0.1,0.5,1")
+	dir, _ := generate(t, 3, "--schema", "1", "--canary-schema", "3", "--buckets", "0.1,0.25,1", "--canary-buckets", "0.1,0.5,1", "--nhcb-metric", "nhcb_seconds")
 	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -440,6 +441,30 @@ func TestCanaryLayout(t *testing.T) {
 		}
 		if ss.Err() != nil || n == 0 {
 			t.Fatalf("%s: %d native samples, %v", track, n, ss.Err())
+		}
+		// The NHCB: the classic buckets' bounds, its counts the classic ones.
+		ns := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "nhcb_seconds"),
+			labels.MustNewMatcher(labels.MatchEqual, "track", track))
+		n = 0
+		for ns.Next() {
+			it := ns.At().Iterator(nil)
+			for typ := it.Next(); typ != chunkenc.ValNone; typ = it.Next() {
+				_, h := it.AtHistogram(nil)
+				if h.Schema != histogram.CustomBucketsSchema || len(h.CustomValues) != 3 || h.CustomValues[1] != map[string]float64{"baseline": 0.25, "canary": 0.5}[track] {
+					t.Fatalf("%s: NHCB schema %d, bounds %v", ns.At().Labels(), h.Schema, h.CustomValues)
+				}
+				var sum float64
+				for bi := h.PositiveBucketIterator(); bi.Next(); {
+					sum += float64(bi.At().Count)
+				}
+				if sum != float64(h.Count) {
+					t.Fatalf("%s: buckets add up to %v, count %d", ns.At().Labels(), sum, h.Count)
+				}
+				n++
+			}
+		}
+		if ns.Err() != nil || n == 0 {
+			t.Fatalf("%s: %d NHCB samples, %v", track, n, ns.Err())
 		}
 		les := map[string]bool{}
 		bs := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_bucket"),

@@ -145,6 +145,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	buckets := floatList(DefaultClassicBuckets)
 	fs.Var(&buckets, "buckets", "classic bucket upper bounds, comma separated (+Inf is added)")
 	canarySchema := fs.String("canary-schema", "", "the canary's native schema when it differs from --schema (a canary whose series kept a finer schema than the baseline's; default: --schema)")
+	nhcb := fs.String("nhcb-metric", "", "also write every pod's classic buckets as a native histogram with custom buckets (NHCB, as Prometheus's convert_classic_histograms_to_nhcb records them) under this name")
 	var canaryBuckets floatList
 	fs.Var(&canaryBuckets, "canary-buckets", "the canary's classic bucket upper bounds when they differ from --buckets (a release that changed the buckets; default: --buckets)")
 	var restarts restartFlags
@@ -176,7 +177,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 		Sim: c, Minutes: *minutes, OutDir: *out, TruthFile: *truth,
 		ScrapeInterval: *interval, ScrapeOffset: *offset,
 		Metric: *metric, Service: *service, Job: *job, Schema: int32(*schema),
-		ClassicBuckets: buckets, CanaryBuckets: canaryBuckets, TruthPodP99: *podP99, Workers: *workers,
+		ClassicBuckets: buckets, CanaryBuckets: canaryBuckets, NHCBMetric: *nhcb, TruthPodP99: *podP99, Workers: *workers,
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
