@@ -151,9 +151,8 @@ func LayoutNote(a, b *Histogram) string {
 		if a.Schema != b.Schema {
 			return fmt.Sprintf("native schema %d and %d, counted at schema %d", a.Schema, b.Schema, min(a.Schema, b.Schema))
 		}
-		if a.ZeroThreshold != b.ZeroThreshold {
-			return fmt.Sprintf("native zero thresholds %g and %g, counted with %g", a.ZeroThreshold, b.ZeroThreshold, max(a.ZeroThreshold, b.ZeroThreshold))
-		}
+		// Zero thresholds that differ change no count Common makes (it
+		// takes the wider only when nothing lies between them): no note.
 	case NativeCustom:
 		if overlap(a.Buckets, b.Buckets) {
 			return "custom buckets of different bounds, counted at the bounds both list"

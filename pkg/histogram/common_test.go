@@ -146,6 +146,10 @@ func TestCommonErrors(t *testing.T) {
 	if got := LayoutNote(native, mustNotation(t, "{{schema:-2 count:1 sum:0 buckets:[1]}}")); got != "native schema 0 and -2, counted at schema -2" {
 		t.Errorf("note %q", got)
 	}
+	// Zero thresholds that differ with nothing between them change no count.
+	if got := LayoutNote(native, mustNotation(t, "{{schema:0 count:1 sum:0 z_bucket:1 z_bucket_w:0.1}}")); got != "" {
+		t.Errorf("note %q for zero thresholds alone", got)
+	}
 }
 
 func sameBuckets(a, b *Histogram) bool {
