@@ -353,7 +353,7 @@ func layoutWarnings(pairs []pairing.Pair) []string {
 	}
 	var out []string
 	if coarser > 0 {
-		out = append(out, fmt.Sprintf("the fleets' histograms differ in layout in %d of %d minutes (baseline and canary: %s): both fleets' tails are counted in the layout both have, no finer than the coarser", coarser, len(pairs), coarserNote))
+		out = append(out, fmt.Sprintf("the fleets' histograms differ in layout in %d of %d minutes (baseline and canary: %s): both fleets' tails are counted in the layout both have, no finer than the coarser (the evidence); each fleet's quantiles are still read at its own resolution, so a minute's ratio compares interpolations of different precision and the reference rule's bad and good minutes can lean either way", coarser, len(pairs), coarserNote))
 	}
 	if apart > 0 {
 		out = append(out, fmt.Sprintf("the fleets' histograms have no layout in common in %d of %d minutes (%s): those minutes carry no evidence; record both fleets with the same buckets", apart, len(pairs), apartNote))
