@@ -74,6 +74,9 @@ type Fault struct {
 	Delay time.Duration
 	// Hang never answers: the client must give up.
 	Hang bool
+	// Drop sends the status, the headers and Body as the start of a longer
+	// answer, then closes the connection: a connection dropped mid-answer.
+	Drop bool
 }
 
 // FakeRequest is a request the fake received.
@@ -199,8 +202,17 @@ func (f *FakeProm) answer(w http.ResponseWriter, r *http.Request, fault Fault) {
 	if fault.Status == 0 {
 		fault.Status = http.StatusOK
 	}
+	if fault.Drop {
+		w.Header().Set("Content-Length", strconv.Itoa(len(fault.Body)+1024))
+	}
 	w.WriteHeader(fault.Status)
 	_, _ = w.Write([]byte(fault.Body))
+	if fault.Drop {
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		panic(http.ErrAbortHandler) // net/http closes the connection, quietly
+	}
 	if fault.Filler > 0 {
 		chunk := []byte(strings.Repeat("<p>Service Unavailable</p>\n", 1024))
 		for left := fault.Filler; left > 0; left -= len(chunk) {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -151,7 +152,8 @@ func (r *retryLater) Error() string {
 
 // do sends the request build makes, retrying when Prometheus asks to be
 // retried (429, or 503 with Retry-After) and the wait fits within the
-// deadline: Timeout bounds the whole, retries and waits included.
+// deadline, and once when the connection broke mid-answer: Timeout bounds
+// the whole, retries and waits included.
 func (c *Client) do(ctx context.Context, build func(context.Context) (*http.Request, error), into any) error {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -162,6 +164,7 @@ func (c *Client) do(ctx context.Context, build func(context.Context) (*http.Requ
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
+	askedAgain := false
 	for attempt := 0; ; attempt++ {
 		req, err := build(ctx)
 		if err != nil {
@@ -169,6 +172,15 @@ func (c *Client) do(ctx context.Context, build func(context.Context) (*http.Requ
 		}
 		c.Credentials.apply(req)
 		err = c.once(httpClient, req, into)
+		var drop droppedError
+		if errors.As(err, &drop) && !askedAgain && ctx.Err() == nil {
+			// A query only reads: a connection that broke mid-answer (a
+			// proxy or load balancer closing a kept-alive connection) is
+			// asked again once, on a new one.
+			askedAgain = true
+			attempt--
+			continue
+		}
 		var later *retryLater
 		if !errors.As(err, &later) {
 			return err
@@ -408,5 +420,15 @@ func classifyTransport(req *http.Request, err error) error {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return fmt.Errorf("%w: %s", ErrTimeout, req.URL.Host)
 	}
-	return fmt.Errorf("%w at %s: %v", ErrUnavailable, req.URL.Host, err)
+	out := fmt.Errorf("%w at %s: %v", ErrUnavailable, req.URL.Host, err)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		return droppedError{out}
+	}
+	return out
 }
+
+// droppedError is a connection that broke before the answer was read whole
+// (reset, or closed mid-answer); Client.do asks again once.
+type droppedError struct{ error }
+
+func (d droppedError) Unwrap() error { return d.error }
