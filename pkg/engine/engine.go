@@ -341,11 +341,12 @@ func layoutWarnings(pairs []pairing.Pair) []string {
 		if p.Baseline == nil || p.Canary == nil || !(p.Baseline.Count > 0) || !(p.Canary.Count > 0) || p.Baseline.Kind != p.Canary.Kind {
 			continue // kinds that differ have their own warning
 		}
-		if _, _, err := histogram.Common(p.Baseline, p.Canary); err != nil {
+		n, err := histogram.LayoutNote(p.Baseline, p.Canary)
+		if err != nil {
 			if apart++; apart == 1 {
 				apartNote = err.Error()
 			}
-		} else if n := histogram.LayoutNote(p.Baseline, p.Canary); n != "" {
+		} else if n != "" {
 			if coarser++; coarser == 1 {
 				coarserNote = n
 			}

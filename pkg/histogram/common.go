@@ -138,39 +138,26 @@ func (h *Histogram) customCut(keep []float64) *Histogram {
 	return out
 }
 
-// LayoutNote describes how Common reads a and b when their layouts differ
-// ("" when they are the same or Common cannot read them together), for the
-// warning that tells a user the fleets' tails are counted coarser than
-// either was recorded.
-func LayoutNote(a, b *Histogram) string {
-	if a == nil || b == nil || a.Kind != b.Kind {
-		return ""
+// LayoutNote is how Common reads a and b, for the warning that tells a user
+// the fleets' tails are counted coarser than either was recorded: "" when it
+// reads them as they are (or differ only in zero thresholds with nothing
+// between, which changes no count), Common's error when it cannot read them
+// together.
+func LayoutNote(a, b *Histogram) (string, error) {
+	ca, cb, err := Common(a, b)
+	if err != nil || ca == a && cb == b {
+		return "", err
 	}
 	switch a.Kind {
 	case NativeExponential:
-		if a.Schema != b.Schema {
-			return fmt.Sprintf("native schema %d and %d, counted at schema %d", a.Schema, b.Schema, min(a.Schema, b.Schema))
+		if a.Schema == b.Schema {
+			return "", nil
 		}
-		// Zero thresholds that differ change no count Common makes (it
-		// takes the wider only when nothing lies between them): no note.
-	case NativeCustom:
-		if overlap(a.Buckets, b.Buckets) {
-			return "custom buckets of different bounds, counted at the bounds both list"
-		}
+		return fmt.Sprintf("native schema %d and %d, counted at schema %d", a.Schema, b.Schema, ca.Schema), nil
 	case Classic:
-		ua, _, _ := a.classicData()
-		ub, _, _ := b.classicData()
-		if !slices.Equal(ua, ub) {
-			n := 0
-			for _, u := range ua {
-				if _, ok := slices.BinarySearch(ub, u); ok {
-					n++
-				}
-			}
-			return fmt.Sprintf("%d and %d le bounds, counted at the %d both have", len(ua), len(ub), n)
-		}
+		return fmt.Sprintf("%d and %d le bounds, counted at the %d both have", len(a.Buckets), len(b.Buckets), len(ca.Buckets)), nil
 	}
-	return ""
+	return "custom buckets of different bounds, counted at the bounds both list", nil
 }
 
 // reduced is h (NativeExponential) at a schema no finer than its own and a

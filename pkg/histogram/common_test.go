@@ -81,7 +81,7 @@ func TestCommonClassic(t *testing.T) {
 	if _, err := Merge(co, cc); err != nil {
 		t.Errorf("Merge after Common: %v", err)
 	}
-	if got := LayoutNote(old, cur); got != "5 and 6 le bounds, counted at the 4 both have" {
+	if got, _ := LayoutNote(old, cur); got != "5 and 6 le bounds, counted at the 4 both have" {
 		t.Errorf("note %q", got)
 	}
 }
@@ -111,18 +111,24 @@ func TestCommonCustom(t *testing.T) {
 	if _, err := Merge(co, cc); err != nil {
 		t.Errorf("Merge after Common: %v", err)
 	}
-	if LayoutNote(old, cur) == "" {
+	if got, _ := LayoutNote(old, cur); got == "" {
 		t.Error("no note for different custom bounds")
 	}
 	// One layout with different empty buckets left out is read as it is.
 	sparse := custom(APIBucket{3, ninf, 0.1, 5}, APIBucket{0, 0.25, 0.5, 3})
-	if a, b, err := Common(old, sparse); err != nil || a != old || b != sparse || LayoutNote(old, sparse) != "" {
+	if a, b, err := Common(old, sparse); err != nil || a != old || b != sparse {
 		t.Errorf("same layout, sparse: %v", err)
+	}
+	if note, err := LayoutNote(old, sparse); note != "" || err != nil {
+		t.Errorf("same layout, sparse: note %q, %v", note, err)
 	}
 	// Nothing in common but the infinities.
 	other := custom(APIBucket{3, ninf, 0.15, 5}, APIBucket{0, 0.15, 0.3, 3})
 	if _, _, err := Common(old, other); !errors.Is(err, ErrLayoutMismatch) {
 		t.Errorf("err = %v", err)
+	}
+	if note, err := LayoutNote(old, other); note != "" || !errors.Is(err, ErrLayoutMismatch) {
+		t.Errorf("note %q, err %v", note, err)
 	}
 }
 
@@ -143,11 +149,11 @@ func TestCommonErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := LayoutNote(native, mustNotation(t, "{{schema:-2 count:1 sum:0 buckets:[1]}}")); got != "native schema 0 and -2, counted at schema -2" {
+	if got, _ := LayoutNote(native, mustNotation(t, "{{schema:-2 count:1 sum:0 buckets:[1]}}")); got != "native schema 0 and -2, counted at schema -2" {
 		t.Errorf("note %q", got)
 	}
 	// Zero thresholds that differ with nothing between them change no count.
-	if got := LayoutNote(native, mustNotation(t, "{{schema:0 count:1 sum:0 z_bucket:1 z_bucket_w:0.1}}")); got != "" {
+	if got, err := LayoutNote(native, mustNotation(t, "{{schema:0 count:1 sum:0 z_bucket:1 z_bucket_w:0.1}}")); got != "" || err != nil {
 		t.Errorf("note %q for zero thresholds alone", got)
 	}
 }

@@ -198,10 +198,11 @@ func newGenerator(o Options) (*generator, error) {
 	if o.CanaryBuckets != nil {
 		canaryBuckets = o.CanaryBuckets
 	}
-	for fi, l := range [2][2]any{{o.Schema, o.ClassicBuckets}, {canarySchema, canaryBuckets}} {
-		if g.layouts[fi], err = newLayout(l[0].(int32), l[1].([]float64)); err != nil {
-			return nil, fmt.Errorf("%s: %w", sim.Fleets[fi], err)
-		}
+	if g.layouts[0], err = newLayout(o.Schema, o.ClassicBuckets); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	if g.layouts[1], err = newLayout(canarySchema, canaryBuckets); err != nil {
+		return nil, fmt.Errorf("canary: %w", err)
 	}
 	for t := g.start.Add(o.ScrapeOffset); !t.After(g.end); t = t.Add(o.ScrapeInterval) {
 		g.scrape = append(g.scrape, t.Unix())
