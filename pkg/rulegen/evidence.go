@@ -467,25 +467,24 @@ func (w windowReads) divided(rows expr, cmp, rest string, phi expr) expr {
 }
 
 // mixture is verdict.Mixture of each group of summed LLRs (by labels): ln of
-// the mean of exp, computed as verdict does, from the largest, so that no
-// sum overflows exp.
+// the mean of exp, each sum held within ±verdict.MixtureLimit, so that no exp
+// overflows and the sums are read once.
 func mixture(llr expr, labels []string, terms int) expr {
-	by, match := "", "on("+strings.Join(labels, ", ")+")"
+	by := ""
 	if len(labels) > 0 {
 		by = " by (" + strings.Join(labels, ", ") + ")"
 	}
-	top := call{fn: "max" + by, args: []expr{llr}}
+	limit := strconv.Itoa(verdict.MixtureLimit)
+	exp := fn("exp", fn("clamp", llr, leaf("-"+limit), leaf(limit)))
 	if terms == verdict.Components {
-		return op(top, "+", fn("ln", call{fn: "avg" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top))}}))
+		return fn("ln", call{fn: "avg" + by, args: []expr{exp}})
 	}
 	// A vote the config leaves out (the decade below of a verdict quantile
 	// under p95) is verdict's likelihood ratio 1 in every minute: its
-	// components, absent here, count as exp(0) in a mean over all
-	// verdict.Components. From max(top, 0), so that exp never overflows.
-	top0 := fn("clamp_min", top, leaf("0"))
-	sum := call{fn: "sum" + by, args: []expr{fn("exp", op(llr, "- "+match+" group_left()", top0))}}
-	absent := op(leaf(strconv.Itoa(verdict.Components-terms)), "*", fn("exp", op(leaf("0"), "-", top0)))
-	return op(top0, "+", fn("ln", op(op(sum, "+", absent), "/", leaf(strconv.Itoa(verdict.Components)))))
+	// components, absent here, count as exp(0) = 1 in a mean over all
+	// verdict.Components.
+	sum := call{fn: "sum" + by, args: []expr{exp}}
+	return fn("ln", op(op(sum, "+", leaf(strconv.Itoa(verdict.Components-terms))), "/", leaf(strconv.Itoa(verdict.Components))))
 }
 
 // statistic is verdict.WindowEvidence.Statistic: the mixture of the summed

@@ -201,7 +201,8 @@ func TestQueriesFollowTheRule(t *testing.T) {
 // mixture is verdict.Mixture over verdict.Components, in the real
 // Prometheus: with every vote present, and with a vote the config leaves out
 // (its components are a likelihood ratio of 1, absent from the series), for
-// sums far below and far above 0 where a careless exp over- or underflows.
+// sums far below and far above 0, beyond verdict.MixtureLimit, where an
+// unbounded exp over- or underflows.
 func TestMixtureInPrometheus(t *testing.T) {
 	promtool := testenv.Binary(t, "promtool")
 	for _, tt := range []struct {
@@ -211,6 +212,7 @@ func TestMixtureInPrometheus(t *testing.T) {
 	}{
 		{"every vote", verdict.Components, []float64{-3, 2, 5, -700, 1, 0.5}},
 		{"every vote, all far below", verdict.Components, []float64{-900, -950, -1000, -1200, -904, -907}},
+		{"every vote, some far above", verdict.Components, []float64{900, 1200, 5, -3, -2000, 699}},
 		{"no decade below", len(verdict.TailIndices), []float64{-3, 5, -700}},
 		{"no decade below, all far below", len(verdict.TailIndices), []float64{-900, -950, -1000}},
 		{"no decade below, far above", len(verdict.TailIndices), []float64{900, 1200, 901}},

@@ -215,19 +215,30 @@ func LLR(k, b, f, alt float64) float64 {
 	return k*math.Log(theta/f) + b*math.Log((1-theta)/(1-f))
 }
 
-// Mixture is ln of the mean of exp(llr[i]): the log likelihood ratio of the
-// equal-weight mixture of the alternatives, computed without overflow.
+// MixtureLimit bounds every summed LLR the mixture reads, either way: exp
+// overflows a float64 beyond 709.78. So the rule pack computes the mixture
+// as ln(avg(exp(clamp(llr, -700, 700)))), reading its sums once, and the
+// engine bounds them the same way. A sum that far out has decided long
+// before (the boundaries are under 15), so the bound moves no decision; the
+// evidence shown stops at 700.
+const MixtureLimit = 700
+
+// Mixture is ln of the mean of exp(llr[i]), each llr[i] first held within
+// ±MixtureLimit: the log likelihood ratio of the equal-weight mixture of the
+// alternatives.
 func Mixture(llr ...float64) float64 {
 	top := math.Inf(-1)
 	for _, l := range llr {
 		top = math.Max(top, l)
 	}
-	if math.IsInf(top, 0) || math.IsNaN(top) {
+	if math.IsNaN(top) {
 		return top
 	}
+	bound := func(l float64) float64 { return math.Max(-MixtureLimit, math.Min(MixtureLimit, l)) }
+	top = bound(top)
 	var sum float64
 	for _, l := range llr {
-		sum += math.Exp(l - top)
+		sum += math.Exp(bound(l) - top)
 	}
 	return top + math.Log(sum/float64(len(llr)))
 }

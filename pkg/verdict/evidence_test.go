@@ -41,13 +41,17 @@ func TestMixture(t *testing.T) {
 	}{
 		{name: "all zero", llr: []float64{0, 0}, want: 0},
 		{name: "equal", llr: []float64{3, 3, 3, 3}, want: 3},
-		{name: "one large: its value less ln 4", llr: []float64{-1e9, 2000, -1e9, -1e9}, want: 2000 - math.Log(4)},
-		{name: "one of eight: less ln 8", llr: []float64{-1e9, 2000, -1e9, -1e9, -1e9, -1e9, -1e9, -1e9}, want: 2000 - math.Log(8)},
-		{name: "overflowing exp stays finite", llr: []float64{900, 900, 900, 900}, want: 900},
+		{name: "one large: its value less ln 4", llr: []float64{-1e9, 200, -1e9, -1e9}, want: 200 - math.Log(4)},
+		{name: "one of eight: less ln 8", llr: []float64{-1e9, 200, -1e9, -1e9, -1e9, -1e9, -1e9, -1e9}, want: 200 - math.Log(8)},
+		{name: "beyond the limit: held at it", llr: []float64{900, 2000, 900, 900}, want: MixtureLimit},
+		{name: "one beyond the limit, less ln 4", llr: []float64{-1e9, 2000, -1e9, -1e9}, want: MixtureLimit - math.Log(4)},
+		{name: "far below: held at minus the limit", llr: []float64{-900, -2000, -1e9}, want: -MixtureLimit},
+		{name: "infinite sums are held too", llr: []float64{math.Inf(1), 0}, want: MixtureLimit - math.Log(2)},
+		{name: "NaN stays NaN", llr: []float64{math.NaN(), 0}, want: math.NaN()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Mixture(tt.llr...); math.Abs(got-tt.want) > 1e-9 {
+			if got := Mixture(tt.llr...); math.Abs(got-tt.want) > 1e-9 || math.IsNaN(got) != math.IsNaN(tt.want) {
 				t.Fatalf("Mixture = %v, want %v", got, tt.want)
 			}
 		})
