@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ import (
 //
 //   - floor: one rule, every fleet's merged histogram of the minute by
 //     service and track (the generic group's read without its health);
-//   - every: a generic group with judgeEvery, all services in its 9 rules;
+//   - every: a generic group with judgeEvery, all services in its 13 rules;
 //   - listed: the same generic group without judgeEvery, every service
 //     listed as a canary: 2 reads plus each canary's rules.
 //
@@ -71,8 +72,7 @@ func benchEvery(ctx context.Context, e *env, p rulesPlan) (everyRow, error) {
 		return row, err
 	}
 	row.GenSeconds = gen
-	g := rulegen.Generic{Name: "services", Metric: metric, Histogram: string(prom.Native), By: []string{"service"},
-		FleetLabel: "track", Baseline: "baseline", Canary: "canary"}
+	g := everyGeneric()
 	every := g
 	every.JudgeEvery = true
 	everyPack, err := rulegen.Render(rulegen.File{Generic: []rulegen.Generic{every}})
@@ -87,11 +87,9 @@ func benchEvery(ctx context.Context, e *env, p rulesPlan) (everyRow, error) {
 	if err != nil {
 		return row, err
 	}
-	row.EveryRules = strings.Count(string(everyPack), "- record:") + strings.Count(string(everyPack), "- alert:")
-	row.ListedRules = strings.Count(string(listedPack), "- record:") + strings.Count(string(listedPack), "- alert:")
-	sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: "baseline|canary"}}
-	floor := "groups:\n- name: floor\n  rules:\n  - record: floor:" + metric + ":increase_1m\n    expr: " +
-		strconv.Quote(prom.GroupedHistogramQuery(metric, sel, prom.Native, []string{"service", "track"})) + "\n"
+	row.EveryRules = countRules(string(everyPack))
+	row.ListedRules = countRules(string(listedPack))
+	floor := everyFloor()
 	from := benchEnd.Add(-time.Duration(evaluated) * time.Minute)
 	for _, run := range []struct {
 		name, text, group string
@@ -110,6 +108,66 @@ func benchEvery(ctx context.Context, e *env, p rulesPlan) (everyRow, error) {
 		if len(*run.into) < steadyEvaluations {
 			return row, fmt.Errorf("%s: too few evaluations (%d)", run.name, len(*run.into))
 		}
+	}
+	return row, nil
+}
+
+// everyGeneric is the services' label convention: label service tells the
+// canaries apart, track their fleets (native histograms).
+func everyGeneric() rulegen.Generic {
+	return rulegen.Generic{Name: "services", Metric: metric, Histogram: string(prom.Native), By: []string{"service"},
+		FleetLabel: "track", Baseline: "baseline", Canary: "canary"}
+}
+
+// everyFloor is the floor group of the every parts: one rule, every fleet's
+// merged histogram of the minute by service and track (the generic group's
+// read without its health).
+func everyFloor() string {
+	sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: "baseline|canary"}}
+	return "groups:\n- name: floor\n  rules:\n  - record: floor:" + metric + ":increase_1m\n    expr: " +
+		strconv.Quote(prom.GroupedHistogramQuery(metric, sel, prom.Native, []string{"service", "track"})) + "\n"
+}
+
+// countRules is the number of recording rules and alerts in a rule file.
+func countRules(pack string) int {
+	return strings.Count(pack, "- record:") + strings.Count(pack, "- alert:")
+}
+
+// everyGroupRow is the judgeEvery group beside the floor at one size: what
+// a canary costs in the pack's form for many canaries, at the pod counts
+// and windows of the one-canary group rows.
+type everyGroupRow struct {
+	Services, Pods, Window int
+	Every, Floor           []float64 // evaluation seconds, one per evaluation
+	Rules                  int
+}
+
+// benchEveryGroup times the judgeEvery group of p.EveryGroupServices
+// services of pods pods a fleet, judged over window minutes, beside the
+// floor, both evaluated in one pass over the same history. The data set is
+// the longest window's, shared by every window.
+func benchEveryGroup(ctx context.Context, e *env, p rulesPlan, pods, window int) (everyGroupRow, error) {
+	row := everyGroupRow{Services: p.EveryGroupServices, Pods: pods, Window: window}
+	evaluated := window + steadyEvaluations + 5
+	ds, _, err := everyData(e, p.EveryGroupServices, pods, slices.Max(p.GroupWindows)+steadyEvaluations+10)
+	if err != nil {
+		return row, err
+	}
+	g := everyGeneric()
+	g.JudgeEvery = true
+	pack, err := rulegen.Render(rulegen.File{Defaults: verdict.Overrides{WindowMinutes: &window}, Generic: []rulegen.Generic{g}})
+	if err != nil {
+		return row, err
+	}
+	row.Rules = countRules(string(pack))
+	e.logf("every-group: %d services x %d pods, %d-minute window: evaluating the judgeEvery group and the floor over %d minutes", row.Services, pods, window, evaluated)
+	times, _, err := e.groupTimings(ds, map[string]string{"every.yml": string(pack), "floor.yml": everyFloor()}, benchEnd.Add(-time.Duration(evaluated)*time.Minute), benchEnd)
+	if err != nil {
+		return row, err
+	}
+	row.Every, row.Floor = lastN(times["pairwise-generic-services"], steadyEvaluations), lastN(times["floor"], steadyEvaluations)
+	if len(row.Every) < steadyEvaluations || len(row.Floor) < steadyEvaluations {
+		return row, fmt.Errorf("too few evaluations (judgeEvery %d, floor %d)", len(row.Every), len(row.Floor))
 	}
 	return row, nil
 }

@@ -54,18 +54,23 @@ type rulesPlan struct {
 	FleetCanaries, FleetPods              int
 	FleetSeconds                          int
 	EveryServices, EveryPods              int
+	// EveryGroupServices services are judged by one judgeEvery group at
+	// each of GroupPods pods a fleet and GroupWindows windows.
+	EveryGroupServices int
 }
 
 func rulesFullPlan() rulesPlan {
 	return rulesPlan{ReaderPods: 1000, ReaderMinutes: 1440, ReaderReps: 5,
 		GroupPods: []int{10, 100}, GroupWindows: []int{60, 240},
-		FleetCanaries: 200, FleetPods: 20, FleetSeconds: 330, EveryServices: 200, EveryPods: 20}
+		FleetCanaries: 200, FleetPods: 20, FleetSeconds: 330, EveryServices: 200, EveryPods: 20,
+		EveryGroupServices: 20}
 }
 
 func rulesSmokePlan() rulesPlan {
 	return rulesPlan{ReaderPods: 10, ReaderMinutes: 120, ReaderReps: 3,
 		GroupPods: []int{10}, GroupWindows: []int{60, 240},
-		FleetCanaries: 20, FleetPods: 20, FleetSeconds: 140, EveryServices: 5, EveryPods: 4}
+		FleetCanaries: 20, FleetPods: 20, FleetSeconds: 140, EveryServices: 5, EveryPods: 4,
+		EveryGroupServices: 3}
 }
 
 type readerRow struct {
@@ -99,7 +104,7 @@ func runRulesScale(args []string) error {
 	fs := flag.NewFlagSet("rules-scale", flag.ContinueOnError)
 	smoke := fs.Bool("smoke", false, "small sizes (a few minutes)")
 	cache := fs.String("cache", "", "directory keeping generated data sets (and backfilled records) between runs")
-	only := fs.String("only", "", "comma-separated parts: reader,group,fleet,every (default all)")
+	only := fs.String("only", "", "comma-separated parts: reader,group,every-group,fleet,every (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -119,6 +124,7 @@ func runRulesScale(args []string) error {
 	var groups []groupRow
 	var fleet *fleetRow
 	var every *everyRow
+	var everyGroups []everyGroupRow
 	if want("reader") {
 		row, err := benchReader(ctx, e, p)
 		if err != nil {
@@ -137,6 +143,17 @@ func runRulesScale(args []string) error {
 			}
 		}
 	}
+	if want("every-group") {
+		for _, pods := range p.GroupPods {
+			for _, w := range p.GroupWindows {
+				row, err := benchEveryGroup(ctx, e, p, pods, w)
+				if err != nil {
+					return fmt.Errorf("every-group %d pods %d minutes: %w", pods, w, err)
+				}
+				everyGroups = append(everyGroups, row)
+			}
+		}
+	}
 	if want("fleet") {
 		row, err := benchFleet(ctx, e, p)
 		if err != nil {
@@ -152,7 +169,7 @@ func runRulesScale(args []string) error {
 		every = &row
 	}
 	var table strings.Builder
-	printRulesScale(io.MultiWriter(os.Stdout, &table), started, readers, groups, fleet, every)
+	printRulesScale(io.MultiWriter(os.Stdout, &table), started, readers, groups, everyGroups, fleet, every)
 	if *smoke || *only != "" {
 		return nil
 	}
@@ -656,7 +673,7 @@ func benchFleet(ctx context.Context, e *env, p rulesPlan) (fleetRow, error) {
 	return row, nil
 }
 
-func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups []groupRow, fleet *fleetRow, every *everyRow) {
+func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups []groupRow, everyGroups []everyGroupRow, fleet *fleetRow, every *everyRow) {
 	m := machine()
 	fmt.Fprintf(w, "\nPairwise rules-scale benchmark, %s, %d CPU (%s), %s, %s; %s\n\n", started.UTC().Format(time.RFC3339), m.NProc, m.CPU, m.GoVersion, m.Prometheus, time.Since(started).Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -677,6 +694,19 @@ func printRulesScale(w io.Writer, started time.Time, readers []readerRow, groups
 			if a.Pods == b.Pods && b.Window > a.Window {
 				ratio := median(b.Pack) / median(a.Pack)
 				fmt.Fprintf(tw, "group %d pods: pack %d-min / %d-min window\t%.2fx\t~1x (flat)\t%s\n", a.Pods, b.Window, a.Window, ratio, metStr(ratio <= 1.5))
+			}
+		}
+	}
+	for _, g := range everyGroups {
+		ev, floor, n := median(g.Every), median(g.Floor), float64(g.Services)
+		fmt.Fprintf(tw, "every-group %d services x %d pods, %d-min window: judgeEvery (%d rules) / floor\t%.1fx (%s vs %s a canary; %d and %d evaluations)\t<= 3x\t%s\n",
+			g.Services, g.Pods, g.Window, g.Rules, ev/floor, ms(ev/n), ms(floor/n), len(g.Every), len(g.Floor), metStr(ev <= 3*floor))
+	}
+	for i, a := range everyGroups {
+		for _, b := range everyGroups[i+1:] {
+			if a.Pods == b.Pods && b.Window > a.Window {
+				ratio := median(b.Every) / median(a.Every)
+				fmt.Fprintf(tw, "every-group %d pods: judgeEvery %d-min / %d-min window\t%.2fx\t~1x (flat)\t%s\n", a.Pods, b.Window, a.Window, ratio, metStr(ratio <= 1.5))
 			}
 		}
 	}
