@@ -225,8 +225,11 @@ const MixtureLimit = 700
 
 // Mixture is ln of the mean of exp(llr[i]), each llr[i] first held within
 // ±MixtureLimit: the log likelihood ratio of the equal-weight mixture of the
-// alternatives.
+// alternatives; -Inf (no likelihood at all) for none.
 func Mixture(llr ...float64) float64 {
+	if len(llr) == 0 {
+		return math.Inf(-1)
+	}
 	top := math.Inf(-1)
 	for _, l := range llr {
 		top = math.Max(top, l)

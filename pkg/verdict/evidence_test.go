@@ -48,6 +48,7 @@ func TestMixture(t *testing.T) {
 		{name: "far below: held at minus the limit", llr: []float64{-900, -2000, -1e9}, want: -MixtureLimit},
 		{name: "infinite sums are held too", llr: []float64{math.Inf(1), 0}, want: MixtureLimit - math.Log(2)},
 		{name: "NaN stays NaN", llr: []float64{math.NaN(), 0}, want: math.NaN()},
+		{name: "none", llr: nil, want: math.Inf(-1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
