@@ -161,13 +161,6 @@ func benchEveryGroup(ctx context.Context, e *env, p rulesPlan, pods, window int)
 	}
 	row.Rules = countRules(string(pack))
 	e.logf("every-group: %d services x %d pods, %d-minute window: evaluating the judgeEvery group and the floor over %d minutes", row.Services, pods, window, evaluated)
-	times, _, err := e.groupTimings(ds, map[string]string{"every.yml": string(pack), "floor.yml": everyFloor()}, benchEnd.Add(-time.Duration(evaluated)*time.Minute), benchEnd)
-	if err != nil {
-		return row, err
-	}
-	row.Every, row.Floor = lastN(times["pairwise-generic-services"], steadyEvaluations), lastN(times["floor"], steadyEvaluations)
-	if len(row.Every) < steadyEvaluations || len(row.Floor) < steadyEvaluations {
-		return row, fmt.Errorf("too few evaluations (judgeEvery %d, floor %d)", len(row.Every), len(row.Floor))
-	}
-	return row, nil
+	row.Every, row.Floor, err = e.pairTimings(ds, map[string]string{"every.yml": string(pack), "floor.yml": everyFloor()}, evaluated, "pairwise-generic-services", "floor")
+	return row, err
 }

@@ -507,15 +507,23 @@ func benchGroup(ctx context.Context, e *env, p rulesPlan, pods, window int) (gro
 	}
 	row.PackRules = strings.Count(pack, "- record:")
 	e.logf("group: %d pods, %d-minute window: evaluating the pack and the floor group over %d minutes", pods, window, evaluated)
-	times, _, err := e.groupTimings(ds, map[string]string{"pack.yml": pack, "floor.yml": floorGroup()}, benchEnd.Add(-time.Duration(evaluated)*time.Minute), benchEnd)
+	row.Pack, row.Floor, err = e.pairTimings(ds, map[string]string{"pack.yml": pack, "floor.yml": floorGroup()}, evaluated, "pairwise-c000", "floor")
+	return row, err
+}
+
+// pairTimings evaluates the rule files over the last evaluated minutes of
+// the data set in one pass and returns groups a's and b's last
+// steadyEvaluations evaluation durations, in seconds.
+func (e *env) pairTimings(ds *dataset, files map[string]string, evaluated int, a, b string) ([]float64, []float64, error) {
+	times, _, err := e.groupTimings(ds, files, benchEnd.Add(-time.Duration(evaluated)*time.Minute), benchEnd)
 	if err != nil {
-		return row, err
+		return nil, nil, err
 	}
-	row.Pack, row.Floor = lastN(times["pairwise-c000"], steadyEvaluations), lastN(times["floor"], steadyEvaluations)
-	if len(row.Pack) < steadyEvaluations || len(row.Floor) < steadyEvaluations {
-		return row, fmt.Errorf("too few evaluations (pack %d, floor %d)", len(row.Pack), len(row.Floor))
+	ta, tb := lastN(times[a], steadyEvaluations), lastN(times[b], steadyEvaluations)
+	if len(ta) < steadyEvaluations || len(tb) < steadyEvaluations {
+		return nil, nil, fmt.Errorf("too few evaluations (%s %d, %s %d)", a, len(ta), b, len(tb))
 	}
-	return row, nil
+	return ta, tb, nil
 }
 
 // groupTimings evaluates the rule files over [start, end] of a private copy
