@@ -468,6 +468,9 @@ func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Res
 				if got := terms[names.Canary][ts]; !near(got, v.Canary) {
 					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", names.Canary, v.Canary, got))
 				}
+				if got := terms[names.Baseline][ts]; !near(got, v.Baseline) {
+					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", names.Baseline, v.Baseline, got))
+				}
 				if got := terms[names.Expected][ts]; !near(got, v.Expected(e.Share)) {
 					diffs = append(diffs, fmt.Sprintf("%s engine %.12g pack %.12g", names.Expected, v.Expected(e.Share), got))
 				}

@@ -68,9 +68,7 @@ func (r resolved) everyVoteTerms(v vote, k, b, share expr) expr {
 		}
 	}
 	// No promote terms: this group does not decide promotion.
-	return op(op(out,
-		"or", labelled(k, termLabel, v.terms.Canary)),
-		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected))
+	return op(out, "or", countTerms(v, k, b, share))
 }
 
 // everyRules are the rules of a generic group judging every canary: each

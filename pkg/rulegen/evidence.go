@@ -53,7 +53,8 @@ type VoteTerms struct {
 	Promote          string
 	Canary, Expected string
 	// Baseline names the baseline's observations beyond the threshold, a
-	// term of the minute's counts (evidenceCounts), not of its evidence.
+	// term of the minute's counts (evidenceCounts) and of its evidence
+	// (the window's dispersion reads its sum).
 	Baseline string
 }
 
@@ -218,9 +219,17 @@ func (r resolved) voteTerms(v vote, k, b, share expr) expr {
 	if v.index > 0 {
 		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
-	return r.withPromote(v, k, b, share, op(op(llr,
-		"or", labelled(k, termLabel, v.terms.Canary)),
-		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected)))
+	return r.withPromote(v, k, b, share, op(llr, "or", countTerms(v, k, b, share)))
+}
+
+// countTerms are a vote's counts among the minute's terms: the canary's and
+// the baseline's observations beyond its threshold and how many of them an
+// identical canary would have; the window's dispersion reads their sums
+// (ChanceVariance).
+func countTerms(v vote, k, b, share expr) expr {
+	return op(op(labelled(k, termLabel, v.terms.Canary),
+		"or", labelled(b, termLabel, v.terms.Baseline)),
+		"or", labelled(op(op(k, "+", b), "*", share), termLabel, v.terms.Expected))
 }
 
 // withPromote adds to a promoting vote's rows (the first
@@ -302,20 +311,27 @@ func (r resolved) changes() expr {
 
 // dispersions are each vote's verdict.VoteSums.Dispersion over the window,
 // read from the changes of its minutes after the first (a range one minute
-// shorter than the window): the mean change over 2 when there are at least
-// verdict.MinChanges and it is beyond chance, else 1 wherever the window
-// carries evidence (the minutes term of its sums).
+// shorter than the window): the mean change over 2 and over the window's
+// chance variance (verdict.VoteSums.ChanceVariance, from its sums of the
+// vote's counts) when there are at least verdict.MinChanges and it is beyond
+// chance, else 1 wherever the window carries evidence (the minutes term of
+// its sums).
 func (r resolved) dispersions(sums termRows) expr {
 	changes := leaf(fmt.Sprintf("%s[%dm]", r.recordedSeries(r.minuteNames().changes).flat(), r.config.WindowMinutes-1))
 	sum, n := fn("sum_over_time", changes), fn("count_over_time", changes)
-	beyond := op(leaf("1"), "+", op(num(r.config.DispersionZ()), "*", fn("sqrt", op(leaf("3"), "/", n))))
-	phi := r.agg("sum", op(op(op(sum, "/", op(leaf("2"), "*", n)), ">", beyond), "and", op(n, ">=", leaf(strconv.Itoa(verdict.MinChanges)))), quantileLabel)
-	one := op(op(r.agg("sum", sums.rows(termMinutes)), "*", leaf("0")), "+", leaf("1"))
-	var ones expr
+	mean := r.agg("sum", op(op(sum, "/", op(leaf("2"), "*", n)), "and", op(n, ">=", leaf(strconv.Itoa(verdict.MinChanges)))), quantileLabel)
+	beyond := r.agg("sum", op(leaf("1"), "+", op(num(r.config.DispersionZ()), "*", fn("sqrt", op(leaf("3"), "/", n)))), quantileLabel)
+	figure := func(term string) expr { return r.agg("sum", sums.rows(term)) }
+	one := op(op(figure(termMinutes), "*", leaf("0")), "+", leaf("1"))
+	var chance, ones expr
 	for _, v := range r.votes() {
+		// verdict.VoteSums.ChanceVariance: C B / (E (C + B - E)), at least 1.
+		c, b, e := figure(v.terms.Canary), figure(v.terms.Baseline), figure(v.terms.Expected)
+		variance := fn("clamp_min", op(op(c, "*", b), "/", op(e, "*", op(op(c, "+", b), "-", e))), leaf("1"))
+		chance = orOf(chance, labelled(op(variance, "or", one), quantileLabel, verdict.QuantileLabel(v.q)))
 		ones = orOf(ones, labelled(one, quantileLabel, verdict.QuantileLabel(v.q)))
 	}
-	return op(phi, "or", ones)
+	return op(op(op(mean, "/", chance), ">", beyond), "or", ones)
 }
 
 // dispersionRules record each minute's residuals and changes, when the

@@ -392,11 +392,14 @@ type VoteSums struct {
 // minute to minute over the run than chance lets them, 1 when no more than
 // chance does at confidence z. It reads each minute's standardized
 // residual r = (k - fK) / sqrt(f(1-f)K), the canary's k of the K
-// observations beyond the threshold against its share f: when the minutes'
-// counts are binomial around any constant ratio of the fleets' tails, the
-// change (r - r of the minute before)^2 has mean 2, so phi = Change /
-// 2 Changes is 1 give or take sqrt(3 / Changes) (each change shares a
-// minute with the next). A change is capped at ChangeCap, so that a
+// observations beyond the threshold against its share f. When the minutes'
+// counts are binomial, each observation the canary's with probability
+// theta, r varies by theta(1-theta) / (f(1-f)) (ChanceVariance): 1 for
+// identical fleets, more for a canary whose tail is heavier at a small
+// share (theta = 0.10 at f = 0.05 gives 1.9). The change (r - r of the
+// minute before)^2 then has mean twice that, so phi = Change / (2 Changes
+// ChanceVariance) is 1 give or take sqrt(3 / Changes) (each change shares
+// a minute with the next). A change is capped at ChangeCap, so that a
 // regression that begins within the run counts once, while clumps (a pod
 // pausing, a noisy neighbour, bursts reaching one fleet) count in every
 // minute they come.
@@ -404,9 +407,22 @@ func (v VoteSums) Dispersion(z float64) float64 {
 	if v.Changes < MinChanges {
 		return 1
 	}
-	phi := v.Change / (2 * float64(v.Changes))
+	phi := v.Change / (2 * float64(v.Changes) * v.ChanceVariance())
 	if phi > 1+z*math.Sqrt(3/float64(v.Changes)) {
 		return phi
+	}
+	return 1
+}
+
+// ChanceVariance is the variance binomial counts give a minute's
+// standardized residual around the run's own ratio of the fleets' tails,
+// at least 1: with C = Canary, B = Baseline and E = Expected over the run,
+// theta = C / (C + B) and f = E / (C + B), theta(1-theta) / (f(1-f)) =
+// C B / (E (C + B - E)). Never below 1, so that it only ever lowers the
+// dispersion (a canary whose tail is lighter keeps chance's 1).
+func (v VoteSums) ChanceVariance() float64 {
+	if r := v.Canary * v.Baseline / (v.Expected * (v.Canary + v.Baseline - v.Expected)); r > 1 && !math.IsInf(r, 0) {
+		return r
 	}
 	return 1
 }

@@ -597,6 +597,38 @@ func TestDispersion(t *testing.T) {
 			t.Errorf("%s: dispersion %v, want %v to %v", tc.name, d, tc.min, tc.max)
 		}
 	}
+	// At a small share a canary whose tail is heavier varies more from
+	// minute to minute than an identical one, by theta(1-theta) / (f(1-f)):
+	// 2.7 for theta = 0.15 at f = 0.05. That is chance's, not clumps': its
+	// evidence is not discounted (it was, to about 2.7, before
+	// ChanceVariance). Clumps at that share still are.
+	small := func(theta float64, clump func(m int) float64) [NumVotes]VoteSums {
+		const K, f = 200.0, 0.05
+		ev := make([]Evidence, 60)
+		for m := range ev {
+			var k float64
+			for range int(K) {
+				if noise.Float64() < theta {
+					k++
+				}
+			}
+			k = min(K, k+clump(m))
+			ev[m] = Evidence{Valid: true, Share: f, Votes: [NumVotes]Vote{{Quantile: 0.99, Canary: k, Baseline: K - k}}}
+		}
+		_, votes := newRunningSums(ev, c.ChangeCap()).run(0, len(ev))
+		return votes
+	}
+	steady := small(0.15, func(int) float64 { return 0 })
+	if v := steady[0].ChanceVariance(); v < 2 || v > 3.5 {
+		t.Errorf("a canary at theta 0.15, share 0.05: chance variance %v, want about 2.7", v)
+	}
+	if d := steady[0].Dispersion(c.DispersionZ()); d != 1 {
+		t.Errorf("a canary at theta 0.15, share 0.05, binomial: dispersion %v, want 1", d)
+	}
+	clumped := small(0.05, func(m int) float64 { return map[bool]float64{true: 25}[m%3 == 0] })
+	if d := clumped[0].Dispersion(c.DispersionZ()); d < 2 {
+		t.Errorf("an identical canary at share 0.05 with 25 more every third minute: dispersion %v, want 2 or more", d)
+	}
 	// Read inside a longer range, a run leaves out the change into its
 	// first minute: a clump just before it is not its own.
 	ev := make([]Evidence, 10)
