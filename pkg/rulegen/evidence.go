@@ -325,9 +325,10 @@ func (r resolved) dispersions(sums termRows) expr {
 	one := op(op(figure(termMinutes), "*", leaf("0")), "+", leaf("1"))
 	var chance, ones expr
 	for _, v := range r.votes() {
-		// verdict.VoteSums.ChanceVariance: C B / (E (C + B - E)), at least 1.
+		// verdict.VoteSums.ChanceVariance: C B / (E (C + B - E)), at least 1,
+		// and 1 when not finite (< +Inf drops NaN too).
 		c, b, e := figure(v.terms.Canary), figure(v.terms.Baseline), figure(v.terms.Expected)
-		variance := fn("clamp_min", op(op(c, "*", b), "/", op(e, "*", op(op(c, "+", b), "-", e))), leaf("1"))
+		variance := op(fn("clamp_min", op(op(c, "*", b), "/", op(e, "*", op(op(c, "+", b), "-", e))), leaf("1")), "<", leaf("+Inf"))
 		chance = orOf(chance, labelled(op(variance, "or", one), quantileLabel, verdict.QuantileLabel(v.q)))
 		ones = orOf(ones, labelled(one, quantileLabel, verdict.QuantileLabel(v.q)))
 	}

@@ -419,7 +419,8 @@ func (v VoteSums) Dispersion(z float64) float64 {
 // at least 1: with C = Canary, B = Baseline and E = Expected over the run,
 // theta = C / (C + B) and f = E / (C + B), theta(1-theta) / (f(1-f)) =
 // C B / (E (C + B - E)). Never below 1, so that it only ever lowers the
-// dispersion (a canary whose tail is lighter keeps chance's 1).
+// dispersion (a canary whose tail is lighter keeps chance's 1), and 1 when
+// not finite (no tail observation at all), as the rule pack reads it.
 func (v VoteSums) ChanceVariance() float64 {
 	if r := v.Canary * v.Baseline / (v.Expected * (v.Canary + v.Baseline - v.Expected)); r > 1 && !math.IsInf(r, 0) {
 		return r

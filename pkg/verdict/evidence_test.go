@@ -625,6 +625,11 @@ func TestDispersion(t *testing.T) {
 	if d := steady[0].Dispersion(c.DispersionZ()); d != 1 {
 		t.Errorf("a canary at theta 0.15, share 0.05, binomial: dispersion %v, want 1", d)
 	}
+	for _, v := range []VoteSums{{}, {Canary: 3, Baseline: 0, Expected: 0}, {Canary: 1, Baseline: 1, Expected: 2}} {
+		if got := v.ChanceVariance(); got != 1 {
+			t.Errorf("chance variance of %+v: %v, want 1 (not finite)", v, got)
+		}
+	}
 	clumped := small(0.05, func(m int) float64 { return map[bool]float64{true: 25}[m%3 == 0] })
 	if d := clumped[0].Dispersion(c.DispersionZ()); d < 2 {
 		t.Errorf("an identical canary at share 0.05 with 25 more every third minute: dispersion %v, want 2 or more", d)
