@@ -53,10 +53,11 @@ func (g *resolvedGeneric) judgeEvery(defaults verdict.Config) resolved {
 // log likelihood ratio as its own expression with the alternative written
 // as a number (one canary's rules multiply by a constant vector of the
 // alternatives, which cannot be matched with many canaries).
-func (r resolved) everyVoteTerms(v vote, k, b, share expr) expr {
+func (r resolved) everyVoteTerms(v vote, k, b, kd, bd, share expr) expr {
 	var out expr
 	for i, a := range verdict.TailIndices {
-		llr := r.capped(llrOf(k, b, share, math.Pow(r.config.RollbackThreshold, a)))
+		alt := math.Pow(r.config.RollbackThreshold, a)
+		llr := r.held(llrOf(k, b, share, alt), llrOf(op(k, "-", kd), op(b, "-", bd), share, alt))
 		if v.index > 0 {
 			llr = op(llr, "or", op(share, "*", leaf("0")))
 		}

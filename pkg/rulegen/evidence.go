@@ -56,6 +56,10 @@ type VoteTerms struct {
 	// term of the minute's counts (evidenceCounts) and of its evidence
 	// (the window's dispersion reads its sum).
 	Baseline string
+	// DeepCanary and DeepBaseline name each fleet's observations beyond
+	// verdict.DeepFactor times the threshold, terms of the minute's counts
+	// only (verdict.Vote's DeepCanary and DeepBaseline).
+	DeepCanary, DeepBaseline string
 }
 
 // TermsOfVote names the terms of the vote at index vote of
@@ -66,6 +70,7 @@ func TermsOfVote(vote int, q float64) VoteTerms {
 		prefix = verdict.QuantileLabel(q) + "_"
 	}
 	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond",
+		DeepCanary: prefix + "canary_deep", DeepBaseline: prefix + "baseline_deep",
 		Promote: prefix + "promote_llr_" + fmtNum(verdict.TailIndices[0])}
 	for i, a := range verdict.TailIndices {
 		t.LLR[i] = prefix + "llr_" + fmtNum(a)
@@ -109,6 +114,9 @@ type voteEvidence struct {
 	vote                         vote
 	threshold                    expr
 	beyondBaseline, beyondCanary expr
+	// deepBaseline and deepCanary are those beyond verdict.DeepFactor
+	// times the threshold (verdict.Vote's DeepBaseline and DeepCanary).
+	deepBaseline, deepCanary expr
 }
 
 // minuteEvidence are the parts of verdict.MinuteEvidence for one minute,
@@ -139,17 +147,22 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 		x := fn("histogram_quantile", leaf(verdict.QuantileKey(v.q)), op(m.base.hist, "+", m.canary.hist))
 		ve := voteEvidence{vote: v, threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
 		// Without a finite threshold scalar() is NaN, and so is the count.
-		beyond := func(f, other fleetExprs) expr {
+		beyond := func(f, other fleetExprs, factor float64) expr {
 			hist := r.inCommonLayout(f, other)
+			th := ve.threshold
+			if factor != 1 {
+				th = op(th, "*", num(factor))
+			}
 			if r.every != nil {
 				// Every canary at once: the trim operator cuts each canary's
 				// histogram at its own threshold (histogram_fraction takes a
 				// scalar), interpolating inside the bucket as it does.
-				return op(fn("histogram_count", op(hist, ">/", ve.threshold)), "*", r.scrapeScale(f))
+				return op(fn("histogram_count", op(hist, ">/", th)), "*", r.scrapeScale(f))
 			}
-			return op(op(fn("histogram_fraction", fn("scalar", ve.threshold), leaf("+Inf"), hist), "*", f.count), "*", r.scrapeScale(f))
+			return op(op(fn("histogram_fraction", fn("scalar", th), leaf("+Inf"), hist), "*", f.count), "*", r.scrapeScale(f))
 		}
-		ve.beyondBaseline, ve.beyondCanary = beyond(m.base, m.canary), beyond(m.canary, m.base)
+		ve.beyondBaseline, ve.beyondCanary = beyond(m.base, m.canary, 1), beyond(m.canary, m.base, 1)
+		ve.deepBaseline, ve.deepCanary = beyond(m.base, m.canary, verdict.DeepFactor), beyond(m.canary, m.base, verdict.DeepFactor)
 		e.votes = append(e.votes, ve)
 	}
 	e.share = op(op(op(counted(m.canary), "/", op(counted(m.base), "+", counted(m.canary))), ">", leaf("0")), "<", leaf("1"))
@@ -196,26 +209,31 @@ func (r resolved) evidenceCounts(e minuteEvidence) expr {
 	rows := labelled(e.share, termLabel, termShare)
 	for _, v := range e.votes {
 		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, v.vote.terms.Baseline))
+		rows = op(op(rows, "or", labelled(v.deepCanary, termLabel, v.vote.terms.DeepCanary)), "or", labelled(v.deepBaseline, termLabel, v.vote.terms.DeepBaseline))
 	}
 	// > -Inf drops NaN (the counts of a vote whose threshold is not finite).
 	return op(op(rows, ">", leaf("-Inf")), "and "+r.on(), e.present)
 }
 
 // voteTerms are one vote's rows of a minute's evidence, from its counts k
-// and b and the canary's share f. With A an alternative, verdict.LLR is
-// k ln(theta/f) + b ln((1-theta)/(1-f)) with theta = fA/(fA+1-f), which is
-// k ln A - (k+b) ln(1 + f(A-1)). A vote other than the verdict quantile's
-// without counts (its threshold was not finite) abstains: its LLRs are 0 (a
-// likelihood ratio of 1, as verdict counts it in the mixture).
-func (r resolved) voteTerms(v vote, k, b, share expr) expr {
+// and b, those of them in the deep tail kd and bd, and the canary's share f.
+// With A an alternative, verdict.LLR is k ln(theta/f) + b ln((1-theta)/(1-f))
+// with theta = fA/(fA+1-f), which is k ln A - (k+b) ln(1 + f(A-1)), held as
+// verdict's Config.voteLLR holds it (r.held). A vote other than the verdict
+// quantile's without counts (its threshold was not finite) abstains: its
+// LLRs are 0 (a likelihood ratio of 1, as verdict counts it in the mixture).
+func (r resolved) voteTerms(v vote, k, b, kd, bd, share expr) expr {
 	if r.every != nil {
-		return r.everyVoteTerms(v, k, b, share)
+		return r.everyVoteTerms(v, k, b, kd, bd, share)
 	}
 	alts := r.constants(v, func(a float64) float64 { return math.Pow(r.config.RollbackThreshold, a) })
 	// "group_right()" with its parentheses: "group_right (" would read what
 	// follows as label names.
 	const each = "* on() group_right()"
-	llr := r.capped(op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1"))))))))
+	llrs := func(k, b expr) expr {
+		return op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1")))))))
+	}
+	llr := r.held(llrs(k, b), llrs(op(k, "-", kd), op(b, "-", bd)))
 	if v.index > 0 {
 		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
@@ -253,8 +271,15 @@ func llrOf(k, b, share expr, alt float64) expr {
 	return op(op(k, "*", leaf(numText(math.Log(alt)))), "-", op(op(k, "+", b), "*", fn("ln", op(leaf("1"), "+", op(share, "*", leaf(numText(alt-1)))))))
 }
 
-// capped is a minute's log likelihood ratios at most verdict's MinuteCap.
-func (r resolved) capped(llr expr) expr { return fn("clamp_max", llr, num(r.config.MinuteCap())) }
+// held is a minute's log likelihood ratios as verdict's Config.voteLLR holds
+// them: at most MinuteCap, and at most the larger of DeepMinuteCap and the
+// LLRs band of the observations short of the deep tail, series by series
+// (the smaller of two matched series is the first where it is at most the
+// second, else the second).
+func (r resolved) held(llr, band expr) expr {
+	limit := fn("clamp_min", band, num(r.config.DeepMinuteCap()))
+	return op(op(fn("clamp_max", llr, num(r.config.MinuteCap())), "<=", limit), "or", limit)
+}
 
 // terms is the minute's evidence, a series per term, computed from its
 // counts (evidenceCounts, recorded or inline); nothing when the minute
@@ -270,7 +295,7 @@ func (r resolved) terms(counts termRows) expr {
 	}
 	rows := labelled(one, termLabel, termMinutes)
 	for _, v := range r.votes() {
-		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(v.terms.Baseline), share))
+		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(v.terms.Baseline), figure(v.terms.DeepCanary), figure(v.terms.DeepBaseline), share))
 	}
 	return op(rows, "and "+r.on(), share)
 }

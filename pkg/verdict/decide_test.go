@@ -206,7 +206,7 @@ func TestPromoteExpected(t *testing.T) {
 				// the decade below holds ten times the verdict quantile's tail
 				k, b := canary*math.Pow(10, float64(v)), (tail-canary)*math.Pow(10, float64(v))
 				e.Votes[v] = Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b}
-				e.Votes[v].LLR, e.Votes[v].Promote = c.voteLLR(k, b, share)
+				e.Votes[v].LLR, e.Votes[v].Promote = c.voteLLR(Vote{Canary: k, Baseline: b}, share)
 			}
 			ev[i] = e
 		}

@@ -47,9 +47,14 @@ type Vote struct {
 	// Baseline and Canary are the observations beyond Threshold, as counted
 	// observations (increase() extrapolation removed, see ScrapeScale).
 	Baseline, Canary float64
+	// DeepBaseline and DeepCanary are those beyond DeepFactor times
+	// Threshold: the deep tail, where a stalled pod's requests land.
+	DeepBaseline, DeepCanary float64
 	// LLR is the log likelihood ratio for each of TailIndices: a canary whose
 	// tail beyond Threshold is RollbackThreshold^a times as frequent, over
-	// identical fleets, at most Config.MinuteCap.
+	// identical fleets, at most Config.MinuteCap, and at most
+	// Config.DeepMinuteCap beyond what the observations short of the deep
+	// tail show alone (Config.voteLLR).
 	LLR [len(TailIndices)]float64
 	// Promote is the first tail index's log likelihood ratio without the
 	// cap: what the promote statistic adds up.
@@ -113,7 +118,7 @@ func MinuteEvidence(c Config, baseline, canary *histogram.Histogram, scaleB, sca
 type MinuteCounts struct {
 	ok               bool // both fleets have observations and their histograms merge
 	baseline, canary float64
-	votes            [NumVotes]struct{ threshold, baseline, canary float64 }
+	votes            [NumVotes]struct{ threshold, baseline, canary, deepBaseline, deepCanary float64 }
 }
 
 // CountMinute reads the thresholds and counts of MinuteEvidence off both
@@ -148,8 +153,15 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 	}
 	baseline.CountsAbove(ths[:], bs[:])
 	canary.CountsAbove(ths[:], cs[:])
+	var deep, dbs, dcs [NumVotes]float64
+	for i := range deep {
+		deep[i] = ths[i] * DeepFactor
+	}
+	baseline.CountsAbove(deep[:], dbs[:])
+	canary.CountsAbove(deep[:], dcs[:])
 	for i := range m.votes {
 		m.votes[i].baseline, m.votes[i].canary = bs[i], cs[i]
+		m.votes[i].deepBaseline, m.votes[i].deepCanary = dbs[i], dcs[i]
 	}
 	return m
 }
@@ -174,6 +186,7 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 		mv := m.votes[i]
 		v := Vote{Quantile: q, Threshold: mv.threshold}
 		v.Baseline, v.Canary = mv.baseline*scaleB, mv.canary*scaleC
+		v.DeepBaseline, v.DeepCanary = mv.deepBaseline*scaleB, mv.deepCanary*scaleC
 		// A vote whose threshold is not finite, or whose counts are not
 		// numbers, abstains; without the verdict quantile's the minute
 		// carries no evidence.
@@ -183,24 +196,28 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 			}
 			continue
 		}
-		v.LLR, v.Promote = c.voteLLR(v.Canary, v.Baseline, e.Share)
+		v.LLR, v.Promote = c.voteLLR(v, e.Share)
 		e.Votes[i] = v
 	}
 	e.Valid = true
 	return e
 }
 
-// voteLLR is a vote's minute of evidence from its k canary and b baseline
-// tail observations and the canary's share f: the LLR of every tail index,
-// capped at MinuteCap, and the first's uncapped for promotion.
-func (c Config) voteLLR(k, b, f float64) (llr [len(TailIndices)]float64, promote float64) {
-	limit := c.MinuteCap()
+// voteLLR is a vote's minute of evidence from its canary and baseline tail
+// observations and the canary's share f: the LLR of every tail index, capped
+// at MinuteCap and, beyond the LLR of the observations short of the deep
+// tail alone (the band from the threshold to DeepFactor times it), at
+// DeepMinuteCap; and the first's uncapped for promotion.
+func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promote float64) {
+	limit, deep := c.MinuteCap(), c.DeepMinuteCap()
 	for j, a := range TailIndices {
-		l := LLR(k, b, f, math.Pow(c.RollbackThreshold, a))
+		alt := math.Pow(c.RollbackThreshold, a)
+		l := LLR(v.Canary, v.Baseline, f, alt)
 		if j == 0 {
 			promote = l
 		}
-		llr[j] = math.Min(l, limit)
+		band := LLR(v.Canary-v.DeepCanary, v.Baseline-v.DeepBaseline, f, alt)
+		llr[j] = math.Min(math.Min(l, limit), math.Max(band, deep))
 	}
 	return llr, promote
 }
@@ -317,6 +334,33 @@ func (c Config) RecentBoundary(anchored bool) float64 {
 		return math.Log(2 * float64(c.WindowMinutes) / c.FalseRollback)
 	}
 	return math.Log(MinutesPerDay / c.FalseRollback)
+}
+
+// DeepFactor is where a vote's deep tail begins, as a multiple of its
+// threshold. A regression moves latencies by a factor (1.2, 2), so most of
+// the canary's extra tail observations lie within a factor of a few of the
+// threshold: of a tail falling like x^-a beyond the threshold, the band up to
+// 4 times it holds 1 - 4^-a, at least 15/16 of the tail for the index 2 of
+// the heaviest latency tails (TailIndices). A pod that stalls for a time T
+// well beyond the threshold t (a long GC pause, CPU throttling) throws the
+// requests it holds meanwhile far deeper: their delays spread over (0, T),
+// and only about 3t/T of them land in the band.
+const DeepFactor = 4
+
+// DeepMinuteCap is the most evidence a minute carries from its deep tail
+// alone: a minute's LLR for an alternative is held at the larger of this and
+// the LLR its observations short of the deep tail give. A clump that a
+// stalled pod throws into one minute's deep tail (which the null hypothesis,
+// independent observations, does not allow for) then needs MinChanges + 1
+// minutes of such evidence to roll back an anchored window, the fewest
+// minutes in which the dispersion can see clumps and discount them:
+// ln(2/FalseRollback) / (MinChanges + 1), 1.9 with the defaults. A regression
+// confined to the deep tail (timeouts) still rolls back, from its fourth
+// minute; promotion reads it in full (Vote.Promote). Like MinuteCap, it
+// only lowers likelihood ratios (each minute's is at most its uncapped LLR,
+// whatever the data), so the rollback bounds hold as they are.
+func (c Config) DeepMinuteCap() float64 {
+	return math.Log(2/c.FalseRollback) / (MinChanges + 1)
 }
 
 // MinuteCap is the most evidence one minute carries for any alternative

@@ -167,7 +167,7 @@ func nullMinute(r *rand.Rand, c Config, share, tailPerMinute float64) Evidence {
 	e := Evidence{Valid: true, Share: share}
 	for i, depth := range [NumVotes]int{1, 0} {
 		e.Votes[i] = Vote{Quantile: qs[i], Canary: k[depth], Baseline: b[depth]}
-		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(k[depth], b[depth], share)
+		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(Vote{Canary: k[depth], Baseline: b[depth]}, share)
 	}
 	return e
 }
@@ -238,7 +238,7 @@ func TestRegressionIsCaught(t *testing.T) {
 				// Only the verdict quantile's tail grows.
 				v := &e.Votes[0]
 				v.Canary = float64(poisson(r, 150*factor))
-				v.LLR, v.Promote = c.voteLLR(v.Canary, v.Baseline, 0.5)
+				v.LLR, v.Promote = c.voteLLR(*v, 0.5)
 			}
 			minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
 		}
@@ -282,7 +282,7 @@ func TestDeploymentPoolsSinceStart(t *testing.T) {
 	theta := f * a / (f*a + 1 - f)
 	e := Evidence{Valid: true, Share: f}
 	e.Votes[0] = Vote{Quantile: c.VerdictQuantile, Canary: tail * theta, Baseline: tail * (1 - theta)}
-	e.Votes[0].LLR, e.Votes[0].Promote = c.voteLLR(e.Votes[0].Canary, e.Votes[0].Baseline, f)
+	e.Votes[0].LLR, e.Votes[0].Promote = c.voteLLR(e.Votes[0], f)
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	minutes := make([]Minute, 3*c.WindowMinutes)
 	for i := range minutes {
@@ -513,7 +513,7 @@ func TestMinuteCap(t *testing.T) {
 		e := Evidence{Valid: true, Share: 0.05}
 		for i, q := range c.VoteQuantiles() {
 			e.Votes[i] = Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b}
-			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(k, b, 0.05)
+			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(Vote{Canary: k, Baseline: b}, 0.05)
 		}
 		return e
 	}
@@ -555,6 +555,73 @@ func uncappedOf(c Config, v Vote, share float64) float64 {
 // change that begins within the run, are not discounted; counts that clump
 // in many minutes are, by about how much more they vary. A run's changes
 // are those between its own minutes.
+// TestDeepTail: a minute's evidence from observations beyond DeepFactor
+// times a vote's threshold alone (a stalled pod's clump) counts at most
+// DeepMinuteCap towards a rollback, where the same excess just beyond the
+// threshold (a slower canary) counts up to MinuteCap; a canary whose excess
+// stays deep minute after minute (timeouts) still rolls back, later.
+func TestDeepTail(t *testing.T) {
+	c := Default()
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	// body in (0, 1], tail in (1, 2], deep in (8, 100]: the pooled p99 lies
+	// in (1, 2], so four times it lies below 8.
+	hist := func(body, tail, deep float64) *histogram.Histogram {
+		t.Helper()
+		h, err := histogram.FromClassic([]float64{1, 2, 8, 100, math.Inf(1)}, []float64{body, body + tail, body + tail, body + tail + deep, body + tail + deep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	base := hist(9900, 100, 0)
+	near := MinuteEvidence(c, base, hist(9800, 200, 0), 1, 1)
+	deep := MinuteEvidence(c, base, hist(9800, 100, 100), 1, 1)
+	if !near.Valid || !deep.Valid {
+		t.Fatalf("no evidence: %+v %+v", near, deep)
+	}
+	if v := deep.Votes[0]; v.DeepCanary != 100 || v.DeepBaseline != 0 {
+		t.Fatalf("deep counts %v and %v, want 100 and 0", v.DeepCanary, v.DeepBaseline)
+	}
+	if v := near.Votes[0]; v.DeepCanary != 0 || v.DeepBaseline != 0 {
+		t.Fatalf("deep counts %v and %v, want none", v.DeepCanary, v.DeepBaseline)
+	}
+	top := func(e Evidence) float64 {
+		m := math.Inf(-1)
+		for _, v := range e.Votes {
+			for _, l := range v.LLR {
+				m = math.Max(m, l)
+			}
+		}
+		return m
+	}
+	if got := top(near); got != c.MinuteCap() {
+		t.Errorf("excess just beyond the threshold: largest LLR %v, want the minute cap %v", got, c.MinuteCap())
+	}
+	if got := top(deep); got != c.DeepMinuteCap() {
+		t.Errorf("excess in the deep tail: largest LLR %v, want the deep cap %v", got, c.DeepMinuteCap())
+	}
+	// Promotion reads the deep excess in full.
+	if p, want := deep.Votes[0].Promote, LLR(deep.Votes[0].Canary, deep.Votes[0].Baseline, deep.Share, math.Pow(c.RollbackThreshold, TailIndices[0])); p != want || !(p > c.DeepMinuteCap()) {
+		t.Errorf("deep minute's promote term %v, want the uncapped %v", p, want)
+	}
+	decide := func(e Evidence, n int) Decision {
+		ms := make([]Minute, n)
+		for i := range ms {
+			ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
+		}
+		return Decide(c, ms, Options{Anchored: true, Shown: 1}).Decision
+	}
+	if got := decide(near, 2); got != Rollback {
+		t.Errorf("two minutes of a slower canary: %s, want rollback", got)
+	}
+	if got := decide(deep, MinChanges); got == Rollback {
+		t.Errorf("%d minutes of deep clumps rolled the deployment back", MinChanges)
+	}
+	if got := decide(deep, 10); got != Rollback {
+		t.Errorf("ten minutes of a deep excess: %s, want rollback", got)
+	}
+}
+
 func TestDispersion(t *testing.T) {
 	c := Default()
 	// A minute of K = 200 observations beyond at share 1/2, the canary's
