@@ -434,6 +434,38 @@ type judgePlan struct {
 	WholeMinutes bool
 }
 
+// setRPS replaces the plan's traffic levels with --judge-rps's, for the
+// identical fleets and the regressions alike. A level the plan had keeps its
+// regression data's length; another gets the longest of the plan's (the
+// whole day when the plan has one).
+func (jp *judgePlan) setRPS(text string) error {
+	var rps []float64
+	for _, f := range strings.Split(text, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("--judge-rps %q: want req/s above 0, separated by commas", text)
+		}
+		rps = append(rps, v)
+	}
+	longest, whole := 0, false
+	for _, m := range jp.RegMinutes {
+		whole = whole || m == 0
+		longest = max(longest, m)
+	}
+	if whole {
+		longest = 0
+	}
+	minutes := make([]int, len(rps))
+	for i, v := range rps {
+		minutes[i] = longest
+		if j := slices.Index(jp.RegRPS, v); j >= 0 {
+			minutes[i] = jp.RegMinutes[j]
+		}
+	}
+	jp.RPS, jp.RegRPS, jp.RegMinutes = rps, slices.Clone(rps), minutes
+	return nil
+}
+
 // stalls are sim.Config's pod pauses: one of Seconds about every Every
 // minutes per pod; zero is none.
 type stalls struct{ Every, Seconds float64 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,37 @@ func TestInProcessMatchesPrometheus(t *testing.T) {
 		if !strings.Contains(r.Cell, "restarts 2") {
 			t.Errorf("cell %q: the parity cell must restart pods", r.Cell)
 		}
+	}
+}
+
+func TestSetRPS(t *testing.T) {
+	tests := []struct {
+		name, text  string
+		plan        judgePlan
+		wantRPS     []float64
+		wantMinutes []int
+		wantErr     bool
+	}{
+		{name: "quick at two levels", text: "50,5000", plan: quickJudge(), wantRPS: []float64{50, 5000}, wantMinutes: []int{360, 360}},
+		{name: "full keeps each level's length", text: "5000, 50", plan: fullJudge(), wantRPS: []float64{5000, 50}, wantMinutes: []int{360, 0}},
+		{name: "a new level under full gets the whole day", text: "200", plan: fullJudge(), wantRPS: []float64{200}, wantMinutes: []int{0}},
+		{name: "not a number", text: "50,fast", plan: quickJudge(), wantErr: true},
+		{name: "zero", text: "0", plan: quickJudge(), wantErr: true},
+		{name: "empty item", text: "50,", plan: quickJudge(), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jp := tt.plan
+			err := jp.setRPS(tt.text)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if !slices.Equal(jp.RPS, tt.wantRPS) || !slices.Equal(jp.RegRPS, tt.wantRPS) || !slices.Equal(jp.RegMinutes, tt.wantMinutes) {
+				t.Fatalf("rps %v, regressions %v for %v minutes; want %v for %v", jp.RPS, jp.RegRPS, jp.RegMinutes, tt.wantRPS, tt.wantMinutes)
+			}
+		})
 	}
 }

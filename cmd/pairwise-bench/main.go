@@ -145,6 +145,7 @@ func run(args []string) error {
 	workers := fs.Int("workers", 2, "goroutines simulating judgement cells")
 	offsetsFlag := fs.Bool("scrape-offsets", false, "scrape every pod of the in-process judgement cells at its own offset in the 15 s interval (0 to 14 s, fixed per pod), as Prometheus spreads its targets, instead of every pod on the whole minute (not the parity section)")
 	wholeFlag := fs.Bool("whole-minutes", false, "read every minute of the in-process judgement cells as an increase() over a minute and one scrape interval, covering every observation since the previous minute's last scrape: what counting whole minutes would bring (the engine reads one-minute increases; not the parity section)")
+	rpsFlag := fs.String("judge-rps", "", "comma-separated traffic levels (req/s) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 50,5000 with --judge-matrix quick)")
 	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -170,6 +171,11 @@ func run(args []string) error {
 		return fmt.Errorf("--judge-matrix %q: want smoke, quick or full", *matrix)
 	}
 	p.Judge.Workers = *workers
+	if *rpsFlag != "" {
+		if err := p.Judge.setRPS(*rpsFlag); err != nil {
+			return err
+		}
+	}
 	st, err := parseStalls(*stallsFlag)
 	if err != nil {
 		return err
