@@ -135,11 +135,16 @@ type jsonVoteSums struct {
 
 // jsonVote is one voting quantile's part of a minute's evidence.
 type jsonVote struct {
-	Quantile  number   `json:"quantile"`
-	Threshold number   `json:"threshold"`
-	Canary    number   `json:"canary"`
-	Baseline  number   `json:"baseline"`
-	LLR       []number `json:"llr"`
+	Quantile  number `json:"quantile"`
+	Threshold number `json:"threshold"`
+	Canary    number `json:"canary"`
+	Baseline  number `json:"baseline"`
+	// CanaryDeep and BaselineDeep are those beyond verdict.DeepFactor times
+	// the threshold, the deep tail, whose evidence alone counts at most
+	// Config.DeepMinuteCap a minute.
+	CanaryDeep   number   `json:"canary_deep"`
+	BaselineDeep number   `json:"baseline_deep"`
+	LLR          []number `json:"llr"`
 }
 
 // jsonMinuteTail is what one minute adds to the evidence rule.
@@ -184,7 +189,8 @@ func minuteTailJSON(e verdict.Evidence) jsonMinuteTail {
 		Share: number(e.Share), LLR: numbers(v.LLR[:]), Votes: []jsonVote{}}
 	for _, v := range e.Votes {
 		if v.Quantile > 0 {
-			t.Votes = append(t.Votes, jsonVote{Quantile: number(v.Quantile), Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline), LLR: numbers(v.LLR[:])})
+			t.Votes = append(t.Votes, jsonVote{Quantile: number(v.Quantile), Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline),
+				CanaryDeep: number(v.DeepCanary), BaselineDeep: number(v.DeepBaseline), LLR: numbers(v.LLR[:])})
 		}
 	}
 	return t
