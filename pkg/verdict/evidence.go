@@ -351,12 +351,12 @@ const DeepFactor = 4
 // alone: a minute's LLR for an alternative is held at the larger of this and
 // the LLR its observations short of the deep tail give. A clump that a
 // stalled pod throws into one minute's deep tail (which the null hypothesis,
-// independent observations, does not allow for) then needs MinChanges + 1
-// minutes of such evidence to roll back an anchored window, the fewest
-// minutes in which the dispersion can see clumps and discount them:
-// ln(2/FalseRollback) / (MinChanges + 1), 1.9 with the defaults. A regression
-// confined to the deep tail (timeouts) still rolls back, from its fourth
-// minute; promotion reads it in full (Vote.Promote). Like MinuteCap, it
+// independent observations, does not allow for) then needs at least
+// MinChanges + 1 minutes of such evidence to roll back an anchored window,
+// the fewest minutes in which the dispersion can see clumps and discount
+// them: ln(2/FalseRollback) / (MinChanges + 1), 1.9 with the defaults. A
+// regression confined to the deep tail (timeouts) still rolls back, at its
+// fourth minute at the soonest; promotion reads it in full (Vote.Promote). Like MinuteCap, it
 // only lowers likelihood ratios (each minute's is at most its uncapped LLR,
 // whatever the data), so the rollback bounds hold as they are.
 func (c Config) DeepMinuteCap() float64 {
