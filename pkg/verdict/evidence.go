@@ -140,7 +140,7 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 		return m
 	}
 	m.ok, m.baseline, m.canary = true, baseline.Count, canary.Count
-	var ths, bs, cs [NumVotes]float64
+	var ths [NumVotes]float64
 	qs := c.VoteQuantiles()
 	for i, q := range qs {
 		if q == 0 {
@@ -151,17 +151,17 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 	for i := range m.votes {
 		m.votes[i].threshold = ths[i]
 	}
-	baseline.CountsAbove(ths[:], bs[:])
-	canary.CountsAbove(ths[:], cs[:])
-	var deep, dbs, dcs [NumVotes]float64
-	for i := range deep {
-		deep[i] = ths[i] * DeepFactor
+	// Each fleet's buckets are read once for every vote's threshold and
+	// the start of its deep tail, DeepFactor times it.
+	var at, bs, cs [2 * NumVotes]float64
+	for i := range NumVotes {
+		at[i], at[NumVotes+i] = ths[i], ths[i]*DeepFactor
 	}
-	baseline.CountsAbove(deep[:], dbs[:])
-	canary.CountsAbove(deep[:], dcs[:])
+	baseline.CountsAbove(at[:], bs[:])
+	canary.CountsAbove(at[:], cs[:])
 	for i := range m.votes {
 		m.votes[i].baseline, m.votes[i].canary = bs[i], cs[i]
-		m.votes[i].deepBaseline, m.votes[i].deepCanary = dbs[i], dcs[i]
+		m.votes[i].deepBaseline, m.votes[i].deepCanary = bs[NumVotes+i], cs[NumVotes+i]
 	}
 	return m
 }
