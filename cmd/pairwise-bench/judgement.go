@@ -466,6 +466,22 @@ func (jp *judgePlan) setRPS(text string) error {
 	return nil
 }
 
+// setShares replaces the plan's canary shares with --judge-shares's, for the
+// identical fleets and the regressions alike: each regression cell is
+// timed beside an oracle calibrated on the identical fleets of its share.
+func (jp *judgePlan) setShares(text string) error {
+	var shares []float64
+	for _, f := range strings.Split(text, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0 && v < 1) {
+			return fmt.Errorf("--judge-shares %q: want canary shares between 0 and 1 (0.05 for 5%%), separated by commas", text)
+		}
+		shares = append(shares, v)
+	}
+	jp.Shares, jp.RegShares = shares, slices.Clone(shares)
+	return nil
+}
+
 // stalls are sim.Config's pod pauses: one of Seconds about every Every
 // minutes per pod; zero is none.
 type stalls struct{ Every, Seconds float64 }

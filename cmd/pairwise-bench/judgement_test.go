@@ -251,6 +251,39 @@ func TestInProcessMatchesPrometheus(t *testing.T) {
 	}
 }
 
+func TestSetShares(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []float64
+		wantErr    bool
+	}{
+		{name: "three shares", text: "0.02, 0.1,0.33", want: []float64{0.02, 0.1, 0.33}},
+		{name: "a percentage is not a share", text: "5", wantErr: true},
+		{name: "zero", text: "0,0.1", wantErr: true},
+		{name: "the whole traffic", text: "1", wantErr: true},
+		{name: "not a number", text: "0.1,half", wantErr: true},
+		{name: "empty item", text: "0.1,", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jp := quickJudge()
+			err := jp.setShares(tt.text)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				if !slices.Equal(jp.Shares, quickJudge().Shares) {
+					t.Fatalf("a refused --judge-shares changed the plan's shares to %v", jp.Shares)
+				}
+				return
+			}
+			if !slices.Equal(jp.Shares, tt.want) || !slices.Equal(jp.RegShares, tt.want) {
+				t.Fatalf("shares %v, regression shares %v; want %v for both", jp.Shares, jp.RegShares, tt.want)
+			}
+		})
+	}
+}
+
 func TestSetRPS(t *testing.T) {
 	tests := []struct {
 		name, text  string
