@@ -99,6 +99,9 @@ func benchEvery(ctx context.Context, e *env, p rulesPlan) (everyRow, error) {
 		{"every", string(everyPack), "pairwise-generic-services", &row.Every},
 		{"listed", string(listedPack), "pairwise-generic-services", &row.Listed},
 	} {
+		if run.name == "listed" && p.NoListed {
+			continue
+		}
 		e.logf("every: %d services x %d pods: evaluating %s over %d minutes", p.EveryServices, p.EveryPods, run.name, evaluated)
 		times, _, err := e.groupTimings(ds, map[string]string{run.name + ".yml": run.text}, from, benchEnd)
 		if err != nil {
