@@ -439,13 +439,9 @@ type judgePlan struct {
 // regression data's length; another gets the longest of the plan's (the
 // whole day when the plan has one).
 func (jp *judgePlan) setRPS(text string) error {
-	var rps []float64
-	for _, f := range strings.Split(text, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("--judge-rps %q: want req/s above 0, separated by commas", text)
-		}
-		rps = append(rps, v)
+	rps, ok := parseFloats(text, func(v float64) bool { return v > 0 && !math.IsInf(v, 0) })
+	if !ok {
+		return fmt.Errorf("--judge-rps %q: want req/s above 0, separated by commas", text)
 	}
 	longest, whole := 0, false
 	for _, m := range jp.RegMinutes {
@@ -470,16 +466,26 @@ func (jp *judgePlan) setRPS(text string) error {
 // identical fleets and the regressions alike: each regression cell is
 // timed beside an oracle calibrated on the identical fleets of its share.
 func (jp *judgePlan) setShares(text string) error {
-	var shares []float64
-	for _, f := range strings.Split(text, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(v > 0 && v < 1) {
-			return fmt.Errorf("--judge-shares %q: want canary shares between 0 and 1 (0.05 for 5%%), separated by commas", text)
-		}
-		shares = append(shares, v)
+	shares, ok := parseFloats(text, func(v float64) bool { return v > 0 && v < 1 })
+	if !ok {
+		return fmt.Errorf("--judge-shares %q: want canary shares between 0 and 1 (0.05 for 5%%), separated by commas", text)
 	}
 	jp.Shares, jp.RegShares = shares, slices.Clone(shares)
 	return nil
+}
+
+// parseFloats reads a comma-separated list of numbers; false when an item is
+// not a number or valid refuses it.
+func parseFloats(text string, valid func(float64) bool) ([]float64, bool) {
+	var out []float64
+	for _, f := range strings.Split(text, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !valid(v) {
+			return nil, false
+		}
+		out = append(out, v)
+	}
+	return out, true
 }
 
 // stalls are sim.Config's pod pauses: one of Seconds about every Every

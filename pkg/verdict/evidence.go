@@ -356,9 +356,10 @@ const DeepFactor = 4
 // the fewest minutes in which the dispersion can see clumps and discount
 // them: ln(2/FalseRollback) / (MinChanges + 1), 1.9 with the defaults. A
 // regression confined to the deep tail (timeouts) still rolls back, at its
-// fourth minute at the soonest; promotion reads it in full (Vote.Promote). Like MinuteCap, it
-// only lowers likelihood ratios (each minute's is at most its uncapped LLR,
-// whatever the data), so the rollback bounds hold as they are.
+// fourth minute at the soonest; promotion reads it in full (Vote.Promote).
+// Like MinuteCap, it only lowers likelihood ratios (each minute's is at most
+// its uncapped LLR, whatever the data), so the rollback bounds hold as they
+// are.
 func (c Config) DeepMinuteCap() float64 {
 	return math.Log(2/c.FalseRollback) / (MinChanges + 1)
 }
