@@ -114,6 +114,25 @@ func TestReportComplete(t *testing.T) {
 	if !strings.Contains(r.summary(), "NOT met") && !strings.Contains(r.summary(), "met") {
 		t.Error("summary has no status")
 	}
+	// A regressed deployment the evidence rule promoted first fails its row.
+	shipped := "5 regressions deployed fresh, 1 deployments: promoted before any rollback"
+	if row := lineWith(r.summary(), shipped); row == "" || strings.Contains(row, "NOT met") {
+		t.Errorf("no regression promoted, summary row %q", row)
+	}
+	r.Reg[0].Promoted[evidenceRule] = 1
+	if row := lineWith(r.summary(), shipped); !strings.Contains(row, "NOT met") {
+		t.Errorf("one regression promoted, summary row %q", row)
+	}
+}
+
+// lineWith is the first line of text containing s, or "".
+func lineWith(text, s string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }
 
 // TestParseStalls: --stalls takes minutes between a pod's pauses and their

@@ -193,6 +193,9 @@ type regCell struct {
 	// target does not use it.
 	TwoSample delays
 	Rules     [numRules]delays
+	// Promoted counts, per rule, the deployments it promoted before rolling
+	// them back, or without rolling them back: a regression shipped.
+	Promoted [numRules]int
 	// Within counts deployments where evidence <= 1.5 x oracle + 1.
 	Within                                                               int
 	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold float64
@@ -287,6 +290,14 @@ func judgeDeploy(cfg verdict.Config, minutes []verdict.Minute) (rollback, promot
 		}
 	}
 	return rollback, promote, maxStat
+}
+
+// promotedFirst says whether a regressed deployment whose first rollback
+// and first promote fell at those minutes (0: never) was promoted before it
+// was rolled back, or without being rolled back: a pipeline would have
+// shipped the regression, whatever the rule said afterwards.
+func promotedFirst(rollback, promote int) bool {
+	return promote > 0 && (rollback == 0 || promote < rollback)
 }
 
 // judgeClean fills one rule's figures for a day of identical fleets: the
@@ -626,8 +637,11 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 				OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, GenSeconds: gen}
 			for ri, rule := range rules {
 				for _, s := range starts {
-					rb, _, _ := judgeDeploy(rule.Cfg, d.Kinds[kind][s:s+regHorizon])
+					rb, pr, _ := judgeDeploy(rule.Cfg, d.Kinds[kind][s:s+regHorizon])
 					rc.Rules[ri] = append(rc.Rules[ri], rb)
+					if promotedFirst(rb, pr) {
+						rc.Promoted[ri]++
+					}
 				}
 			}
 			for di := range starts {

@@ -154,6 +154,14 @@ func TestDelaysAndOracle(t *testing.T) {
 	if s := deployStarts(59, 59+60+60, 60); len(s) != 3 || s[0] != 59 || s[2] != 119 {
 		t.Errorf("deployStarts %v", s)
 	}
+	for _, c := range []struct {
+		rollback, promote int
+		shipped           bool
+	}{{0, 0, false}, {5, 0, false}, {0, 30, true}, {40, 30, true}, {5, 30, false}} {
+		if got := promotedFirst(c.rollback, c.promote); got != c.shipped {
+			t.Errorf("promotedFirst(rollback %d, promote %d) = %v, want %v", c.rollback, c.promote, got, c.shipped)
+		}
+	}
 }
 
 // The in-process path agrees with itself across kinds on what it counts, and

@@ -142,6 +142,25 @@ func (r *report) judgementTargets() []summaryRow {
 		rows = append(rows, summaryRow{fmt.Sprintf("5 regressions deployed fresh at %s req/s, %s share: evidence median minutes to rollback <= 1.5 x oracle + 1", rpsStr(rps), strings.Join(shares, " and ")),
 			fmt.Sprintf("%d of %d cells (%d missed, section 5.3)", met, n, n-met), "every cell", metStr(met == n)})
 	}
+	if len(r.Reg) > 0 {
+		var parts []string
+		shipped, deploys := 0, 0
+		for ri, rule := range rules {
+			n := 0
+			for _, c := range r.Reg {
+				n += c.Promoted[ri]
+				if ri == evidenceRule {
+					deploys += c.Deploys
+				}
+			}
+			if ri == evidenceRule {
+				shipped = n
+			}
+			parts = append(parts, fmt.Sprintf("%s: %d", rule.Name, n))
+		}
+		rows = append(rows, summaryRow{fmt.Sprintf("5 regressions deployed fresh, %d deployments: promoted before any rollback (a regression shipped)", deploys),
+			strings.Join(parts, "; "), "evidence: 0", metStr(shipped == 0)})
+	}
 	if len(r.Parity) > 0 {
 		d, mm := 0, 0
 		for _, p := range r.Parity {
@@ -151,6 +170,15 @@ func (r *report) judgementTargets() []summaryRow {
 		rows = append(rows, summaryRow{fmt.Sprintf("5 in-process path vs Prometheus + engine.Analyze, %d kinds", len(r.Parity)), fmt.Sprintf("%d of %d verdicts and decisions differ", mm, d), "0", metStr(mm == 0 && d > 0)})
 	}
 	return rows
+}
+
+// promotedCell is a regression cell's count of deployments the evidence
+// rule promoted before rolling them back, bold when there are any.
+func promotedCell(n int) string {
+	if n > 0 {
+		return fmt.Sprintf("**%d**", n)
+	}
+	return "0"
 }
 
 func ruleCell(x cleanRule) string {
@@ -239,8 +267,8 @@ func (r *report) judgementMarkdown() string {
 		p("")
 		p("The **oracle** knows each minute's exact baseline p99 from the latency model (`sim.FleetQuantile`, not from data), counts the canary's exact observations beyond it among those the minute's `increase()` covers (from the simulator, not from buckets), pools them since the deployment's start and fires when the one-sided binomial z = (K - 0.01 N) / sqrt(0.01 x 0.99 N) exceeds the largest z it reached on the identical-fleet deployments of the same cell (so it never fires there); *whole-minute oracle* is the same over every observation of each minute, the quarter before the minute's first scrape that no one-minute `increase()` covers (at a 15 s scrape) included, calibrated the same way: what an oracle that does not know how Prometheus reads counters sees (the target does not use it). Figures are minutes from the deployment's start to the first rollback: median [maximum] over the deployments (*none*: no rollback within %d minutes). The target is the evidence rule's median <= 1.5 x the oracle's + 1. Calibrated on %d deployments a day, the oracle may fire falsely on about 1 deployment in %d; the evidence rule's budget is 1 in %.0f. For reading the misses, *strict oracle* is the same oracle with the threshold that never fires on a deployment starting at any minute of the identical fleets' day (about 1,400 overlapping deployments, near the evidence rule's budget); the target does not use it. *Two-sample oracle* reads the same exact observations beyond the same exact p99, but does not know how many of them an identical canary would show: like any rule that reads data, it learns that from the baseline's own count of each minute (of the K observations beyond the p99 in a minute where the canary has the share f of all observations, an identical canary holds f K on average, with variance f (1 - f) K; z = sum(k - f K) / sqrt(sum(f (1 - f) K)) since the start), calibrated as the oracle is: what the baseline's sampling error costs, which no rule can avoid (the target does not use it).", regHorizon, (jp.DayMinutes-deployMinutes)/deployEvery+1, (jp.DayMinutes-deployMinutes)/deployEvery+1, 1/def.FalseRollback)
 		p("")
-		p("| regression | shape | req/s | canary | kind | deployments | oracle (z threshold) | reference | gate 0.99 | evidence | target <= | met | deployments within | strict oracle (z threshold) | whole-minute oracle (z threshold) | two-sample oracle (z threshold) |")
-		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		p("| regression | shape | req/s | canary | kind | deployments | oracle (z threshold) | reference | gate 0.99 | evidence | target <= | met | deployments within | evidence promoted first | strict oracle (z threshold) | whole-minute oracle (z threshold) | two-sample oracle (z threshold) |")
+		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, c := range r.Reg {
 			o := c.Oracle.median()
 			tgt := "-"
@@ -263,8 +291,8 @@ func (r *report) judgementMarkdown() string {
 			if len(c.TwoSample) > 0 {
 				two = fmt.Sprintf("%s (%.2f)", delaysCell(c.TwoSample), c.TwoSampleThreshold)
 			}
-			p("| %s | %s | %s | %s | %s | %d | %s (%.2f) | %s | %s | **%s** | %s | %s | %d / %d | %s | %s | %s |", c.Regression, c.Key.Shape, rpsStr(c.Key.RPS), shareStr(c.Key.Share), c.Kind, c.Deploys,
-				delaysCell(c.Oracle), c.OracleThreshold, delaysCell(c.Rules[0]), delaysCell(c.Rules[1]), delaysCell(c.Rules[2]), tgt, met, c.Within, c.Deploys, strict, whole, two)
+			p("| %s | %s | %s | %s | %s | %d | %s (%.2f) | %s | %s | **%s** | %s | %s | %d / %d | %s | %s | %s | %s |", c.Regression, c.Key.Shape, rpsStr(c.Key.RPS), shareStr(c.Key.Share), c.Kind, c.Deploys,
+				delaysCell(c.Oracle), c.OracleThreshold, delaysCell(c.Rules[0]), delaysCell(c.Rules[1]), delaysCell(c.Rules[2]), tgt, met, c.Within, c.Deploys, promotedCell(c.Promoted[evidenceRule]), strict, whole, two)
 		}
 		p("")
 	}
