@@ -170,13 +170,24 @@ func TestAnalyze(t *testing.T) {
 
 // scaled multiplies every minute's counts, as a busier fleet would have.
 func scaled(t *testing.T, n int, slow, factor float64) prom.Series {
+	return scaledDeep(t, n, slow, factor, 1)
+}
+
+// scaledDeep is scaled with deep observations in (2, 4] besides (times
+// factor): beyond the bucket that holds the p99 of fleets with slow at most
+// 10, where the promote test counts. Without them that bucket is the
+// highest with observations.
+func scaledDeep(t *testing.T, n int, slow, factor, deep float64) prom.Series {
 	s := prom.Series{}
 	for ts, h := range minutes(t, n, slow) {
 		cum := []float64{}
-		for _, b := range h.Buckets {
+		for i, b := range h.Buckets {
 			prev := 0.0
 			if len(cum) > 0 {
 				prev = cum[len(cum)-1]
+			}
+			if i == 3 {
+				prev += deep * factor
 			}
 			cum = append(cum, prev+b.Count*factor)
 		}
@@ -258,7 +269,17 @@ func TestAnalyzeEvidence(t *testing.T) {
 			}
 		})
 	}
+	// Busy identical fleets whose p99 lies in their highest bucket with
+	// observations hold: nothing lies beyond that bucket's bound, where the
+	// promote test counts, and the reason says to add buckets.
+	top := &fleetSource{series: map[string]prom.Series{base: scaledDeep(t, 40, 10, 100, 0), canary: scaledDeep(t, 40, 10, 100, 0)}}
 	req := request(t, 0)
+	req.Config.Rule = verdict.RuleEvidence
+	req.Config.WindowMinutes = 10
+	if res, err := Analyze(context.Background(), top, req); err != nil || res.Decision != verdict.Hold || !strings.Contains(res.Reason, "nothing lies beyond the bucket that holds the p99") {
+		t.Fatalf("p99 in the highest bucket: %v, %+v", err, res)
+	}
+	req = request(t, 0)
 	req.Since = end.Add(time.Minute)
 	if _, err := Analyze(context.Background(), &fleetSource{}, req); !errors.Is(err, ErrSinceAfterWindow) {
 		t.Fatalf("a deployment after the window: %v", err)

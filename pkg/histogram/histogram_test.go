@@ -398,6 +398,56 @@ func TestCountAboveTailCount(t *testing.T) {
 	}
 }
 
+// TestBucketBound: the bound of the bucket holding v at or above it, as
+// histogram_quantile(1, h </ v) reads it for native histograms and as the
+// bucket histogram_quantile finds a classic quantile in; counts beyond it
+// are whole buckets.
+func TestBucketBound(t *testing.T) {
+	classic := mustClassic(t, []float64{1, 2, 4, inf}, []float64{10, 30, 36, 40})
+	native := mustNotation(t, "{{schema:0 count:12 sum:100 z_bucket:2 z_bucket_w:0.001 buckets:[2 3 0 1 4]}}")
+	custom := mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[5 10] buckets:[1 2 1]}}")
+	for _, tc := range []struct {
+		name        string
+		h           *Histogram
+		v           float64
+		bound, tail float64
+	}{
+		{"classic inside a bucket", classic, 1.5, 2, 10},
+		{"classic on a bound: the bucket below it", classic, 2, 2, 10},
+		{"classic lowest bucket from 0", classic, 0.5, 1, 30},
+		{"classic pinned to the highest finite bound (rank in +Inf)", classic, 4, 4, 4},
+		{"classic at the natural lower bound: no bucket below it", classic, 0, nan, nan},
+		{"classic NaN", classic, nan, nan, nan},
+		{"native inside an exponential bucket", native, math.Sqrt2, 2, 5},
+		{"native inside an empty bucket: the populated one below", native, 3, 2, 5},
+		{"native in the zero bucket", native, 0.0005, 0.001, 10},
+		{"native inside the highest bucket", native, 10, 16, 0},
+		{"custom inside", custom, 7.5, 10, 1},
+		{"custom pinned to the +Inf bucket's lower bound", custom, 10, 10, 1},
+		{"custom first bucket [0,5]", custom, 2.5, 5, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.h.BucketBound(tc.v)
+			if !sameFloat(b, tc.bound) {
+				t.Errorf("BucketBound(%v) = %v, want %v", tc.v, b, tc.bound)
+			}
+			if got := tc.h.CountAbove(b); !sameFloat(got, tc.tail) {
+				t.Errorf("CountAbove(BucketBound(%v)) = %v, want %v", tc.v, got, tc.tail)
+			}
+		})
+	}
+	// The bound is never below v, and what lies beyond it never more than
+	// what lies beyond v.
+	for _, h := range []*Histogram{classic, native, custom} {
+		for _, q := range []float64{0.05, 0.3, 0.5, 0.75, 0.9, 0.99} {
+			v := h.Quantile(q)
+			if b := h.BucketBound(v); !(b >= v) || h.CountAbove(b) > h.CountAbove(v)+1e-12 {
+				t.Errorf("%s q %v: bound %v of %v holds %v beyond, %v beyond v", h.Kind, q, b, v, h.CountAbove(b), h.CountAbove(v))
+			}
+		}
+	}
+}
+
 func TestZFromConfidence(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

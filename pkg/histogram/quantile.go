@@ -533,3 +533,31 @@ func (h *Histogram) negPos() (hasNeg, hasPos bool) {
 	}
 	return hasNeg, hasPos
 }
+
+// BucketBound is the bound of the bucket holding v that lies at or above
+// it: the upper bound of the highest populated bucket whose lower bound is
+// below v, with the bounds Quantile assumes. Counts beyond it are exact:
+// nothing is interpolated inside a bucket. For a native histogram it is what
+// Prometheus's histogram_quantile(1, h </ v) returns (the trim keeps a part
+// of every such bucket and nothing of the others; the highest one's upper
+// bound is the quantile 1), and for a classic one the upper bound of the
+// bucket histogram_quantile found v in (a v pinned to the highest finite
+// bound, a rank in the +Inf bucket, gives that bound). NaN for v NaN or
+// when no populated bucket reaches below v.
+func (h *Histogram) BucketBound(v float64) float64 {
+	bound := math.NaN()
+	if math.IsNaN(v) {
+		return bound
+	}
+	e := effective{h: h}
+	for i := range h.Buckets {
+		b, ok := e.at(i)
+		if !ok || !(b.Count > 0) || !(b.Lower < v) {
+			continue
+		}
+		if math.IsNaN(bound) || b.Upper > bound {
+			bound = b.Upper
+		}
+	}
+	return bound
+}

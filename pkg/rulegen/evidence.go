@@ -60,6 +60,14 @@ type VoteTerms struct {
 	// verdict.DeepFactor times the threshold, terms of the minute's counts
 	// only (verdict.Vote's DeepCanary and DeepBaseline).
 	DeepCanary, DeepBaseline string
+	// BoundCanary and BoundBaseline name each fleet's observations beyond
+	// the bound of the merged histogram's bucket that holds the threshold,
+	// terms of the minute's counts only (verdict.Vote's BoundCanary and
+	// BoundBaseline): the promote test reads them. PromoteExpected names
+	// how many of them an identical canary would have
+	// (verdict.Vote.PromoteExpected), a term of the verdict quantile's
+	// evidence that the too-small floor reads.
+	BoundCanary, BoundBaseline, PromoteExpected string
 }
 
 // TermsOfVote names the terms of the vote at index vote of
@@ -71,6 +79,7 @@ func TermsOfVote(vote int, q float64) VoteTerms {
 	}
 	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond",
 		DeepCanary: prefix + "canary_deep", DeepBaseline: prefix + "baseline_deep",
+		BoundCanary: prefix + "canary_bound", BoundBaseline: prefix + "baseline_bound", PromoteExpected: prefix + "promote_expected",
 		Promote: prefix + "promote_llr_" + fmtNum(verdict.TailIndices[0])}
 	for i, a := range verdict.TailIndices {
 		t.LLR[i] = prefix + "llr_" + fmtNum(a)
@@ -117,6 +126,11 @@ type voteEvidence struct {
 	// deepBaseline and deepCanary are those beyond verdict.DeepFactor
 	// times the threshold (verdict.Vote's DeepBaseline and DeepCanary).
 	deepBaseline, deepCanary expr
+	// boundBaseline and boundCanary are those beyond the bound of the
+	// merged histogram's bucket that holds the threshold (verdict.Vote's
+	// BoundBaseline and BoundCanary), for a vote that promotes; nil in a
+	// group that judges every canary (it does not decide promotion).
+	boundBaseline, boundCanary expr
 }
 
 // minuteEvidence are the parts of verdict.MinuteEvidence for one minute,
@@ -163,11 +177,39 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 		}
 		ve.beyondBaseline, ve.beyondCanary = beyond(m.base, m.canary, 1), beyond(m.canary, m.base, 1)
 		ve.deepBaseline, ve.deepCanary = beyond(m.base, m.canary, verdict.DeepFactor), beyond(m.canary, m.base, verdict.DeepFactor)
+		if r.every == nil && v.index < verdict.PromoteVotes {
+			pooled := op(m.base.hist, "+", m.canary.hist)
+			ve.boundBaseline, ve.boundCanary = r.beyondBound(m.base, m.canary, pooled, v.q, ve.threshold), r.beyondBound(m.canary, m.base, pooled, v.q, ve.threshold)
+		}
 		e.votes = append(e.votes, ve)
 	}
 	e.share = op(op(op(counted(m.canary), "/", op(counted(m.base), "+", counted(m.canary))), ">", leaf("0")), "<", leaf("1"))
 	e.present = m.warm(op(op(e.share, "and "+r.on(), e.votes[0].threshold), "unless "+r.on(), m.partial))
 	return e
+}
+
+// beyondBound is the fleet's counted observations beyond the bound of the
+// bucket of both fleets' merged histogram that holds the threshold th of
+// quantile q (histogram.BucketBound), pooled: whole buckets, as the engine
+// counts them. Native: the bound is histogram_quantile(1) of the merged histogram
+// trimmed below the threshold (its highest bucket with observations
+// reaching below it), and the fleet's histogram is trimmed at it. Classic:
+// the merged histogram's lowest finite le whose cumulative count reaches
+// the threshold's rank (q times the merged count), as histogram_quantile
+// finds the bucket, or its highest finite le when only +Inf does (the
+// threshold is then that le); the fleet's count less its cumulative count
+// there.
+func (r resolved) beyondBound(f, other fleetExprs, pooled expr, q float64, th expr) expr {
+	hist := r.inCommonLayout(f, other)
+	if r.kind != prom.Classic {
+		bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", fn("scalar", th)))
+		return op(fn("histogram_count", op(hist, ">/", fn("scalar", bound))), "*", r.scrapeScale(f))
+	}
+	inf := leaf(`label_replace(vector(0), "le", "+Inf", "", "")`)
+	rank := fn("scalar", op(fn("max", pooled), "*", leaf(verdict.QuantileKey(q))))
+	reached := op(op(hist, "and on(le)", op(pooled, ">=", rank)), "unless on(le)", inf)
+	atBound := op(fn("min", reached), "or", fn("max", op(hist, "unless on(le)", inf)))
+	return op(op(f.count, "-", atBound), "*", r.scrapeScale(f))
 }
 
 // inCommonLayout is the fleet's histogram of the minute in the layout both
@@ -210,19 +252,24 @@ func (r resolved) evidenceCounts(e minuteEvidence) expr {
 	for _, v := range e.votes {
 		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, v.vote.terms.Baseline))
 		rows = op(op(rows, "or", labelled(v.deepCanary, termLabel, v.vote.terms.DeepCanary)), "or", labelled(v.deepBaseline, termLabel, v.vote.terms.DeepBaseline))
+		if v.boundCanary != nil {
+			rows = op(op(rows, "or", labelled(v.boundCanary, termLabel, v.vote.terms.BoundCanary)), "or", labelled(v.boundBaseline, termLabel, v.vote.terms.BoundBaseline))
+		}
 	}
 	// > -Inf drops NaN (the counts of a vote whose threshold is not finite).
 	return op(op(rows, ">", leaf("-Inf")), "and "+r.on(), e.present)
 }
 
 // voteTerms are one vote's rows of a minute's evidence, from its counts k
-// and b, those of them in the deep tail kd and bd, and the canary's share f.
+// and b, those of them in the deep tail kd and bd, those beyond the bound
+// of the bucket holding its threshold kb and bb (the promote test's), and
+// the canary's share f.
 // With A an alternative, verdict.LLR is k ln(theta/f) + b ln((1-theta)/(1-f))
 // with theta = fA/(fA+1-f), which is k ln A - (k+b) ln(1 + f(A-1)), held as
 // verdict's Config.voteLLR holds it (r.held). A vote other than the verdict
 // quantile's without counts (its threshold was not finite) abstains: its
 // LLRs are 0 (a likelihood ratio of 1, as verdict counts it in the mixture).
-func (r resolved) voteTerms(v vote, k, b, kd, bd, share expr) expr {
+func (r resolved) voteTerms(v vote, k, b, kd, bd, kb, bb, share expr) expr {
 	if r.every != nil {
 		return r.everyVoteTerms(v, k, b, kd, bd, share)
 	}
@@ -237,7 +284,7 @@ func (r resolved) voteTerms(v vote, k, b, kd, bd, share expr) expr {
 	if v.index > 0 {
 		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
-	return r.withPromote(v, k, b, share, op(llr, "or", countTerms(v, k, b, share)))
+	return r.withPromote(v, kb, bb, share, op(llr, "or", countTerms(v, k, b, share)))
 }
 
 // countTerms are a vote's counts among the minute's terms: the canary's and
@@ -251,15 +298,19 @@ func countTerms(v vote, k, b, share expr) expr {
 }
 
 // withPromote adds to a promoting vote's rows (the first
-// verdict.PromoteVotes) its first tail index's LLR without the cap
-// (verdict.Vote.Promote), 0 when it abstains.
-func (r resolved) withPromote(v vote, k, b, share, rows expr) expr {
+// verdict.PromoteVotes) its first tail index's LLR without the cap of the
+// observations beyond its bucket bound, kb and bb (verdict.Vote.Promote), 0
+// when it abstains; and to the verdict quantile's how many of them an
+// identical canary would have (verdict.Vote.PromoteExpected).
+func (r resolved) withPromote(v vote, kb, bb, share, rows expr) expr {
 	if v.index >= verdict.PromoteVotes {
 		return rows
 	}
-	llr := llrOf(k, b, share, math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0]))
+	llr := llrOf(kb, bb, share, math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0]))
 	if v.index > 0 {
 		llr = op(llr, "or", op(share, "*", leaf("0")))
+	} else {
+		rows = op(rows, "or", labelled(op(op(kb, "+", bb), "*", share), termLabel, v.terms.PromoteExpected))
 	}
 	return op(rows, "or", labelled(llr, termLabel, v.terms.Promote))
 }
@@ -295,7 +346,8 @@ func (r resolved) terms(counts termRows) expr {
 	}
 	rows := labelled(one, termLabel, termMinutes)
 	for _, v := range r.votes() {
-		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(v.terms.Baseline), figure(v.terms.DeepCanary), figure(v.terms.DeepBaseline), share))
+		rows = op(rows, "or", r.voteTerms(v, figure(v.terms.Canary), figure(v.terms.Baseline), figure(v.terms.DeepCanary), figure(v.terms.DeepBaseline),
+			figure(v.terms.BoundCanary), figure(v.terms.BoundBaseline), share))
 	}
 	return op(rows, "and "+r.on(), share)
 }
@@ -473,8 +525,8 @@ type windowReads struct {
 	flags expr
 	// llr names every vote's LLR terms (the mixture's components), promote
 	// the promoting votes' first tail index's, expectedTerm the verdict
-	// quantile's expected tail observations (verdict's PromoteExpected
-	// floor reads its sum).
+	// quantile's expected observations beyond its bucket bound (verdict's
+	// PromoteExpected floor reads its sum).
 	llr, promote []string
 	expectedTerm string
 	// by are the identifying labels of every canary of a generic group
@@ -567,8 +619,8 @@ func (w windowReads) lastPromote() expr {
 	return fn("max", w.last.rows(w.promote...))
 }
 
-// expected is the verdict quantile's pooled Expected over the window
-// (verdict.WindowEvidence.Expected), 0 without evidence.
+// expected is the verdict quantile's pooled PromoteExpected over the window
+// (verdict.VoteSums.PromoteExpected of its first vote), 0 without evidence.
 func (w windowReads) expected() expr {
 	return op(fn("sum", w.sums.rows(w.expectedTerm)), "or", leaf("vector(0)"))
 }
@@ -647,7 +699,7 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 			promote = append(promote, v.terms.Promote)
 		}
 	}
-	expected := r.votes()[0].terms.Expected
+	expected := r.votes()[0].terms.PromoteExpected
 	e.inline = windowReads{sums: inlineRows{e.sums}, recent: inlineRows{e.recent}, last: inlineRows{e.terms}, flags: e.flags, llr: llr, promote: promote, expectedTerm: expected, by: r.every}
 	e.recorded = windowReads{sums: recordedRows{r, e.names.sums}, recent: recordedRows{r, e.names.recent}, last: lastRows{r, r.minuteNames().terms},
 		flags: r.recordedSeries(e.names.flags), llr: llr, promote: promote, expectedTerm: expected, by: r.every}
@@ -800,7 +852,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, its tail (%s) is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, strings.Join(promoteNames, ", "), -pb)},
-				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence, the canary was expected to show at least %.0f observations beyond the %s, and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
+				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence, the canary was expected to show at least %.0f observations beyond the bound of the bucket that holds the %s (counted in whole buckets, as the promote evidence is), and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
 					windowTail, -pb, math.Pow(c.RollbackThreshold, verdict.TailIndices[0]), method, c.PromoteMinutes(), math.Ceil(c.PromoteExpected(false)), vq, fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
 				runbook("PairwiseCanaryPromotable"),
 			}},

@@ -132,7 +132,7 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 				"<= " + numText(-c.PromoteBoundary(false)), ">= " + strconv.Itoa(c.PromoteMinutes()),
 				"unless on() canary:http_request_duration_seconds:flags_" + w + `{canary="checkout"}`,
 				// too small to tell: the verdict quantile's summed expected tail
-				`(sum(canary:http_request_duration_seconds:evidence_sums_` + w + `{canary="checkout",term="expected_beyond"}) or vector(0)) >= ` + numText(c.PromoteExpected(false)),
+				`(sum(canary:http_request_duration_seconds:evidence_sums_` + w + `{canary="checkout",term="promote_expected"}) or vector(0)) >= ` + numText(c.PromoteExpected(false)),
 			} {
 				if !has(decision, want) {
 					t.Errorf("decision lacks %q:\n%s", want, decision)

@@ -205,8 +205,8 @@ func TestPromoteExpected(t *testing.T) {
 			for v, q := range c.VoteQuantiles() {
 				// the decade below holds ten times the verdict quantile's tail
 				k, b := canary*math.Pow(10, float64(v)), (tail-canary)*math.Pow(10, float64(v))
-				e.Votes[v] = Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b}
-				e.Votes[v].LLR, e.Votes[v].Promote = c.voteLLR(Vote{Canary: k, Baseline: b}, share)
+				e.Votes[v] = onBound(Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b})
+				e.Votes[v].LLR, e.Votes[v].Promote = c.voteLLR(e.Votes[v], share)
 			}
 			ev[i] = e
 		}
@@ -215,8 +215,8 @@ func TestPromoteExpected(t *testing.T) {
 	// 1% of the traffic, 30 tail observations a minute, none the canary's:
 	// 18 expected over the hour, promote statistic -8.3.
 	small := window(0.01, 30, 0)
-	if !(small.PromoteStatistic <= -small.Promote) || small.Expected >= c.PromoteExpected(true) {
-		t.Fatalf("the small canary's window: promote statistic %.1f, expected %.1f", small.PromoteStatistic, small.Expected)
+	if !(small.PromoteStatistic <= -small.Promote) || small.Votes[0].PromoteExpected >= c.PromoteExpected(true) {
+		t.Fatalf("the small canary's window: promote statistic %.1f, expected %.1f", small.PromoteStatistic, small.Votes[0].PromoteExpected)
 	}
 	if d, reason := small.decide(c); d != Hold || !strings.Contains(reason, "promotion needs the canary to be expected to show 56 observations beyond the p99") {
 		t.Errorf("small canary: %s, %q", d, reason)
@@ -234,7 +234,7 @@ func TestPromoteExpected(t *testing.T) {
 	}
 	// Nor does a deployment far too small for a day.
 	tiny := small
-	tiny.Expected = 0.5
+	tiny.Votes[0].PromoteExpected = 0.5
 	if _, reason := tiny.decide(c); !strings.Contains(reason, "more than a day") {
 		t.Errorf("tiny canary: %q", reason)
 	}
@@ -242,7 +242,7 @@ func TestPromoteExpected(t *testing.T) {
 	// canary's: 180 expected, well past the floor.
 	busy := window(0.01, 300, 0.3)
 	if d, reason := busy.decide(c); d != Promote {
-		t.Errorf("busy canary: %s, %q (expected %.1f)", d, reason, busy.Expected)
+		t.Errorf("busy canary: %s, %q (expected %.1f)", d, reason, busy.Votes[0].PromoteExpected)
 	}
 }
 

@@ -50,6 +50,11 @@ type Vote struct {
 	// DeepBaseline and DeepCanary are those beyond DeepFactor times
 	// Threshold: the deep tail, where a stalled pod's requests land.
 	DeepBaseline, DeepCanary float64
+	// BoundBaseline and BoundCanary are those beyond the bound of the
+	// merged histogram's bucket holding Threshold, at or above it
+	// (histogram.BucketBound): whole buckets, nothing interpolated. The
+	// promote test reads them (Promote).
+	BoundBaseline, BoundCanary float64
 	// LLR is the log likelihood ratio for each of TailIndices: a canary whose
 	// tail beyond Threshold is RollbackThreshold^a times as frequent, over
 	// identical fleets, at most Config.MinuteCap, and at most
@@ -57,9 +62,21 @@ type Vote struct {
 	// tail show alone (Config.voteLLR).
 	LLR [len(TailIndices)]float64
 	// Promote is the first tail index's log likelihood ratio without the
-	// cap: what the promote statistic adds up.
+	// cap, of the observations beyond the bucket bound (BoundBaseline and
+	// BoundCanary): what the promote statistic adds up. Inside a bucket
+	// the counts are interpolated as if its observations were spread
+	// evenly, which understates how much heavier a slower canary's tail
+	// is (more so the wider the bucket); beyond a bound the counts are
+	// exact, and a canary whose tail is RollbackThreshold^a times as
+	// frequent beyond the threshold is at least as much so beyond the
+	// bound when its tail grows heavier with depth, as a slower one's does.
 	Promote float64
 }
+
+// PromoteExpected is how many of the observations beyond the bucket bound
+// the canary would have if the fleets were identical: what the promote
+// test is expected to read.
+func (v Vote) PromoteExpected(f float64) float64 { return (v.BoundBaseline + v.BoundCanary) * f }
 
 // Expected is how many of the vote's tail observations the canary would
 // have if the fleets were identical, given the canary's share f.
@@ -118,7 +135,7 @@ func MinuteEvidence(c Config, baseline, canary *histogram.Histogram, scaleB, sca
 type MinuteCounts struct {
 	ok               bool // both fleets have observations and their histograms merge
 	baseline, canary float64
-	votes            [NumVotes]struct{ threshold, baseline, canary, deepBaseline, deepCanary float64 }
+	votes            [NumVotes]struct{ threshold, baseline, canary, deepBaseline, deepCanary, boundBaseline, boundCanary float64 }
 }
 
 // CountMinute reads the thresholds and counts of MinuteEvidence off both
@@ -151,17 +168,19 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 	for i := range m.votes {
 		m.votes[i].threshold = ths[i]
 	}
-	// Each fleet's buckets are read once for every vote's threshold and
-	// the start of its deep tail, DeepFactor times it.
-	var at, bs, cs [2 * NumVotes]float64
+	// Each fleet's buckets are read once for every vote's threshold, the
+	// start of its deep tail, DeepFactor times it, and the bound of the
+	// bucket holding it.
+	var at, bs, cs [3 * NumVotes]float64
 	for i := range NumVotes {
-		at[i], at[NumVotes+i] = ths[i], ths[i]*DeepFactor
+		at[i], at[NumVotes+i], at[2*NumVotes+i] = ths[i], ths[i]*DeepFactor, pooled.BucketBound(ths[i])
 	}
 	baseline.CountsAbove(at[:], bs[:])
 	canary.CountsAbove(at[:], cs[:])
 	for i := range m.votes {
 		m.votes[i].baseline, m.votes[i].canary = bs[i], cs[i]
 		m.votes[i].deepBaseline, m.votes[i].deepCanary = bs[NumVotes+i], cs[NumVotes+i]
+		m.votes[i].boundBaseline, m.votes[i].boundCanary = bs[2*NumVotes+i], cs[2*NumVotes+i]
 	}
 	return m
 }
@@ -187,6 +206,12 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 		v := Vote{Quantile: q, Threshold: mv.threshold}
 		v.Baseline, v.Canary = mv.baseline*scaleB, mv.canary*scaleC
 		v.DeepBaseline, v.DeepCanary = mv.deepBaseline*scaleB, mv.deepCanary*scaleC
+		v.BoundBaseline, v.BoundCanary = mv.boundBaseline*scaleB, mv.boundCanary*scaleC
+		if math.IsNaN(v.BoundBaseline + v.BoundCanary) {
+			// No populated bucket reaches below the threshold: nothing to
+			// read beyond a bound, as the rule pack finds none.
+			v.BoundBaseline, v.BoundCanary = 0, 0
+		}
 		// A vote whose threshold is not finite, or whose counts are not
 		// numbers, abstains; without the verdict quantile's the minute
 		// carries no evidence.
@@ -207,14 +232,15 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 // observations and the canary's share f: the LLR of every tail index, capped
 // at MinuteCap and, beyond the LLR of the observations short of the deep
 // tail alone (the band from the threshold to DeepFactor times it), at
-// DeepMinuteCap; and the first's uncapped for promotion.
+// DeepMinuteCap; and the first's uncapped for promotion, of the
+// observations beyond the bucket bound.
 func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promote float64) {
 	limit, deep := c.MinuteCap(), c.DeepMinuteCap()
 	for j, a := range TailIndices {
 		alt := math.Pow(c.RollbackThreshold, a)
 		l := LLR(v.Canary, v.Baseline, f, alt)
 		if j == 0 {
-			promote = l
+			promote = LLR(v.BoundCanary, v.BoundBaseline, f, alt)
 		}
 		band := LLR(v.Canary-v.DeepCanary, v.Baseline-v.DeepBaseline, f, alt)
 		llr[j] = math.Min(math.Min(l, limit), math.Max(band, deep))
@@ -399,10 +425,10 @@ func (c Config) RecentLengths() []int {
 	return out
 }
 
-// PromoteExpected is how many observations beyond the verdict quantile the
-// canary must be expected to show over a window (pooled Expected, what it
-// would show if the fleets were identical) before the evidence rule
-// promotes. With A = RollbackThreshold^TailIndices[0], each expected tail
+// PromoteExpected is how many observations beyond the verdict quantile's
+// bucket bound (those the promote test reads) the canary must be expected
+// to show over a window (pooled VoteSums.PromoteExpected, what it would
+// show if the fleets were identical) before the evidence rule promotes. With A = RollbackThreshold^TailIndices[0], each expected tail
 // observation of a canary identical to its baseline adds on average at most
 // A - 1 - ln A against the alternative to the promote statistic (the limit of
 // a small share, where it adds most), so below PromoteBoundary / (A - 1 -
@@ -426,6 +452,9 @@ type VoteSums struct {
 	Expected         float64
 	LLR              [len(TailIndices)]float64
 	Promote          float64
+	// PromoteExpected sums Vote.PromoteExpected: how many observations
+	// beyond the bucket bound the promote test was expected to read.
+	PromoteExpected float64
 	// Change sums the vote's capped squared changes of standardized
 	// residual from each minute of the run to the next, and Changes counts
 	// them (Dispersion).
@@ -564,7 +593,7 @@ type voteRun struct {
 	quantile                   float64
 	canary, baseline, expected compensated
 	llr                        [len(TailIndices)]compensated
-	promote                    compensated
+	promote, promoteExpected   compensated
 	// change sums the capped squared changes of standardized residual from
 	// the minute before, changes counts them: a minute has one when it and
 	// the minute before both carry the vote's residual.
@@ -603,6 +632,7 @@ func newRunningSums(ev []Evidence, changeCap float64) runningSums {
 				s.llr[j].add(v.LLR[j])
 			}
 			s.promote.add(v.Promote)
+			s.promoteExpected.add(v.PromoteExpected(e.Share))
 			residual[i] = v.Residual(e.Share)
 			if d := residual[i] - before[i]; !math.IsNaN(d) {
 				s.change.add(math.Min(d*d, changeCap))
@@ -626,7 +656,7 @@ func (r runningSums) run(a, b int) (minutes int, votes [NumVotes]VoteSums) {
 		for j := range v.LLR {
 			v.LLR[j] = to.llr[j].minus(from.llr[j])
 		}
-		v.Promote = to.promote.minus(from.promote)
+		v.Promote, v.PromoteExpected = to.promote.minus(from.promote), to.promoteExpected.minus(from.promoteExpected)
 		// The run's changes are its minutes' after the first: the first
 		// minute's is from a minute outside the run.
 		second := &r.votes[a+1][i]
@@ -753,21 +783,33 @@ func DispersionClause(q float64, phi string) string {
 // pooling its evidence for a day, a sliding window only holds its last
 // WindowMinutes.
 func (w WindowEvidence) tooSmallFor(c Config) string {
-	need := c.PromoteExpected(w.Anchored)
-	so := fmt.Sprintf("%.1f expected over %d minutes", w.Expected, w.Minutes)
-	if !(w.Expected > 0) || w.Minutes == 0 {
+	need, expected := c.PromoteExpected(w.Anchored), w.Votes[0].PromoteExpected
+	so := fmt.Sprintf("%.1f expected over %d minutes", expected, w.Minutes)
+	if !(expected > 0) || w.Minutes == 0 {
 		return so + ": give the canary more traffic"
 	}
-	rate := w.Expected / float64(w.Minutes)
+	rate := expected / float64(w.Minutes)
 	if !w.Anchored {
 		return so + fmt.Sprintf(", so a %d-minute window expects about %.0f at this traffic; judge the deployment from its start (since), where the evidence keeps pooling and %.0f suffice, or give the canary more traffic",
 			c.WindowMinutes, rate*float64(c.WindowMinutes), math.Ceil(c.PromoteExpected(true)))
 	}
-	more := math.Ceil((need - w.Expected) / rate)
+	more := math.Ceil((need - expected) / rate)
 	if w.Minutes+int(more) > MinutesPerDay {
 		return so + fmt.Sprintf(": at this traffic it would take more than a day (%.0f more minutes); give the canary more traffic", more)
 	}
 	return so + fmt.Sprintf(": about %.0f more minutes at this traffic", more)
+}
+
+// nothingBeyond says, for a window whose verdict quantile had tail
+// observations but none beyond the bound of the bucket holding it (the
+// highest bucket with observations), that the promote test has nothing to
+// read there; "" otherwise.
+func (w WindowEvidence) nothingBeyond(c Config) string {
+	if w.Votes[0].PromoteExpected > 0 || !(w.Expected > 0) {
+		return ""
+	}
+	q := QuantileLabel(c.VerdictQuantile)
+	return fmt.Sprintf(" (nothing lies beyond the bucket that holds the %s, the highest with observations, so the histogram cannot show the canary's tail not heavier there: give it buckets above the %s)", q, q)
 }
 
 // decide applies the evidence rule.
@@ -785,7 +827,7 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 		return Rollback, fmt.Sprintf("%s over the last %d minutes%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
 			tails(w.RecentVotes), w.RecentMinutes, w.discount(), w.RecentStatistic, w.RecentBoundary)
 	case !(w.PromoteStatistic <= -w.Promote):
-		return Hold, fmt.Sprintf("%s: evidence %.1f, rollback at %.1f; promote evidence %.1f, promote at %.1f", tail, w.Statistic, w.Rollback, w.PromoteStatistic, -w.Promote)
+		return Hold, fmt.Sprintf("%s: evidence %.1f, rollback at %.1f; promote evidence %.1f, promote at %.1f%s", tail, w.Statistic, w.Rollback, w.PromoteStatistic, -w.Promote, w.nothingBeyond(c))
 	}
 	// Past the promote boundary: promote unless one of its other
 	// conditions holds the window.
@@ -797,8 +839,8 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 		return hold("the last minute alone weighs %.1f against the canary, more than a minute counts towards a rollback (%.1f)", w.LastPromote, c.MinuteCap())
 	case w.Minutes < c.PromoteMinutes():
 		return hold("%d minutes carry evidence and promotion needs %d", w.Minutes, c.PromoteMinutes())
-	case !(w.Expected >= c.PromoteExpected(w.Anchored)):
-		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s, too few to tell a canary from luck below that; %s",
+	case !(w.Votes[0].PromoteExpected >= c.PromoteExpected(w.Anchored)):
+		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s's bucket bound, too few to tell a canary from luck below that; %s",
 			math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile), w.tooSmallFor(c))
 	default:
 		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)

@@ -105,6 +105,28 @@ func classic(t *testing.T, body, tail, far float64) *histogram.Histogram {
 	return h
 }
 
+// TestPromoteReadsWholeBuckets: the promote test reads the observations
+// beyond the bound of the bucket holding the threshold, not the ones
+// interpolated inside it. A canary whose tail is half again as frequent
+// beyond 2, its p99 inside the wide bucket (1, 2], shows only 1.2 times as
+// many observations beyond the interpolated p99 (as if the bucket's were
+// spread evenly): read there, the minute would count for promotion.
+func TestPromoteReadsWholeBuckets(t *testing.T) {
+	c := Default()
+	e := MinuteEvidence(c, classic(t, 9800, 150, 50), classic(t, 9800, 125, 75), 1, 1)
+	v := e.Votes[0]
+	if v.BoundBaseline != 50 || v.BoundCanary != 75 {
+		t.Fatalf("beyond the bucket bound: baseline %v, canary %v, want 50 and 75", v.BoundBaseline, v.BoundCanary)
+	}
+	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	if interpolated := LLR(v.Canary, v.Baseline, e.Share, a); !(interpolated < 0) || !(v.Promote > 2) {
+		t.Errorf("promote term %v (beyond the bound), want > 2 against promotion; interpolated at the p99 %v (canary %v, baseline %v)", v.Promote, interpolated, v.Canary, v.Baseline)
+	}
+	if got, want := v.PromoteExpected(e.Share), 62.5; got != want {
+		t.Errorf("expected beyond the bound %v, want %v", got, want)
+	}
+}
+
 func TestMinuteEvidence(t *testing.T) {
 	c := Default()
 	tests := []struct {
@@ -166,8 +188,8 @@ func nullMinute(r *rand.Rand, c Config, share, tailPerMinute float64) Evidence {
 	}
 	e := Evidence{Valid: true, Share: share}
 	for i, depth := range [NumVotes]int{1, 0} {
-		e.Votes[i] = Vote{Quantile: qs[i], Canary: k[depth], Baseline: b[depth]}
-		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(Vote{Canary: k[depth], Baseline: b[depth]}, share)
+		e.Votes[i] = onBound(Vote{Quantile: qs[i], Canary: k[depth], Baseline: b[depth]})
+		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(e.Votes[i], share)
 	}
 	return e
 }
@@ -238,6 +260,7 @@ func TestRegressionIsCaught(t *testing.T) {
 				// Only the verdict quantile's tail grows.
 				v := &e.Votes[0]
 				v.Canary = float64(poisson(r, 150*factor))
+				*v = onBound(*v)
 				v.LLR, v.Promote = c.voteLLR(*v, 0.5)
 			}
 			minutes[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
@@ -281,7 +304,7 @@ func TestDeploymentPoolsSinceStart(t *testing.T) {
 	a := math.Pow(c.RollbackThreshold, TailIndices[0])
 	theta := f * a / (f*a + 1 - f)
 	e := Evidence{Valid: true, Share: f}
-	e.Votes[0] = Vote{Quantile: c.VerdictQuantile, Canary: tail * theta, Baseline: tail * (1 - theta)}
+	e.Votes[0] = onBound(Vote{Quantile: c.VerdictQuantile, Canary: tail * theta, Baseline: tail * (1 - theta)})
 	e.Votes[0].LLR, e.Votes[0].Promote = c.voteLLR(e.Votes[0], f)
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	minutes := make([]Minute, 3*c.WindowMinutes)
@@ -419,7 +442,7 @@ func TestVotesDecide(t *testing.T) {
 	minute := func(i int, llr [NumVotes]float64) Minute {
 		e := Evidence{Valid: true, Share: 0.5}
 		for v, q := range c.VoteQuantiles() {
-			e.Votes[v] = Vote{Quantile: q, Canary: 10, Baseline: 10}
+			e.Votes[v] = onBound(Vote{Quantile: q, Canary: 10, Baseline: 10})
 			for j := range e.Votes[v].LLR {
 				e.Votes[v].LLR[j] = llr[v]
 			}
@@ -512,8 +535,8 @@ func TestMinuteCap(t *testing.T) {
 	minuteOf := func(k, b float64) Evidence {
 		e := Evidence{Valid: true, Share: 0.05}
 		for i, q := range c.VoteQuantiles() {
-			e.Votes[i] = Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b}
-			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(Vote{Canary: k, Baseline: b}, 0.05)
+			e.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b})
+			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(e.Votes[i], 0.05)
 		}
 		return e
 	}
@@ -548,7 +571,14 @@ func TestMinuteCap(t *testing.T) {
 
 // uncappedOf is the first tail index's LLR of a vote without the cap.
 func uncappedOf(c Config, v Vote, share float64) float64 {
-	return LLR(v.Canary, v.Baseline, share, math.Pow(c.RollbackThreshold, TailIndices[0]))
+	return LLR(v.BoundCanary, v.BoundBaseline, share, math.Pow(c.RollbackThreshold, TailIndices[0]))
+}
+
+// onBound is v with its threshold on a bucket bound: the promote test reads
+// the same observations as the others.
+func onBound(v Vote) Vote {
+	v.BoundCanary, v.BoundBaseline = v.Canary, v.Baseline
+	return v
 }
 
 // TestDispersion: counts that vary as chance lets them, or around a
@@ -601,7 +631,7 @@ func TestDeepTail(t *testing.T) {
 		t.Errorf("excess in the deep tail: largest LLR %v, want the deep cap %v", got, c.DeepMinuteCap())
 	}
 	// Promotion reads the deep excess in full.
-	if p, want := deep.Votes[0].Promote, LLR(deep.Votes[0].Canary, deep.Votes[0].Baseline, deep.Share, math.Pow(c.RollbackThreshold, TailIndices[0])); p != want || !(p > c.DeepMinuteCap()) {
+	if p, want := deep.Votes[0].Promote, LLR(deep.Votes[0].BoundCanary, deep.Votes[0].BoundBaseline, deep.Share, math.Pow(c.RollbackThreshold, TailIndices[0])); p != want || !(p > c.DeepMinuteCap()) {
 		t.Errorf("deep minute's promote term %v, want the uncapped %v", p, want)
 	}
 	decide := func(e Evidence, n int) Decision {
