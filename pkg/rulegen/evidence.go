@@ -284,7 +284,7 @@ func (r resolved) voteTerms(v vote, k, b, kd, bd, kb, bb, share expr) expr {
 	if v.index > 0 {
 		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
-	return r.withPromote(v, kb, bb, share, op(llr, "or", countTerms(v, k, b, share)))
+	return r.withPromote(v, kb, bb, kd, bd, share, op(llr, "or", countTerms(v, k, b, share)))
 }
 
 // countTerms are a vote's counts among the minute's terms: the canary's and
@@ -299,14 +299,20 @@ func countTerms(v vote, k, b, share expr) expr {
 
 // withPromote adds to a promoting vote's rows (the first
 // verdict.PromoteVotes) its first tail index's LLR without the cap of the
-// observations beyond its bucket bound, kb and bb (verdict.Vote.Promote), 0
-// when it abstains; and to the verdict quantile's how many of them an
-// identical canary would have (verdict.Vote.PromoteExpected).
-func (r resolved) withPromote(v vote, kb, bb, share, rows expr) expr {
+// observations beyond its bucket bound, kb and bb, held from below as
+// verdict's Config.voteLLR holds it: at least the smaller of minus
+// DeepPromoteCap and the LLR of those short of the deep tail (kd and bd
+// are in it), series by series (verdict.Vote.Promote), 0 when it abstains;
+// and to the verdict quantile's how many of them an identical canary would
+// have (verdict.Vote.PromoteExpected).
+func (r resolved) withPromote(v vote, kb, bb, kd, bd, share, rows expr) expr {
 	if v.index >= verdict.PromoteVotes {
 		return rows
 	}
-	llr := llrOf(kb, bb, share, math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0]))
+	alt := math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0])
+	shallow := llrOf(fn("clamp_min", op(kb, "-", kd), leaf("0")), fn("clamp_min", op(bb, "-", bd), leaf("0")), share, alt)
+	limit := fn("clamp_max", shallow, num(-r.config.DeepPromoteCap()))
+	llr := expr(op(op(llrOf(kb, bb, share, alt), ">=", limit), "or", limit))
 	if v.index > 0 {
 		llr = op(llr, "or", op(share, "*", leaf("0")))
 	} else {

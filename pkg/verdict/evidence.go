@@ -241,6 +241,8 @@ func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promo
 		l := LLR(v.Canary, v.Baseline, f, alt)
 		if j == 0 {
 			promote = LLR(v.BoundCanary, v.BoundBaseline, f, alt)
+			shallow := LLR(math.Max(v.BoundCanary-v.DeepCanary, 0), math.Max(v.BoundBaseline-v.DeepBaseline, 0), f, alt)
+			promote = math.Max(promote, math.Min(shallow, -c.DeepPromoteCap()))
 		}
 		band := LLR(v.Canary-v.DeepCanary, v.Baseline-v.DeepBaseline, f, alt)
 		llr[j] = math.Min(math.Min(l, limit), math.Max(band, deep))
@@ -388,6 +390,16 @@ const DeepFactor = 4
 // are.
 func (c Config) DeepMinuteCap() float64 {
 	return math.Log(2/c.FalseRollback) / (MinChanges + 1)
+}
+
+// DeepPromoteCap is DeepMinuteCap's mirror for promotion: the most a
+// minute's deep tail moves its promote term towards promotion beyond what
+// its observations short of the deep tail show alone, ln(1/FalsePromote) /
+// (MinChanges + 1), 1.15 with the defaults. A stall of a baseline pod throws
+// a clump into the baseline's deep tail that would otherwise count as
+// evidence for the canary.
+func (c Config) DeepPromoteCap() float64 {
+	return math.Log(1/c.FalsePromote) / (MinChanges + 1)
 }
 
 // MinuteCap is the most evidence one minute carries for any alternative

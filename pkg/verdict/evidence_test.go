@@ -127,6 +127,27 @@ func TestPromoteReadsWholeBuckets(t *testing.T) {
 	}
 }
 
+// TestDeepPromoteCap: a clump in the baseline's deep tail (one of its pods
+// stalled) moves a minute's promote term towards promotion by at most
+// DeepPromoteCap beyond what the observations short of the deep tail show;
+// without a clump the term is the plain LLR.
+func TestDeepPromoteCap(t *testing.T) {
+	c := Default()
+	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	quiet := onBound(Vote{Canary: 50, Baseline: 50})
+	if _, p := c.voteLLR(quiet, 0.5); p != LLR(50, 50, 0.5, a) {
+		t.Errorf("no deep tail: promote term %v, want the plain %v", p, LLR(50, 50, 0.5, a))
+	}
+	stalled := onBound(Vote{Canary: 50, Baseline: 300, DeepBaseline: 250})
+	_, p := c.voteLLR(stalled, 0.5)
+	if want := math.Min(LLR(50, 50, 0.5, a), -c.DeepPromoteCap()); math.Abs(p-want) > 1e-12 || !(LLR(50, 300, 0.5, a) < p) {
+		t.Errorf("baseline's deep clump: promote term %v, want %v (uncapped %v)", p, want, LLR(50, 300, 0.5, a))
+	}
+	if got := c.DeepPromoteCap(); math.Abs(got-math.Log(100)/4) > 1e-12 {
+		t.Errorf("DeepPromoteCap %v, want ln(100)/4", got)
+	}
+}
+
 func TestMinuteEvidence(t *testing.T) {
 	c := Default()
 	tests := []struct {
