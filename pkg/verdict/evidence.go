@@ -232,8 +232,9 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 // observations and the canary's share f: the LLR of every tail index, capped
 // at MinuteCap and, beyond the LLR of the observations short of the deep
 // tail alone (the band from the threshold to DeepFactor times it), at
-// DeepMinuteCap; and the first's uncapped for promotion, of the
-// observations beyond the bucket bound.
+// DeepMinuteCap; and the first's for promotion, of the observations beyond
+// the bucket bound, without the caps but held from below at the smaller of
+// -DeepPromoteCap and what those short of the deep tail show.
 func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promote float64) {
 	limit, deep := c.MinuteCap(), c.DeepMinuteCap()
 	for j, a := range TailIndices {
