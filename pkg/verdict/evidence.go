@@ -62,8 +62,9 @@ type Vote struct {
 	// tail show alone (Config.voteLLR).
 	LLR [len(TailIndices)]float64
 	// Promote is the first tail index's log likelihood ratio without the
-	// cap, of the observations beyond the bucket bound (BoundBaseline and
-	// BoundCanary): what the promote statistic adds up. Inside a bucket
+	// caps, of the observations beyond the bucket bound (BoundBaseline and
+	// BoundCanary), held from below by Config.DeepPromoteCap: what the
+	// promote statistic adds up. Inside a bucket
 	// the counts are interpolated as if its observations were spread
 	// evenly, which understates how much heavier a slower canary's tail
 	// is (more so the wider the bucket); beyond a bound the counts are
