@@ -125,17 +125,23 @@ type jsonEvidence struct {
 	Votes []jsonVoteSums `json:"votes"`
 }
 
-// jsonVoteSums is one voting quantile's pooled tails over a window.
+// jsonVoteSums is one vote's pooled tails over a window.
 type jsonVoteSums struct {
+	// Vote names the vote (verdict.VoteLabel): "p99", "p90", or "p99 bound"
+	// for the whole buckets beyond the bound of the bucket holding the p99.
+	Vote         string `json:"vote"`
 	Quantile     number `json:"quantile"`
 	CanaryTail   number `json:"canary_tail"`
 	BaselineTail number `json:"baseline_tail"`
 	ExpectedTail number `json:"expected_canary_tail"`
 }
 
-// jsonVote is one voting quantile's part of a minute's evidence.
+// jsonVote is one vote's part of a minute's evidence.
 type jsonVote struct {
-	Quantile  number `json:"quantile"`
+	Vote     string `json:"vote"`
+	Quantile number `json:"quantile"`
+	// Threshold is the quantile of both fleets merged, or for the bound
+	// vote the bound of the bucket that holds it.
 	Threshold number `json:"threshold"`
 	Canary    number `json:"canary"`
 	Baseline  number `json:"baseline"`
@@ -172,9 +178,9 @@ func numbers(xs []float64) []number {
 
 func evidenceJSON(w verdict.WindowEvidence) jsonEvidence {
 	votes := []jsonVoteSums{}
-	for _, v := range w.Votes {
+	for i, v := range w.Votes {
 		if v.Quantile > 0 {
-			votes = append(votes, jsonVoteSums{Quantile: number(v.Quantile), CanaryTail: number(v.Canary), BaselineTail: number(v.Baseline), ExpectedTail: number(v.Expected)})
+			votes = append(votes, jsonVoteSums{Vote: verdict.VoteLabel(i, v.Quantile), Quantile: number(v.Quantile), CanaryTail: number(v.Canary), BaselineTail: number(v.Baseline), ExpectedTail: number(v.Expected)})
 		}
 	}
 	return jsonEvidence{Votes: votes, Minutes: w.Minutes, CanaryTail: number(w.Canary), BaselineTail: number(w.Baseline), ExpectedTail: number(w.Expected),
@@ -187,9 +193,9 @@ func minuteTailJSON(e verdict.Evidence) jsonMinuteTail {
 	v := e.Votes[0]
 	t := jsonMinuteTail{Valid: e.Valid, Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline),
 		Share: number(e.Share), LLR: numbers(v.LLR[:]), Votes: []jsonVote{}}
-	for _, v := range e.Votes {
+	for i, v := range e.Votes {
 		if v.Quantile > 0 {
-			t.Votes = append(t.Votes, jsonVote{Quantile: number(v.Quantile), Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline),
+			t.Votes = append(t.Votes, jsonVote{Vote: verdict.VoteLabel(i, v.Quantile), Quantile: number(v.Quantile), Threshold: number(v.Threshold), Canary: number(v.Canary), Baseline: number(v.Baseline),
 				CanaryDeep: number(v.DeepCanary), BaselineDeep: number(v.DeepBaseline), LLR: numbers(v.LLR[:])})
 		}
 	}

@@ -541,12 +541,12 @@ func (st *stack) decisionParity(t *testing.T, q rulegen.Queries, res *engine.Res
 				differ = append(differ, fmt.Sprintf("promote evidence engine %.12g pack %.12g (present %v)", m.Window.PromoteStatistic, got, has))
 			}
 			for vi, vq := range q.Config.VoteQuantiles() {
-				got, has := phis[verdict.QuantileLabel(vq)][ts]
+				got, has := phis[verdict.VoteLabel(vi, vq)][ts]
 				if vq == 0 || m.Window.Minutes == 0 && !has {
 					continue
 				}
 				if want := m.Window.Dispersion[vi]; !has || !near(got, want) {
-					differ = append(differ, fmt.Sprintf("%s dispersion engine %.12g pack %.12g (present %v)", verdict.QuantileLabel(vq), want, got, has))
+					differ = append(differ, fmt.Sprintf("%s dispersion engine %.12g pack %.12g (present %v)", verdict.VoteLabel(vi, vq), want, got, has))
 				} else if want > 1 {
 					discounted++
 				}

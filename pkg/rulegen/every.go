@@ -57,7 +57,7 @@ func (r resolved) everyVoteTerms(v vote, k, b, kd, bd, share expr) expr {
 	var out expr
 	for i, a := range verdict.TailIndices {
 		alt := math.Pow(r.config.RollbackThreshold, a)
-		llr := r.held(llrOf(k, b, share, alt), llrOf(op(k, "-", kd), op(b, "-", bd), share, alt))
+		llr := r.held(llrOf(k, b, share, alt), llrOf(shallow(k, kd), shallow(b, bd), share, alt))
 		if v.index > 0 {
 			llr = op(llr, "or", op(share, "*", leaf("0")))
 		}
@@ -87,7 +87,7 @@ func (r resolved) everyRules(runbookBase string) []rule {
 	by := strings.Join(r.every, ", ")
 	var quantiles []string
 	for _, v := range r.votes() {
-		quantiles = append(quantiles, verdict.QuantileLabel(v.q))
+		quantiles = append(quantiles, verdict.VoteLabel(v.index, v.q))
 	}
 	rollback := r.whileCanaryServes(r.evidenceRollback(r.recordedSeries(names.statistic), r.recordedSeries(names.recentStatistic)))
 	joined := []expr{rollback, leaf(`"canary"`), leaf(`"/"`)}
@@ -131,8 +131,8 @@ func (r resolved) everyRules(runbookBase string) []rule {
 			labels: append(labels, [2]string{"severity", "critical"}, [2]string{"action", "rollback"}),
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: roll back, its tail (%s) is heavier than the baseline's (evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f over the window, %.1f over a recent run)", strings.Join(quantiles, ", "), rb, recentB)},
-				{"description", fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them over the last %d minutes and their recent runs, and reached its boundary. A canary identical to its baseline, watched every minute, reaches one at most once in %s days (falseRollback %s). Judged by generic group %s, which judges every canary of its convention; `pairwise judge --metric %s --baseline '%s' --canary '%s'` prints the minutes.",
-					g.Metric, strings.Join(quantiles, ", "), c.WindowMinutes, fmtNum(1/c.FalseRollback), fmtNum(c.FalseRollback), g.Name,
+				{"description", fmt.Sprintf("Each wall-clock minute, the observations of %s beyond %s are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them over the last %d minutes and their recent runs, and reached its boundary. A canary identical to its baseline, watched every minute, reaches one at most once in %s days (falseRollback %s). Judged by generic group %s, which judges every canary of its convention; `pairwise judge --metric %s --baseline '%s' --canary '%s'` prints the minutes.",
+					g.Metric, r.beyondWhat(), c.WindowMinutes, fmtNum(1/c.FalseRollback), fmtNum(c.FalseRollback), g.Name,
 					g.Metric, fleet(g.Baseline), fleet(g.Canary))},
 				{"runbook_url", runbookBase + "#pairwisecanaryrollback"},
 			}},

@@ -71,12 +71,28 @@ type VoteTerms struct {
 }
 
 // TermsOfVote names the terms of the vote at index vote of
-// verdict.Config.VoteQuantiles, whose quantile is q.
+// verdict.Config.VoteQuantiles, whose quantile is q. The bound vote
+// (verdict.BoundVote) carries "bound_" in front: its counts are the verdict
+// quantile's observations beyond its bucket bound, so the verdict quantile's
+// BoundCanary, BoundBaseline and PromoteExpected are its Canary, Baseline
+// and Expected (bound_canary_beyond, bound_baseline_beyond,
+// bound_expected_beyond), and its deep tail is the verdict quantile's.
 func TermsOfVote(vote int, q float64) VoteTerms {
-	prefix := ""
-	if vote > 0 {
-		prefix = verdict.QuantileLabel(q) + "_"
+	switch {
+	case vote == 0:
+		t, bound := termsWith(""), termsWith("bound_")
+		t.BoundCanary, t.BoundBaseline, t.PromoteExpected = bound.Canary, bound.Baseline, bound.Expected
+		return t
+	case vote == verdict.BoundVote:
+		t, verdictQ := termsWith("bound_"), termsWith("")
+		t.DeepCanary, t.DeepBaseline = verdictQ.DeepCanary, verdictQ.DeepBaseline
+		return t
 	}
+	return termsWith(verdict.QuantileLabel(q) + "_")
+}
+
+// termsWith is every term name with prefix in front.
+func termsWith(prefix string) VoteTerms {
 	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond",
 		DeepCanary: prefix + "canary_deep", DeepBaseline: prefix + "baseline_deep",
 		BoundCanary: prefix + "canary_bound", BoundBaseline: prefix + "baseline_bound", PromoteExpected: prefix + "promote_expected",
@@ -158,6 +174,12 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 	var e minuteEvidence
 	counted := func(f fleetExprs) expr { return op(f.count, "*", r.scrapeScale(f)) }
 	for _, v := range r.votes() {
+		if v.index == verdict.BoundVote {
+			// Its counts are the verdict quantile's bound counts, its deep
+			// tail the verdict quantile's (TermsOfVote): no figure of its own.
+			e.votes = append(e.votes, voteEvidence{vote: v})
+			continue
+		}
 		x := fn("histogram_quantile", leaf(verdict.QuantileKey(v.q)), op(m.base.hist, "+", m.canary.hist))
 		ve := voteEvidence{vote: v, threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
 		// Without a finite threshold scalar() is NaN, and so is the count.
@@ -177,7 +199,7 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 		}
 		ve.beyondBaseline, ve.beyondCanary = beyond(m.base, m.canary, 1), beyond(m.canary, m.base, 1)
 		ve.deepBaseline, ve.deepCanary = beyond(m.base, m.canary, verdict.DeepFactor), beyond(m.canary, m.base, verdict.DeepFactor)
-		if r.every == nil && v.index < verdict.PromoteVotes {
+		if v.index == 0 || (r.every == nil && v.index < verdict.PromoteVotes) {
 			pooled := op(m.base.hist, "+", m.canary.hist)
 			ve.boundBaseline, ve.boundCanary = r.beyondBound(m.base, m.canary, pooled, v.q, ve.threshold), r.beyondBound(m.canary, m.base, pooled, v.q, ve.threshold)
 		}
@@ -202,6 +224,12 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 func (r resolved) beyondBound(f, other fleetExprs, pooled expr, q float64, th expr) expr {
 	hist := r.inCommonLayout(f, other)
 	if r.kind != prom.Classic {
+		if r.every != nil {
+			// Every canary at once: the trim operators take each canary's
+			// threshold and bound, matched by its labels.
+			bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", th))
+			return op(fn("histogram_count", op(hist, ">/", bound)), "*", r.scrapeScale(f))
+		}
 		bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", fn("scalar", th)))
 		return op(fn("histogram_count", op(hist, ">/", fn("scalar", bound))), "*", r.scrapeScale(f))
 	}
@@ -250,6 +278,9 @@ const termShare = "share"
 func (r resolved) evidenceCounts(e minuteEvidence) expr {
 	rows := labelled(e.share, termLabel, termShare)
 	for _, v := range e.votes {
+		if v.beyondCanary == nil {
+			continue // the bound vote: the verdict quantile's rows
+		}
 		rows = op(op(rows, "or", labelled(v.beyondCanary, termLabel, v.vote.terms.Canary)), "or", labelled(v.beyondBaseline, termLabel, v.vote.terms.Baseline))
 		rows = op(op(rows, "or", labelled(v.deepCanary, termLabel, v.vote.terms.DeepCanary)), "or", labelled(v.deepBaseline, termLabel, v.vote.terms.DeepBaseline))
 		if v.boundCanary != nil {
@@ -280,12 +311,33 @@ func (r resolved) voteTerms(v vote, k, b, kd, bd, kb, bb, share expr) expr {
 	llrs := func(k, b expr) expr {
 		return op(op(k, each, fn("ln", alts)), "-", op(op(k, "+", b), each, fn("ln", op(leaf("1"), "+", op(share, each, op(alts, "-", leaf("1")))))))
 	}
-	llr := r.held(llrs(k, b), llrs(op(k, "-", kd), op(b, "-", bd)))
+	llr := r.held(llrs(k, b), llrs(shallow(k, kd), shallow(b, bd)))
 	if v.index > 0 {
 		llr = op(llr, "or", r.constants(v, func(float64) float64 { return 0 }))
 	}
 	return r.withPromote(v, kb, bb, kd, bd, share, op(llr, "or", countTerms(v, k, b, share)))
 }
+
+// beyondWhat says where the votes count observations, for descriptions:
+// "the p99 and the p90 of both fleets merged, and the bound of the bucket
+// that holds the p99".
+func (r resolved) beyondWhat() string {
+	var qs []string
+	bound := ""
+	for _, v := range r.votes() {
+		if v.index == verdict.BoundVote {
+			bound = ", and the bound of the bucket that holds the " + verdict.QuantileLabel(v.q)
+		} else {
+			qs = append(qs, "the "+verdict.QuantileLabel(v.q))
+		}
+	}
+	return strings.Join(qs, " and ") + " of both fleets merged" + bound
+}
+
+// shallow is a fleet's observations beyond a vote's threshold short of the
+// deep tail, never fewer than none (the bound vote's deep tail, the verdict
+// quantile's, can begin below its bound).
+func shallow(k, kd expr) expr { return fn("clamp_min", op(k, "-", kd), leaf("0")) }
 
 // countTerms are a vote's counts among the minute's terms: the canary's and
 // the baseline's observations beyond its threshold and how many of them an
@@ -302,21 +354,18 @@ func countTerms(v vote, k, b, share expr) expr {
 // observations beyond its bucket bound, kb and bb, held from below as
 // verdict's Config.voteLLR holds it: at least the smaller of minus
 // DeepPromoteCap and the LLR of those short of the deep tail (kd and bd
-// are in it), series by series (verdict.Vote.Promote), 0 when it abstains;
-// and to the verdict quantile's how many of them an identical canary would
-// have (verdict.Vote.PromoteExpected).
+// are in it), series by series (verdict.Vote.Promote), 0 when it abstains.
+// How many of the verdict quantile's an identical canary would have
+// (verdict.Vote.PromoteExpected) is the bound vote's Expected term.
 func (r resolved) withPromote(v vote, kb, bb, kd, bd, share, rows expr) expr {
 	if v.index >= verdict.PromoteVotes {
 		return rows
 	}
 	alt := math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0])
-	shallow := llrOf(fn("clamp_min", op(kb, "-", kd), leaf("0")), fn("clamp_min", op(bb, "-", bd), leaf("0")), share, alt)
-	limit := fn("clamp_max", shallow, num(-r.config.DeepPromoteCap()))
+	limit := fn("clamp_max", llrOf(shallow(kb, kd), shallow(bb, bd), share, alt), num(-r.config.DeepPromoteCap()))
 	llr := expr(op(op(llrOf(kb, bb, share, alt), ">=", limit), "or", limit))
 	if v.index > 0 {
 		llr = op(llr, "or", op(share, "*", leaf("0")))
-	} else {
-		rows = op(rows, "or", labelled(op(op(kb, "+", bb), "*", share), termLabel, v.terms.PromoteExpected))
 	}
 	return op(rows, "or", labelled(llr, termLabel, v.terms.Promote))
 }
@@ -380,7 +429,7 @@ func (r resolved) residuals(counts termRows) expr {
 	for _, v := range r.votes() {
 		k := op(figure(v.terms.Baseline), "+", figure(v.terms.Canary))
 		res := op(op(op(figure(v.terms.Canary), "-", op(f, "*", k)), "/", fn("sqrt", op(op(f, "*", op(leaf("1"), "-", f)), "*", k))), ">", leaf("-Inf"))
-		out = orOf(out, labelled(res, quantileLabel, verdict.QuantileLabel(v.q)))
+		out = orOf(out, labelled(res, quantileLabel, verdict.VoteLabel(v.index, v.q)))
 	}
 	return out
 }
@@ -412,8 +461,8 @@ func (r resolved) dispersions(sums termRows) expr {
 		// and 1 when not finite (< +Inf drops NaN too).
 		c, b, e := figure(v.terms.Canary), figure(v.terms.Baseline), figure(v.terms.Expected)
 		variance := op(fn("clamp_min", op(op(c, "*", b), "/", op(e, "*", op(op(c, "+", b), "-", e))), leaf("1")), "<", leaf("+Inf"))
-		chance = orOf(chance, labelled(op(variance, "or", one), quantileLabel, verdict.QuantileLabel(v.q)))
-		ones = orOf(ones, labelled(one, quantileLabel, verdict.QuantileLabel(v.q)))
+		chance = orOf(chance, labelled(op(variance, "or", one), quantileLabel, verdict.VoteLabel(v.index, v.q)))
+		ones = orOf(ones, labelled(one, quantileLabel, verdict.VoteLabel(v.index, v.q)))
 	}
 	return op(op(op(mean, "/", chance), ">", beyond), "or", ones)
 }
@@ -714,7 +763,7 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 		e.dispersion = r.dispersions(recordedRows{r, e.names.sums})
 		e.inlineDispersion = r.dispersions(inlineRows{e.sums})
 		e.inline.phi = func(v vote) expr {
-			return op(e.inlineDispersion, "and on("+quantileLabel+")", labelled(leaf("vector(1)"), quantileLabel, verdict.QuantileLabel(v.q)))
+			return op(e.inlineDispersion, "and on("+quantileLabel+")", labelled(leaf("vector(1)"), quantileLabel, verdict.VoteLabel(v.index, v.q)))
 		}
 		e.recorded.phi = func(v vote) expr { return r.recordedSeries(e.names.dispersion, quantileOf(v)) }
 	}
@@ -723,7 +772,7 @@ func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 
 // quantileOf selects a vote's series of the recorded dispersion.
 func quantileOf(v vote) selector.Matcher {
-	return selector.Matcher{Name: quantileLabel, Op: selector.Equal, Value: verdict.QuantileLabel(v.q)}
+	return selector.Matcher{Name: quantileLabel, Op: selector.Equal, Value: verdict.VoteLabel(v.index, v.q)}
 }
 
 // recordedSeries selects a series this canary's group records.
@@ -757,13 +806,13 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	votes := r.votes()
 	var voteNames, promoteNames []string
 	for _, v := range votes {
-		voteNames = append(voteNames, verdict.QuantileLabel(v.q))
+		voteNames = append(voteNames, verdict.VoteLabel(v.index, v.q))
 		if v.index < verdict.PromoteVotes {
-			promoteNames = append(promoteNames, verdict.QuantileLabel(v.q))
+			promoteNames = append(promoteNames, verdict.VoteLabel(v.index, v.q))
 		}
 	}
 	quantiles := strings.Join(voteNames, ", ")
-	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s) beyond the %s of both fleets merged, each minute's at most %s (the verdict quantile's terms unprefixed, the others' prefixed with their quantile); %s: tail index %s's without that cap, for promotion; %s: the canary's observations beyond it; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
+	terms := fmt.Sprintf("term %s: the log likelihood ratio of a canary tail %sx^a as frequent as the baseline's against identical fleets (a = %s) beyond the %s of both fleets merged, each minute's at most %s (the verdict quantile's terms unprefixed, the decade below's prefixed with its quantile, the bound vote's, beyond the bound of the bucket that holds the verdict quantile, with bound_); %s: tail index %s's without that cap, for promotion; %s: the canary's observations beyond it; %s: how many it would have if the fleets were identical; %s: minutes carrying evidence",
 		strings.Join(r.llrTerms(), ", "), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), quantiles, fmtBoundary(c.MinuteCap()), votes[0].terms.Promote, indices[0], termCanary, termExpected, termMinutes)
 	records = []rule{
 		{record: n.sums, expr: e.sums, labels: labels,
@@ -794,8 +843,8 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	// the decision (verdict's evidence rule), word for word.
 	name := templateSafe(r.Name)
 	fleets := fmt.Sprintf("Canary %s, baseline %s.", templateSafe(r.canary.String()), templateSafe(r.baseline.String()))
-	method := fmt.Sprintf("Each wall-clock minute, the observations of %s beyond the %s of both fleets merged are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them against tails %sx^a as frequent (a = %s), over the last %d minutes and over their last %s minutes.",
-		r.Metric, quantiles, fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), c.WindowMinutes, strings.Join(lengths, ", "))
+	method := fmt.Sprintf("Each wall-clock minute, the observations of %s beyond %s are the canary's in proportion to its share of requests if the fleets are identical; the evidence weighs the canary's part of them against tails %sx^a as frequent (a = %s), over the last %d minutes and over their last %s minutes.",
+		r.Metric, r.beyondWhat(), fmtNum(c.RollbackThreshold), strings.Join(indices, ", "), c.WindowMinutes, strings.Join(lengths, ", "))
 	sumsOf := func(term string) selector.Matcher {
 		return selector.Matcher{Name: termLabel, Op: selector.Equal, Value: term}
 	}
@@ -809,7 +858,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 		out := fmt.Sprintf("canary %s exceedances %s vs %s expected", vq, value(votes[0].terms.Canary, "%.0f"), value(votes[0].terms.Expected, "%.1f"))
 		var others []string
 		for _, v := range votes[1:] {
-			others = append(others, fmt.Sprintf("%s %s vs %s", verdict.QuantileLabel(v.q), value(v.terms.Canary, "%.0f"), value(v.terms.Expected, "%.1f")))
+			others = append(others, fmt.Sprintf("%s %s vs %s", verdict.VoteLabel(v.index, v.q), value(v.terms.Canary, "%.0f"), value(v.terms.Expected, "%.1f")))
 		}
 		if len(others) > 0 {
 			out += " (" + strings.Join(others, ", ") + ")"
@@ -837,7 +886,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	if e.dispersion != nil {
 		for _, v := range votes {
 			discount += fmt.Sprintf("{{ with query %s }}%s{{ end }}", strconv.Quote(op(r.recordedSeries(n.dispersion, quantileOf(v)), ">", leaf("1")).flat()),
-				verdict.DispersionClause(v.q, "{{ . | first | value | printf \"%.1f\" }}"))
+				verdict.DispersionClause(verdict.VoteLabel(v.index, v.q), "{{ . | first | value | printf \"%.1f\" }}"))
 		}
 	}
 	windowTail += discount

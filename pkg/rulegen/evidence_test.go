@@ -93,7 +93,7 @@ func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 			}
 			for _, l := range c.RecentLengths() {
 				// Only the LLR terms of every vote.
-				llr := `llr_4|llr_8|llr_16|p90_llr_4|p90_llr_8|p90_llr_16`
+				llr := `llr_4|llr_8|llr_16|p90_llr_4|p90_llr_8|p90_llr_16|bound_llr_4|bound_llr_8|bound_llr_16`
 				run := fmt.Sprintf(`sum by (term) (sum_over_time(canary:http_request_duration_seconds:evidence_terms_1m{canary="checkout",term=~"%s"}[%dm])) or label_replace(vector(%d), "term", "length", "", ""), "recent_minutes", "%d", "", "")`, llr, l, l, l)
 				if !has(recent, run) {
 					t.Errorf("recent sums lack the %d-minute run %s", l, run)
@@ -131,8 +131,9 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 				">= " + numText(c.RollbackBoundary(false)), ">= " + numText(c.RecentBoundary(false)),
 				"<= " + numText(-c.PromoteBoundary(false)), ">= " + strconv.Itoa(c.PromoteMinutes()),
 				"unless on() canary:http_request_duration_seconds:flags_" + w + `{canary="checkout"}`,
-				// too small to tell: the verdict quantile's summed expected tail
-				`(sum(canary:http_request_duration_seconds:evidence_sums_` + w + `{canary="checkout",term="promote_expected"}) or vector(0)) >= ` + numText(c.PromoteExpected(false)),
+				// too small to tell: the verdict quantile's summed expected
+				// tail beyond its bucket bound, the bound vote's
+				`(sum(canary:http_request_duration_seconds:evidence_sums_` + w + `{canary="checkout",term="bound_expected_beyond"}) or vector(0)) >= ` + numText(c.PromoteExpected(false)),
 			} {
 				if !has(decision, want) {
 					t.Errorf("decision lacks %q:\n%s", want, decision)
@@ -210,12 +211,12 @@ func TestMixtureInPrometheus(t *testing.T) {
 		terms int
 		llr   []float64
 	}{
-		{"every vote", verdict.Components, []float64{-3, 2, 5, -700, 1, 0.5}},
-		{"every vote, all far below", verdict.Components, []float64{-900, -950, -1000, -1200, -904, -907}},
-		{"every vote, some far above", verdict.Components, []float64{900, 1200, 5, -3, -2000, 699}},
-		{"no decade below", len(verdict.TailIndices), []float64{-3, 5, -700}},
-		{"no decade below, all far below", len(verdict.TailIndices), []float64{-900, -950, -1000}},
-		{"no decade below, far above", len(verdict.TailIndices), []float64{900, 1200, 901}},
+		{"every vote", verdict.Components, []float64{-3, 2, 5, -700, 1, 0.5, 4, -1, 3}},
+		{"every vote, all far below", verdict.Components, []float64{-900, -950, -1000, -1200, -904, -907, -1100, -920, -990}},
+		{"every vote, some far above", verdict.Components, []float64{900, 1200, 5, -3, -2000, 699, 10, 0, 701}},
+		{"no decade below", 2 * len(verdict.TailIndices), []float64{-3, 5, -700, 2, 1, -4}},
+		{"no decade below, all far below", 2 * len(verdict.TailIndices), []float64{-900, -950, -1000, -930, -990, -1010}},
+		{"no decade below, far above", 2 * len(verdict.TailIndices), []float64{900, 1200, 901, 5, 950, -3}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			all := make([]float64, verdict.Components) // the absent ones are 0
@@ -239,5 +240,46 @@ func TestMixtureInPrometheus(t *testing.T) {
 				t.Fatalf("Prometheus's mixture differs from verdict.Mixture %v: %v\n%s\n%s", want, err, out, test)
 			}
 		})
+	}
+}
+
+// The bound vote has no counts of its own: its canary and baseline terms
+// are the verdict quantile's counts beyond its bucket bound, recorded once
+// in the minute's counts, its expected count is what the too-small floor
+// sums, and its deep tail is the verdict quantile's.
+func TestBoundVoteSharesTheVerdictQuantilesCounts(t *testing.T) {
+	q := verdict.Default().VerdictQuantile
+	v0, b := TermsOfVote(0, q), TermsOfVote(verdict.BoundVote, q)
+	for _, tt := range []struct{ name, got, want string }{
+		{"canary", v0.BoundCanary, b.Canary},
+		{"baseline", v0.BoundBaseline, b.Baseline},
+		{"expected", v0.PromoteExpected, b.Expected},
+		{"deep canary", b.DeepCanary, v0.DeepCanary},
+		{"deep baseline", b.DeepBaseline, v0.DeepBaseline},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+	if b.LLR[0] != "bound_llr_4" || b.Canary != "bound_canary_beyond" {
+		t.Errorf("bound vote terms %+v, want the bound_ prefix", b)
+	}
+	for _, kind := range []string{"native", "classic"} {
+		rf := renderFile(t, File{Canaries: []Canary{checkout(kind)}})
+		found := false
+		for _, r := range rf.Groups[0].Rules {
+			if r.Record != "canary:http_request_duration_seconds:evidence_counts_1m" {
+				continue
+			}
+			found = true
+			for term, want := range map[string]int{b.Canary: 1, b.Baseline: 1, v0.DeepCanary: 1, "bound_canary_deep": 0, "canary_bound": 0} {
+				if n := strings.Count(spaced(r.Expr), spaced(`"term", "`+term+`"`)); n != want {
+					t.Errorf("%s: the minute's counts label %d rows %s, want %d", kind, n, term, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no record of the minute's counts", kind)
+		}
 	}
 }

@@ -42,7 +42,8 @@ type Vote struct {
 	// Quantile voting (0: the vote is absent and its LLRs are 0, a likelihood
 	// ratio of 1 that neither speaks for nor against the canary).
 	Quantile float64
-	// Threshold is Quantile of both fleets' merged histogram.
+	// Threshold is Quantile of both fleets' merged histogram; for BoundVote
+	// the bound of the bucket that holds it.
 	Threshold float64
 	// Baseline and Canary are the observations beyond Threshold, as counted
 	// observations (increase() extrapolation removed, see ScrapeScale).
@@ -94,11 +95,11 @@ func (v Vote) Residual(f float64) float64 {
 	return (v.Canary - f*k) / math.Sqrt(f*(1-f)*k)
 }
 
-// NumVotes is how many quantiles vote (Config.VoteQuantiles), and
-// Components how many alternatives the evidence rule mixes: each vote's
-// quantile with each tail index.
+// NumVotes is how many votes there are (Config.VoteQuantiles), and
+// Components how many alternatives the evidence rule mixes: each vote with
+// each tail index.
 const (
-	NumVotes   = 2
+	NumVotes   = 3
 	Components = NumVotes * len(TailIndices)
 )
 
@@ -172,10 +173,15 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 	// Each fleet's buckets are read once for every vote's threshold, the
 	// start of its deep tail, DeepFactor times it, and the bound of the
 	// bucket holding it.
+	// The bound vote's threshold is the verdict quantile's bucket bound, and
+	// its deep tail the verdict quantile's.
 	var at, bs, cs [3 * NumVotes]float64
+	ths[BoundVote] = pooled.BucketBound(ths[0])
 	for i := range NumVotes {
 		at[i], at[NumVotes+i], at[2*NumVotes+i] = ths[i], ths[i]*DeepFactor, pooled.BucketBound(ths[i])
 	}
+	at[NumVotes+BoundVote] = ths[0] * DeepFactor
+	m.votes[BoundVote].threshold = ths[BoundVote]
 	baseline.CountsAbove(at[:], bs[:])
 	canary.CountsAbove(at[:], cs[:])
 	for i := range m.votes {
@@ -246,7 +252,9 @@ func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promo
 			shallow := LLR(math.Max(v.BoundCanary-v.DeepCanary, 0), math.Max(v.BoundBaseline-v.DeepBaseline, 0), f, alt)
 			promote = math.Max(promote, math.Min(shallow, -c.DeepPromoteCap()))
 		}
-		band := LLR(v.Canary-v.DeepCanary, v.Baseline-v.DeepBaseline, f, alt)
+		// The bound vote's deep tail is the verdict quantile's, which can
+		// begin below a bound far above the threshold: never fewer than none.
+		band := LLR(math.Max(v.Canary-v.DeepCanary, 0), math.Max(v.Baseline-v.DeepBaseline, 0), f, alt)
 		llr[j] = math.Min(math.Min(l, limit), math.Max(band, deep))
 	}
 	return llr, promote
@@ -310,13 +318,33 @@ func (c Config) VoteQuantiles() [NumVotes]float64 {
 	if below < 0.5 {
 		below = 0
 	}
-	return [NumVotes]float64{q, below}
+	return [NumVotes]float64{q, below, q}
+}
+
+// BoundVote is the index of the vote that counts whole buckets: each
+// fleet's observations beyond the bound of the merged histogram's bucket
+// that holds the verdict quantile (histogram.BucketBound), nothing
+// interpolated. Inside that bucket interpolation spreads observations
+// evenly, so a tail made heavier inside a wide bucket (native schema 0's
+// factor 2) reads as barely heavier beyond the threshold; beyond the bound
+// it reads as it is. Its quantile is the verdict quantile's, its threshold
+// the bound, its deep tail the verdict quantile's; it does not take part in
+// promotion (the verdict quantile's Promote already reads those counts).
+const BoundVote = 2
+
+// VoteLabel names vote i of quantile q in reasons and in the rule pack's
+// quantile label: "p99", "p90", and "p99 bound" for BoundVote.
+func VoteLabel(i int, q float64) string {
+	if i == BoundVote {
+		return QuantileLabel(q) + " bound"
+	}
+	return QuantileLabel(q)
 }
 
 // PromoteVotes is how many of the votes, first in VoteQuantiles order, must
-// show the canary not worse before it promotes: all of them, the verdict
-// quantile and the decade below.
-const PromoteVotes = NumVotes
+// show the canary not worse before it promotes: the verdict quantile and
+// the decade below.
+const PromoteVotes = 2
 
 // ScrapeScale is the factor that turns a one-minute increase() into counted
 // observations, from the mean number of samples n each series has in the
@@ -761,9 +789,9 @@ func tails(votes [NumVotes]VoteSums) string {
 	v := votes[0]
 	out := fmt.Sprintf("canary %s exceedances %.0f vs %.1f expected", QuantileLabel(v.Quantile), v.Canary, v.Expected)
 	var others []string
-	for _, o := range votes[1:] {
+	for i, o := range votes[1:] {
 		if o.Quantile > 0 {
-			others = append(others, fmt.Sprintf("%s %.0f vs %.1f", QuantileLabel(o.Quantile), o.Canary, o.Expected))
+			others = append(others, fmt.Sprintf("%s %.0f vs %.1f", VoteLabel(i+1, o.Quantile), o.Canary, o.Expected))
 		}
 	}
 	if len(others) > 0 {
@@ -779,17 +807,17 @@ func (w WindowEvidence) discount() string {
 	out := ""
 	for i, d := range w.Dispersion {
 		if d > 1 {
-			out += DispersionClause(w.Votes[i].Quantile, fmt.Sprintf("%.1f", d))
+			out += DispersionClause(VoteLabel(i, w.Votes[i].Quantile), fmt.Sprintf("%.1f", d))
 		}
 	}
 	return out
 }
 
-// DispersionClause is the clause of a reason saying that a vote's evidence
-// is divided by its dispersion, written as phi (the rule pack writes it as
-// a template).
-func DispersionClause(q float64, phi string) string {
-	return fmt.Sprintf(", the %s evidence divided by its dispersion %s (its counts vary more from minute to minute than chance lets them)", QuantileLabel(q), phi)
+// DispersionClause is the clause of a reason saying that the evidence of
+// the vote labelled label (VoteLabel) is divided by its dispersion, written
+// as phi (the rule pack writes it as a template).
+func DispersionClause(label, phi string) string {
+	return fmt.Sprintf(", the %s evidence divided by its dispersion %s (its counts vary more from minute to minute than chance lets them)", label, phi)
 }
 
 // tooSmallFor says, for a window held below Config.PromoteExpected, when

@@ -80,7 +80,7 @@ func TestBoundaries(t *testing.T) {
 		{"anchored recent runs: the other half over 60 looks", c.RecentBoundary(true), math.Log(2 * 60 / 0.001)},
 		{"sliding: a day of looks", c.RollbackBoundary(false), math.Log(1440 / 0.001)},
 		{"sliding recent runs share it", c.RecentBoundary(false), math.Log(1440 / 0.001)},
-		{"a minute's cap: half an anchored rollback of one alternative", c.MinuteCap(), (math.Log(2/0.001) + math.Log(6)) / 2},
+		{"a minute's cap: half an anchored rollback of one alternative", c.MinuteCap(), (math.Log(2/0.001) + math.Log(9)) / 2},
 		{"anchored promote", c.PromoteBoundary(true), math.Log(100)},
 		{"sliding promote", c.PromoteBoundary(false), math.Log(1440 * 100)},
 	}
@@ -382,11 +382,11 @@ func TestVoteQuantiles(t *testing.T) {
 		q    float64
 		want [NumVotes]float64
 	}{
-		{0.99, [NumVotes]float64{0.99, 0.9}},
-		{0.999, [NumVotes]float64{0.999, 0.99}},
-		{0.95, [NumVotes]float64{0.95, 0.5}},
-		{0.9, [NumVotes]float64{0.9, 0}}, // the decade below would be p0
-		{0.5, [NumVotes]float64{0.5, 0}},
+		{0.99, [NumVotes]float64{0.99, 0.9, 0.99}},
+		{0.999, [NumVotes]float64{0.999, 0.99, 0.999}},
+		{0.95, [NumVotes]float64{0.95, 0.5, 0.95}},
+		{0.9, [NumVotes]float64{0.9, 0, 0.9}}, // the decade below would be p0
+		{0.5, [NumVotes]float64{0.5, 0, 0.5}},
 	}
 	for _, tt := range tests {
 		c := Default()
@@ -401,7 +401,8 @@ func TestVoteQuantiles(t *testing.T) {
 // 10,000 observations per fleet spread evenly over (0, 100] (classic buckets
 // of width 1), the thresholds are 90 and 99, and a canary that moved 5% of
 // its observations from the body to (99, 100] shows more beyond p99 than
-// beyond p90, relative to what is expected.
+// beyond p90, relative to what is expected. The bound vote counts whole
+// buckets beyond the bound of the bucket holding the p99.
 func TestMinuteEvidenceVotes(t *testing.T) {
 	even := func(extraTop float64) *histogram.Histogram {
 		t.Helper()
@@ -436,16 +437,26 @@ func TestMinuteEvidenceVotes(t *testing.T) {
 			t.Errorf("identical fleets, vote %d: %+v, want p%v at %v with %v beyond each and a negative LLR", i, v, want.q*100, want.x, want.beyond)
 		}
 	}
+	// The p99, 99, is a bucket's upper bound: the bound vote counts the
+	// bucket (99, 100].
+	if v := same.Votes[BoundVote]; v.Quantile != 0.99 || v.Threshold != 99 || math.Abs(v.Canary-100) > 1e-6 || math.Abs(v.Baseline-100) > 1e-6 {
+		t.Errorf("identical fleets, the bound vote: %+v, want the p99's bound 99 with 100 beyond each", v)
+	}
 	worse := MinuteEvidence(c, even(0), even(500), 1, 1)
 	ratio := func(v Vote) float64 { return v.Canary / v.Expected(worse.Share) }
 	below, at := ratio(worse.Votes[1]), ratio(worse.Votes[0])
 	if !(1 < below && below < at) {
 		t.Errorf("canary/expected beyond p90 %.3f, p99 %.3f: want 1 < p90 < p99", below, at)
 	}
-	for i, v := range worse.Votes {
+	for i, v := range worse.Votes[:BoundVote] {
 		if !(v.LLR[0] > 0) {
 			t.Errorf("vote %d (p%v) does not lean to rollback: %+v", i, v.Quantile*100, v)
 		}
+	}
+	// The canary's extra observations lie in (99, 100], which now holds the
+	// p99: nothing lies beyond its bound, and the bound vote reads nothing.
+	if v := worse.Votes[BoundVote]; v.Threshold != 100 || v.Canary != 0 || v.Baseline != 0 || v.LLR != [len(TailIndices)]float64{} {
+		t.Errorf("the bound vote: %+v, want the bound 100 with nothing beyond", v)
 	}
 	// Without the decade below (verdict quantile p90), that vote abstains.
 	c.VerdictQuantile = 0.9
@@ -455,8 +466,9 @@ func TestMinuteEvidenceVotes(t *testing.T) {
 }
 
 // Promotion needs the verdict quantile and the decade below to show the
-// canary not worse. A vote speaking for rollback alone rolls back, at the
-// mixture's price: with its three tail indices speaking alike, ln(6/3).
+// canary not worse; the bound vote takes no part. A vote speaking for
+// rollback alone rolls back, at the mixture's price: with its three tail
+// indices speaking alike, ln(9/3).
 func TestVotesDecide(t *testing.T) {
 	c := Default()
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
@@ -483,11 +495,13 @@ func TestVotesDecide(t *testing.T) {
 		llr  [NumVotes]float64 // each minute's LLR, for every tail index of each vote
 		want Decision
 	}{
-		{"every vote for the canary promotes", [NumVotes]float64{-1, -1}, Promote},
-		{"the decade below must agree", [NumVotes]float64{-1, 0}, Hold},
-		{"the verdict quantile must agree", [NumVotes]float64{0, -1}, Hold},
-		{"the verdict quantile alone rolls back", [NumVotes]float64{1, -1}, Rollback},
-		{"the decade below alone rolls back", [NumVotes]float64{-1, 1}, Rollback},
+		{"every vote for the canary promotes", [NumVotes]float64{-1, -1, -1}, Promote},
+		{"the decade below must agree", [NumVotes]float64{-1, 0, -1}, Hold},
+		{"the verdict quantile must agree", [NumVotes]float64{0, -1, -1}, Hold},
+		{"the bound vote takes no part in promotion", [NumVotes]float64{-1, -1, 0}, Promote},
+		{"the verdict quantile alone rolls back", [NumVotes]float64{1, -1, -1}, Rollback},
+		{"the decade below alone rolls back", [NumVotes]float64{-1, 1, -1}, Rollback},
+		{"the bound vote alone rolls back", [NumVotes]float64{-1, -1, 1}, Rollback},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -497,13 +511,13 @@ func TestVotesDecide(t *testing.T) {
 			}
 		})
 	}
-	// One vote at +1 a minute: the window's statistic is 60 - ln 2 (the
-	// other three components, at -60, vanish beside it).
-	w := run([NumVotes]float64{-1, 1})
-	if got, want := w.Evidence.Statistic, 60-math.Log(2); math.Abs(got-want) > 1e-9 {
+	// One vote at +1 a minute: the window's statistic is 60 - ln 3 (the
+	// other six components, at -60, vanish beside it).
+	w := run([NumVotes]float64{-1, 1, -1})
+	if got, want := w.Evidence.Statistic, 60-math.Log(3); math.Abs(got-want) > 1e-9 {
 		t.Errorf("statistic %v, want %v", got, want)
 	}
-	if !strings.Contains(w.Reason, "canary p99 exceedances 600 vs 600.0 expected (p90 600 vs 600.0) over 60 minutes") {
+	if !strings.Contains(w.Reason, "canary p99 exceedances 600 vs 600.0 expected (p90 600 vs 600.0, p99 bound 600 vs 600.0) over 60 minutes") {
 		t.Errorf("reason %q does not pool every vote", w.Reason)
 	}
 }

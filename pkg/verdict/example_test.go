@@ -11,7 +11,8 @@ import (
 // once. One minute of a 5% canary of a service at 500 req/s (30,000
 // observations), the stall's requests all beyond the p99.9 and displacing
 // others from each vote's tail in proportion: the evidence of that minute
-// with the default votes (p99 and p90), before the per-minute cap.
+// with the default votes (p99, p90 and the p99's bucket bound, here at the
+// p99 itself, as fine buckets put it), before the per-minute cap.
 // docs/judgement.md quotes these figures.
 func ExampleMixture_clumpedTail() {
 	const observations, share = 30000, 0.05
@@ -28,8 +29,8 @@ func ExampleMixture_clumpedTail() {
 		fmt.Printf("%2.0f requests caught: evidence %.1f\n", caught, verdict.Mixture(llr...))
 	}
 	// Output:
-	//  5 requests caught: evidence -1.0
-	// 10 requests caught: evidence 1.2
-	// 25 requests caught: evidence 11.1
-	// 50 requests caught: evidence 43.9
+	//  5 requests caught: evidence -0.8
+	// 10 requests caught: evidence 1.4
+	// 25 requests caught: evidence 11.4
+	// 50 requests caught: evidence 44.2
 }
