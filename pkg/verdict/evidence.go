@@ -308,8 +308,10 @@ func Mixture(llr ...float64) float64 {
 // observations beyond the decade below and is caught there first. There is
 // no vote beyond the verdict quantile: the decade above holds a tenth of its
 // observations, so one pod pausing for a second fills it (docs/judgement.md,
-// "Clustered tails"). The votes share one budget: the rule mixes every
-// vote's alternatives with equal weight.
+// "Clustered tails"). Third, at BoundVote, q again: the bound vote counts
+// whole buckets beyond the bound of the bucket that holds it. The votes
+// share one budget: the rule mixes every vote's alternatives with equal
+// weight.
 func (c Config) VoteQuantiles() [NumVotes]float64 {
 	q := c.VerdictQuantile
 	// Rounded to 12 digits: 1 - 10(1 - 0.99) is 0.8999999999999999 in floats.
