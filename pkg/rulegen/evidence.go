@@ -224,14 +224,17 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 func (r resolved) beyondBound(f, other fleetExprs, pooled expr, q float64, th expr) expr {
 	hist := r.inCommonLayout(f, other)
 	if r.kind != prom.Classic {
-		if r.every != nil {
-			// Every canary at once: the trim operators take each canary's
-			// threshold and bound, matched by its labels.
-			bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", th))
-			return op(fn("histogram_count", op(hist, ">/", bound)), "*", r.scrapeScale(f))
+		// One canary's threshold and bound are scalars; with every canary
+		// at once the trim operators take each canary's, matched by its
+		// labels.
+		cut := func(e expr) expr {
+			if r.every != nil {
+				return e
+			}
+			return fn("scalar", e)
 		}
-		bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", fn("scalar", th)))
-		return op(fn("histogram_count", op(hist, ">/", fn("scalar", bound))), "*", r.scrapeScale(f))
+		bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", cut(th)))
+		return op(fn("histogram_count", op(hist, ">/", cut(bound))), "*", r.scrapeScale(f))
 	}
 	inf := leaf(`label_replace(vector(0), "le", "+Inf", "", "")`)
 	rank := fn("scalar", op(fn("max", pooled), "*", leaf(verdict.QuantileKey(q))))

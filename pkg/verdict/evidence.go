@@ -159,36 +159,39 @@ func CountMinute(c Config, baseline, canary *histogram.Histogram) MinuteCounts {
 		return m
 	}
 	m.ok, m.baseline, m.canary = true, baseline.Count, canary.Count
-	var ths [NumVotes]float64
+	// The quantile votes (those before BoundVote) each have a threshold.
+	const quantileVotes = BoundVote
+	var ths [quantileVotes]float64
 	qs := c.VoteQuantiles()
-	for i, q := range qs {
+	for i, q := range qs[:quantileVotes] {
 		if q == 0 {
 			qs[i] = math.NaN() // no such vote: no threshold
 		}
 	}
-	pooled.Quantiles(qs[:], ths[:])
-	for i := range m.votes {
-		m.votes[i].threshold = ths[i]
+	pooled.Quantiles(qs[:quantileVotes], ths[:])
+	// Each fleet's buckets are read once for every quantile vote's
+	// threshold, the start of its deep tail, DeepFactor times it, and the
+	// bound of the bucket holding it.
+	const n = quantileVotes
+	var at, bs, cs [3 * n]float64
+	for i := range n {
+		at[i], at[n+i], at[2*n+i] = ths[i], ths[i]*DeepFactor, pooled.BucketBound(ths[i])
 	}
-	// Each fleet's buckets are read once for every vote's threshold, the
-	// start of its deep tail, DeepFactor times it, and the bound of the
-	// bucket holding it.
-	// The bound vote's threshold is the verdict quantile's bucket bound, and
-	// its deep tail the verdict quantile's.
-	var at, bs, cs [3 * NumVotes]float64
-	ths[BoundVote] = pooled.BucketBound(ths[0])
-	for i := range NumVotes {
-		at[i], at[NumVotes+i], at[2*NumVotes+i] = ths[i], ths[i]*DeepFactor, pooled.BucketBound(ths[i])
-	}
-	at[NumVotes+BoundVote] = ths[0] * DeepFactor
-	m.votes[BoundVote].threshold = ths[BoundVote]
 	baseline.CountsAbove(at[:], bs[:])
 	canary.CountsAbove(at[:], cs[:])
-	for i := range m.votes {
-		m.votes[i].baseline, m.votes[i].canary = bs[i], cs[i]
-		m.votes[i].deepBaseline, m.votes[i].deepCanary = bs[NumVotes+i], cs[NumVotes+i]
-		m.votes[i].boundBaseline, m.votes[i].boundCanary = bs[2*NumVotes+i], cs[2*NumVotes+i]
+	for i := range n {
+		v := &m.votes[i]
+		v.threshold = ths[i]
+		v.baseline, v.canary = bs[i], cs[i]
+		v.deepBaseline, v.deepCanary = bs[n+i], cs[n+i]
+		v.boundBaseline, v.boundCanary = bs[2*n+i], cs[2*n+i]
 	}
+	// The bound vote reads the verdict quantile's counts: beyond its bucket
+	// bound, with its deep tail (as the rule pack records them once).
+	v0 := m.votes[0]
+	b := &m.votes[BoundVote]
+	b.threshold, b.baseline, b.canary = at[2*n], v0.boundBaseline, v0.boundCanary
+	b.deepBaseline, b.deepCanary = v0.deepBaseline, v0.deepCanary
 	return m
 }
 
