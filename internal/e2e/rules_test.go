@@ -962,12 +962,14 @@ func (st *stack) everyParity(t *testing.T, variantPack string, rollsBack bool) {
 	evidence := rulegen.RecordName(metric, "evidence_60m", false)
 	recent := rulegen.RecordName(metric, "recent_evidence", false)
 	counts := rulegen.RecordName(metric, "evidence_counts_1m", false)
-	canaryBeyond := rulegen.TermsOfVote(0, 0.99).Canary
+	inputs := rulegen.RecordName(metric, "evidence_inputs_1m", false)
+	canaryBeyond, bound := rulegen.TermsOfVote(0, 0.99).Canary, rulegen.TermsOfVote(0, 0.99).Bound
 	for _, c := range []struct {
 		name, one, every string
 		absentIsZero     bool // the one canary's figure is 0 where every canary's has no series
 	}{
 		{"counts", fmt.Sprintf(`%s{canary="checkout",term=%q}`, counts, canaryBeyond), fmt.Sprintf(`%s{pairwise_generic="every",term=%q}`, counts, canaryBeyond), false},
+		{"bucket bound", fmt.Sprintf(`%s{canary="checkout",term=%q}`, inputs, bound), fmt.Sprintf(`%s{pairwise_generic="every",term=%q}`, inputs, bound), false},
 		{"statistic", fmt.Sprintf(`%s{canary="checkout"}`, evidence), fmt.Sprintf(`%s{pairwise_generic="every"}`, evidence), true},
 		{"recent", fmt.Sprintf(`max(%s{canary="checkout"})`, recent), fmt.Sprintf(`max by (service) (%s{pairwise_generic="every"})`, recent), false},
 		{"rollback", "max(" + alertExpr(string(committed), "pairwise-checkout") + ")", "max by (canary) (" + alertExpr(variantPack, "pairwise-generic-every") + ")", false},

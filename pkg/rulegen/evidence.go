@@ -68,6 +68,10 @@ type VoteTerms struct {
 	// (verdict.Vote.PromoteExpected), a term of the verdict quantile's
 	// evidence that the too-small floor reads.
 	BoundCanary, BoundBaseline, PromoteExpected string
+	// Threshold and Bound name the vote's threshold and the bound of the
+	// bucket that holds it among a minute's inputs (evidenceInputs):
+	// threshold, threshold_bound, p90_threshold, p90_threshold_bound.
+	Threshold, Bound string
 }
 
 // TermsOfVote names the terms of the vote at index vote of
@@ -96,7 +100,7 @@ func termsWith(prefix string) VoteTerms {
 	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond",
 		DeepCanary: prefix + "canary_deep", DeepBaseline: prefix + "baseline_deep",
 		BoundCanary: prefix + "canary_bound", BoundBaseline: prefix + "baseline_bound", PromoteExpected: prefix + "promote_expected",
-		Promote: prefix + "promote_llr_" + fmtNum(verdict.TailIndices[0])}
+		Promote: prefix + "promote_llr_" + fmtNum(verdict.TailIndices[0]), Threshold: prefix + "threshold", Bound: prefix + "threshold_bound"}
 	for i, a := range verdict.TailIndices {
 		t.LLR[i] = prefix + "llr_" + fmtNum(a)
 	}
@@ -170,9 +174,91 @@ func (r resolved) scrapeScale(f fleetExprs) expr {
 	return op(leaf("1"), "-", op(leaf("1"), "/", op(f.samplesPerSeries, ">", leaf("1"))))
 }
 
-func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
+// minuteInputs are the figures of a minute that its evidence counts read
+// many times: each vote's threshold, the quantile of both fleets merged
+// (present only when finite), the bound of the merged histogram's bucket
+// that holds it (native histograms; classic buckets find it by rank), and
+// each fleet's scrape scale. The group records them once a minute
+// (evidenceInputs) and its counts read the records; the parity queries
+// compute them inline. PromQL shares no subexpression, so each use inline
+// evaluates the merged histogram's quantile again.
+type minuteInputs struct {
+	threshold, bound func(v vote) expr
+	scale            func(f fleetExprs) expr
+}
+
+// inlineInputs computes a minute's inputs from its fleets' histograms.
+func (r resolved) inlineInputs(m minuteExprs) minuteInputs {
+	pooled := op(m.base.hist, "+", m.canary.hist)
+	threshold := func(v vote) expr {
+		x := fn("histogram_quantile", leaf(verdict.QuantileKey(v.q)), pooled)
+		return op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))
+	}
+	return minuteInputs{
+		threshold: threshold,
+		// The bound is histogram_quantile(1) of the merged histogram trimmed
+		// below the threshold: its highest bucket with observations reaching
+		// below it.
+		bound: func(v vote) expr { return fn("histogram_quantile", leaf("1"), op(pooled, "</", r.cut(threshold(v)))) },
+		scale: r.scrapeScale,
+	}
+}
+
+// recordedInputs reads a minute's inputs from the group's record of them.
+func (r resolved) recordedInputs() minuteInputs {
+	read := func(term string) expr {
+		return r.agg("sum", recordedMinute(r.recordedSeries(r.minuteNames().inputs, termMatcher(term)).flat(), 0))
+	}
+	return minuteInputs{
+		threshold: func(v vote) expr { return read(v.terms.Threshold) },
+		bound:     func(v vote) expr { return read(v.terms.Bound) },
+		scale:     func(f fleetExprs) expr { return read(scaleTerm(f)) },
+	}
+}
+
+// scaleTerm names a fleet's scrape scale among a minute's inputs:
+// baseline_scale, canary_scale.
+func scaleTerm(f fleetExprs) string { return f.name + "_scale" }
+
+// countsBound tells whether a vote counts each fleet's observations beyond
+// its bucket bound: the verdict quantile (the bound vote's counts), and a
+// vote that promotes in one canary's group (a group that judges every
+// canary does not decide promotion).
+func (r resolved) countsBound(v vote) bool {
+	return v.index == 0 || (r.every == nil && v.index < verdict.PromoteVotes)
+}
+
+// evidenceInputs is the record of a minute's inputs, a series per term:
+// each vote's threshold and (native) bucket bound, each fleet's scrape
+// scale, each present when its figure is (a bound is left out only when it
+// is NaN).
+func (r resolved) evidenceInputs(m minuteExprs) expr {
+	in := r.inlineInputs(m)
+	rows := op(labelled(in.scale(m.base), termLabel, scaleTerm(m.base)), "or", labelled(in.scale(m.canary), termLabel, scaleTerm(m.canary)))
+	for _, v := range r.votes() {
+		if v.index == verdict.BoundVote {
+			continue // the verdict quantile's threshold and bound
+		}
+		rows = op(rows, "or", labelled(in.threshold(v), termLabel, v.terms.Threshold))
+		if r.kind != prom.Classic && r.countsBound(v) {
+			rows = op(rows, "or", labelled(op(in.bound(v), ">=", leaf("-Inf")), termLabel, v.terms.Bound))
+		}
+	}
+	return rows
+}
+
+// cut is a threshold as a trim operator takes it: a scalar for one canary,
+// with every canary at once each canary's, matched by its labels.
+func (r resolved) cut(e expr) expr {
+	if r.every != nil {
+		return e
+	}
+	return fn("scalar", e)
+}
+
+func (r resolved) minuteEvidence(m minuteExprs, in minuteInputs) minuteEvidence {
 	var e minuteEvidence
-	counted := func(f fleetExprs) expr { return op(f.count, "*", r.scrapeScale(f)) }
+	counted := func(f fleetExprs) expr { return op(f.count, "*", in.scale(f)) }
 	for _, v := range r.votes() {
 		if v.index == verdict.BoundVote {
 			// Its counts are the verdict quantile's bound counts, its deep
@@ -180,8 +266,7 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 			e.votes = append(e.votes, voteEvidence{vote: v})
 			continue
 		}
-		x := fn("histogram_quantile", leaf(verdict.QuantileKey(v.q)), op(m.base.hist, "+", m.canary.hist))
-		ve := voteEvidence{vote: v, threshold: op(op(x, ">", leaf("-Inf")), "<", leaf("+Inf"))}
+		ve := voteEvidence{vote: v, threshold: in.threshold(v)}
 		// Without a finite threshold scalar() is NaN, and so is the count.
 		beyond := func(f, other fleetExprs, factor float64) expr {
 			hist := r.inCommonLayout(f, other)
@@ -193,15 +278,15 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 				// Every canary at once: the trim operator cuts each canary's
 				// histogram at its own threshold (histogram_fraction takes a
 				// scalar), interpolating inside the bucket as it does.
-				return op(fn("histogram_count", op(hist, ">/", th)), "*", r.scrapeScale(f))
+				return op(fn("histogram_count", op(hist, ">/", th)), "*", in.scale(f))
 			}
-			return op(op(fn("histogram_fraction", fn("scalar", th), leaf("+Inf"), hist), "*", f.count), "*", r.scrapeScale(f))
+			return op(op(fn("histogram_fraction", fn("scalar", th), leaf("+Inf"), hist), "*", f.count), "*", in.scale(f))
 		}
 		ve.beyondBaseline, ve.beyondCanary = beyond(m.base, m.canary, 1), beyond(m.canary, m.base, 1)
 		ve.deepBaseline, ve.deepCanary = beyond(m.base, m.canary, verdict.DeepFactor), beyond(m.canary, m.base, verdict.DeepFactor)
-		if v.index == 0 || (r.every == nil && v.index < verdict.PromoteVotes) {
+		if r.countsBound(v) {
 			pooled := op(m.base.hist, "+", m.canary.hist)
-			ve.boundBaseline, ve.boundCanary = r.beyondBound(m.base, m.canary, pooled, v.q, ve.threshold), r.beyondBound(m.canary, m.base, pooled, v.q, ve.threshold)
+			ve.boundBaseline, ve.boundCanary = r.beyondBound(m.base, m.canary, pooled, v, in), r.beyondBound(m.canary, m.base, pooled, v, in)
 		}
 		e.votes = append(e.votes, ve)
 	}
@@ -211,36 +296,24 @@ func (r resolved) minuteEvidence(m minuteExprs) minuteEvidence {
 }
 
 // beyondBound is the fleet's counted observations beyond the bound of the
-// bucket of both fleets' merged histogram that holds the threshold th of
-// quantile q (histogram.BucketBound), pooled: whole buckets, as the engine
-// counts them. Native: the bound is histogram_quantile(1) of the merged histogram
-// trimmed below the threshold (its highest bucket with observations
-// reaching below it), and the fleet's histogram is trimmed at it. Classic:
-// the merged histogram's lowest finite le whose cumulative count reaches
-// the threshold's rank (q times the merged count), as histogram_quantile
-// finds the bucket, or its highest finite le when only +Inf does (the
-// threshold is then that le); the fleet's count less its cumulative count
-// there.
-func (r resolved) beyondBound(f, other fleetExprs, pooled expr, q float64, th expr) expr {
+// bucket of both fleets' merged histogram (pooled) that holds vote v's
+// threshold (histogram.BucketBound): whole buckets, as the engine counts
+// them. Native: the fleet's histogram is trimmed at the bound (minuteInputs).
+// Classic: the merged histogram's lowest finite le whose cumulative count
+// reaches the threshold's rank (q times the merged count), as
+// histogram_quantile finds the bucket, or its highest finite le when only
+// +Inf does (the threshold is then that le); the fleet's count less its
+// cumulative count there.
+func (r resolved) beyondBound(f, other fleetExprs, pooled expr, v vote, in minuteInputs) expr {
 	hist := r.inCommonLayout(f, other)
 	if r.kind != prom.Classic {
-		// One canary's threshold and bound are scalars; with every canary
-		// at once the trim operators take each canary's, matched by its
-		// labels.
-		cut := func(e expr) expr {
-			if r.every != nil {
-				return e
-			}
-			return fn("scalar", e)
-		}
-		bound := fn("histogram_quantile", leaf("1"), op(pooled, "</", cut(th)))
-		return op(fn("histogram_count", op(hist, ">/", cut(bound))), "*", r.scrapeScale(f))
+		return op(fn("histogram_count", op(hist, ">/", r.cut(in.bound(v)))), "*", in.scale(f))
 	}
 	inf := leaf(`label_replace(vector(0), "le", "+Inf", "", "")`)
-	rank := fn("scalar", op(fn("max", pooled), "*", leaf(verdict.QuantileKey(q))))
+	rank := fn("scalar", op(fn("max", pooled), "*", leaf(verdict.QuantileKey(v.q))))
 	reached := op(op(hist, "and on(le)", op(pooled, ">=", rank)), "unless on(le)", inf)
 	atBound := op(fn("min", reached), "or", fn("max", op(hist, "unless on(le)", inf)))
-	return op(op(f.count, "-", atBound), "*", r.scrapeScale(f))
+	return op(op(f.count, "-", atBound), "*", in.scale(f))
 }
 
 // inCommonLayout is the fleet's histogram of the minute in the layout both
@@ -736,7 +809,7 @@ type evidenceNames struct {
 
 func (r resolved) evidenceExprs(m minuteExprs) evidenceExprs {
 	window := strconv.Itoa(r.config.WindowMinutes) + "m"
-	e := evidenceExprs{minute: r.minuteEvidence(m), flags: r.windowFlags()}
+	e := evidenceExprs{minute: r.minuteEvidence(m, r.inlineInputs(m)), flags: r.windowFlags()}
 	e.terms = r.terms(inlineRows{r.evidenceCounts(e.minute)})
 	e.sums, e.recent = r.windowSums(), r.recentSums()
 	e.names = evidenceNames{

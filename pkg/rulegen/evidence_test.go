@@ -66,21 +66,38 @@ func TestEvidenceSumsReadTheRecordedMinutes(t *testing.T) {
 			}
 			k := prom.Kind(kind)
 			c := verdict.Default()
-			terms := exprs["canary:http_request_duration_seconds:evidence_counts_1m"]
+			inputs, counts := exprs["canary:http_request_duration_seconds:evidence_inputs_1m"], exprs["canary:http_request_duration_seconds:evidence_counts_1m"]
 			hists, health := prom.MinuteHistogramRecord("http_request_duration_seconds", k), prom.MinuteHealthRecord("http_request_duration_seconds", k)
+			readInput := func(term string) string {
+				return fmt.Sprintf(`sum(last_over_time(canary:http_request_duration_seconds:evidence_inputs_1m{canary="checkout",term=%q}[1m]))`, term)
+			}
 			for _, fleet := range []string{"baseline", "canary"} {
+				hist := fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, hists, fleet)
 				for _, want := range []string{
-					fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, hists, fleet),
+					hist,
 					// the fleet's samples per series, from its health
 					fmt.Sprintf(`sum(last_over_time(%s{canary="checkout",fleet=%q,pairwise_health="samples"}[1m])) / sum(last_over_time(%s{canary="checkout",fleet=%q,pairwise_health="series"}[1m]))`, health, fleet, health, fleet),
 				} {
-					if !has(terms, want) {
-						t.Errorf("the minute's terms do not read %s:\n%.300s", want, terms)
+					if !has(inputs, want) {
+						t.Errorf("the minute's inputs do not read %s:\n%.300s", want, inputs)
 					}
 				}
+				// The counts read the fleet's histogram and its recorded scale,
+				// not its samples again.
+				if !has(counts, hist) || !has(counts, readInput(fleet+"_scale")) || has(counts, `pairwise_health="samples"`) {
+					t.Errorf("the minute's counts do not read the %s histogram and its recorded scale only:\n%.300s", fleet, counts)
+				}
 			}
-			if !has(terms, "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
-				t.Errorf("the minute's terms lack the pooled quantile")
+			if !has(inputs, "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
+				t.Errorf("the minute's inputs lack the pooled quantile")
+			}
+			// The counts read each vote's threshold as recorded, never the
+			// merged histogram's quantile again.
+			if !has(counts, readInput("threshold")) || !has(counts, readInput("p90_threshold")) || has(counts, "histogram_quantile(") && kind == "native" {
+				t.Errorf("the minute's counts do not read the recorded thresholds:\n%.300s", counts)
+			}
+			if bound := readInput("threshold_bound"); has(counts, bound) != (kind == "native") || has(inputs, `"threshold_bound"`) != (kind == "native") {
+				t.Errorf("native counts read the recorded bucket bound, classic counts find it by rank: %s in counts %v", bound, has(counts, bound))
 			}
 			for _, a := range verdict.TailIndices {
 				if want := fmt.Sprintf(`label_replace(vector(%s), "term", "llr_%s"`, numText(math.Pow(c.RollbackThreshold, a)), fmtNum(a)); !has(exprs["canary:http_request_duration_seconds:evidence_terms_1m"], want) {
@@ -143,7 +160,7 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 				t.Errorf("rollback alert lacks the boundaries:\n%s", rollback)
 			}
 			sums := exprs["canary:http_request_duration_seconds:evidence_sums_"+w]
-			if !strings.HasSuffix(spaced(sums), spaced("["+w+"]))")) || !has(exprs["canary:http_request_duration_seconds:evidence_counts_1m"], "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
+			if !strings.HasSuffix(spaced(sums), spaced("["+w+"]))")) || !has(exprs["canary:http_request_duration_seconds:evidence_inputs_1m"], "histogram_quantile("+verdict.QuantileKey(c.VerdictQuantile)+",") {
 				t.Errorf("window sums do not follow the window and quantile:\n%.300s", sums)
 			}
 			recent := exprs["canary:http_request_duration_seconds:recent_evidence_sums"]

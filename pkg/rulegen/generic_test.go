@@ -155,10 +155,10 @@ func TestJudgeEvery(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(oneLine(rules[3].Expr), ">/") || !strings.Contains(oneLine(rules[3].Expr), "sum by (namespace, service) (") {
-		t.Errorf("the counts are not cut per canary:\n%.400s", oneLine(rules[3].Expr))
+	if !strings.Contains(oneLine(rules[4].Expr), ">/") || !strings.Contains(oneLine(rules[4].Expr), "sum by (namespace, service) (") {
+		t.Errorf("the counts are not cut per canary:\n%.400s", oneLine(rules[4].Expr))
 	}
-	want := []string{"evidence_counts_1m", "evidence_terms_1m", "evidence_residuals_1m", "evidence_changes_1m", "evidence_sums_60m", "recent_evidence_sums", "evidence_dispersion_60m", "evidence_60m", "recent_evidence"}
+	want := []string{"evidence_inputs_1m", "evidence_counts_1m", "evidence_terms_1m", "evidence_residuals_1m", "evidence_changes_1m", "evidence_sums_60m", "recent_evidence_sums", "evidence_dispersion_60m", "evidence_60m", "recent_evidence"}
 	for i := range want {
 		want[i] = RecordName(g.Metric, want[i], false)
 	}

@@ -235,17 +235,19 @@ type minuteNames struct {
 	// missing and partial are 1 in a minute where one fleet served alone,
 	// or one was incomplete (not warm-up). Each is absent otherwise.
 	countedRatio, share, missing, partial string
-	// counts are each vote's counts and the canary's share of a minute
+	// inputs are each vote's threshold and bucket bound and each fleet's
+	// scrape scale (evidenceInputs), which the counts read; counts are each
+	// vote's counts and the canary's share of a minute
 	// carrying evidence, terms the evidence rule's terms computed from them,
 	// residuals and changes each vote's standardized residual and its change
 	// from the minute before (dispersionRules).
-	counts, terms, residuals, changes string
+	inputs, counts, terms, residuals, changes string
 }
 
 func (r resolved) minuteNames() minuteNames {
 	n := func(op string) string { return RecordName(r.Metric, op, false) }
 	return minuteNames{good: n("good_1m"), bad: n("bad_1m"), countedRatio: n("counted_ratio_1m"), share: n("canary_share_1m"),
-		missing: n("fleet_missing_1m"), partial: n("partial_1m"), counts: n("evidence_counts_1m"), terms: n("evidence_terms_1m"), residuals: n("evidence_residuals_1m"), changes: n("evidence_changes_1m")}
+		missing: n("fleet_missing_1m"), partial: n("partial_1m"), inputs: n("evidence_inputs_1m"), counts: n("evidence_counts_1m"), terms: n("evidence_terms_1m"), residuals: n("evidence_residuals_1m"), changes: n("evidence_changes_1m")}
 }
 
 // overWindow is a range over the last minutes (the window when 0) of a
@@ -497,7 +499,9 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 	}
 	if c.Rule != verdict.RuleReference {
 		out = append(out,
-			rule{record: n.counts, expr: r.evidenceCounts(r.minuteEvidence(m)), labels: labels,
+			rule{record: n.inputs, expr: r.evidenceInputs(m), labels: labels,
+				comment: "evidence rule: the minute's inputs, a series per term (label " + termLabel + "): each voting quantile's threshold (the quantile of both fleets merged) and the bound of the merged histogram's bucket that holds it, each fleet's scrape scale (1 - 1/n, n its series' mean samples in the minute); the counts below read them"},
+			rule{record: n.counts, expr: r.evidenceCounts(r.minuteEvidence(m, r.recordedInputs())), labels: labels,
 				comment: "evidence rule: each voting quantile's threshold counts of the minute (the fleets' observations beyond it) and the canary's share, a series per term (label " + termLabel + "); absent when the minute carries none"},
 			rule{record: n.terms, expr: r.terms(recordedRows{r, n.counts}), labels: labels,
 				comment: "evidence rule: the minute's evidence, a series per term (label " + termLabel + "); absent when the minute carries none"})
