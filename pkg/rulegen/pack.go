@@ -190,7 +190,7 @@ func (r resolved) minute() minuteExprs {
 	m.recordedRatio = op(op(m.ratio, "unless", bothZero), "or", op(bothZero, "+", leaf("1")))
 	// min(tail baseline, tail canary) < MinTailObservations, as verdict.Judge
 	// (the canary first, so an alert's value is its tail when it is short).
-	m.insufficient = op(op(m.canary.tail, "<", num(c.MinTailObservations)), "or", op(m.base.tail, "<", num(c.MinTailObservations)))
+	m.insufficient = op(op(m.canary.tail, "<", num(c.TailNeeded())), "or", op(m.base.tail, "<", num(c.TailNeeded())))
 	present := op(op(m.base.count, ">", leaf("0")), "and", op(m.canary.count, ">", leaf("0")))
 	m.partial = op(present, "and", op(m.base.incomplete, "or", m.canary.incomplete))
 	m.counted = m.warm(op(op(m.data, "unless", m.insufficient), "unless", m.partial))

@@ -231,7 +231,7 @@ func TestOverridesReachTheRules(t *testing.T) {
 		"canary_fleet:http_request_duration_seconds:p50_1m", "canary_fleet:http_request_duration_seconds:p90_1m",
 		"canary_fleet:http_request_duration_seconds:p99_9_1m", // the verdict quantile is recorded although not listed
 		"canary_fleet:http_request_duration_seconds:beyond_p99_9_1m",
-		"histogram_quantile(0.999,", ">= 1.25", "<= 0.9", "< 20", "[30m])", ">= 3)", ">= 20",
+		"histogram_quantile(0.999,", ">= 1.25", "<= 0.9", "< " + numText(verdict.Config{MinTailObservations: minTail}.TailNeeded()), "[30m])", ">= 3)", ">= 20",
 		"canary:http_request_duration_seconds:decision_30m",
 		"[1m] offset 2m", // warm-up looks back
 		"https://runbooks.example/pairwise#pairwisecanaryrollback",
@@ -253,7 +253,7 @@ func TestDefaultsComeFromVerdict(t *testing.T) {
 	d := verdict.Default()
 	for _, want := range []string{
 		"histogram_quantile(" + verdict.QuantileKey(d.VerdictQuantile) + ",",
-		">= " + fmtNum(d.RollbackThreshold), "<= " + fmtNum(d.PromoteThreshold), "< " + fmtNum(d.MinTailObservations),
+		">= " + fmtNum(d.RollbackThreshold), "<= " + fmtNum(d.PromoteThreshold), "< " + numText(d.TailNeeded()),
 	} {
 		if !strings.Contains(oneLine(string(out)), want) {
 			t.Errorf("default pack lacks %q from verdict.Default()", want)

@@ -103,6 +103,15 @@ func Default() Config {
 	}
 }
 
+// TailNeeded is the smallest tail beyond the verdict quantile that counts as
+// MinTailObservations. A fleet's tail is interpolated inside the bucket that
+// holds its quantile, so a minute of 1,000 observations has exactly 10
+// beyond its p99; the engine's and Prometheus's float arithmetic put that
+// a few ulps either side of 10, and the verdict must not depend on which.
+// Within a billionth of the minimum counts as reaching it, in the engine
+// (Judge) and in the rule pack alike.
+func (c Config) TailNeeded() float64 { return c.MinTailObservations * (1 - 1e-9) }
+
 // Validate reports the first field that makes no sense, by its name.
 func (c Config) Validate() error {
 	var errs []error

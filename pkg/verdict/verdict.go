@@ -103,12 +103,12 @@ func Judge(c Config, baseline, canary FleetStats) (v Verdict, ratio float64, rea
 		ratio = 1
 	}
 	label := QuantileLabel(c.VerdictQuantile)
-	if tail := math.Min(baseline.Tail, canary.Tail); tail < c.MinTailObservations {
+	if tail := math.Min(baseline.Tail, canary.Tail); tail < c.TailNeeded() {
 		fleet := "canary"
 		if baseline.Tail < canary.Tail {
 			fleet = "baseline"
 		}
-		return Insufficient, ratio, fmt.Sprintf("the %s fleet has %.0f observations beyond its %s, fewer than the %.0f needed to judge it", fleet, tail, label, c.MinTailObservations)
+		return Insufficient, ratio, fmt.Sprintf("the %s fleet has %.0f observations beyond its %s, fewer than the %.0f needed to judge it", fleet, math.Floor(tail), label, c.MinTailObservations)
 	}
 	switch {
 	case ratio <= c.PromoteThreshold:

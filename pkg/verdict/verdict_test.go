@@ -38,6 +38,10 @@ func TestJudge(t *testing.T) {
 		{name: "canary tail of 9 is insufficient", baseline: fleet(1, 20), canary: fleet(2, 9), want: Insufficient, wantRatio: 2, reason: "canary fleet has 9 observations"},
 		{name: "baseline tail short", baseline: fleet(1, 3), canary: fleet(2, 90), want: Insufficient, wantRatio: 2, reason: "baseline fleet has 3"},
 		{name: "tail of exactly 10 is enough", baseline: fleet(1, 10), canary: fleet(2, 10), want: Bad, wantRatio: 2},
+		// 1,000 observations have 10 beyond the p99, which float arithmetic
+		// may put an ulp below 10 (TailNeeded).
+		{name: "tail an ulp below 10 is enough", baseline: fleet(1, 20), canary: fleet(2, math.Nextafter(10, 0)), want: Bad, wantRatio: 2},
+		{name: "tail of 9.99 is insufficient", baseline: fleet(1, 20), canary: fleet(2, 9.99), want: Insufficient, wantRatio: 2, reason: "canary fleet has 9 observations"},
 		{name: "both zero is neutral", baseline: fleet(0, 20), canary: fleet(0, 20), want: Neutral, wantRatio: 1},
 		{name: "zero baseline, slow canary is bad", baseline: fleet(0, 20), canary: fleet(0.1, 20), want: Bad, wantRatio: math.Inf(1)},
 	}
