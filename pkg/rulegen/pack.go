@@ -188,7 +188,7 @@ func (r resolved) minute() minuteExprs {
 		badRatio = op(badRatio, "and", sig)
 	}
 	m.recordedRatio = op(op(m.ratio, "unless", bothZero), "or", op(bothZero, "+", leaf("1")))
-	// min(tail baseline, tail canary) < MinTailObservations, as verdict.Judge
+	// min(tail baseline, tail canary) < TailNeeded (MinTailObservations), as verdict.Judge
 	// (the canary first, so an alert's value is its tail when it is short).
 	m.insufficient = op(op(m.canary.tail, "<", num(c.TailNeeded())), "or", op(m.base.tail, "<", num(c.TailNeeded())))
 	present := op(op(m.base.count, ">", leaf("0")), "and", op(m.canary.count, ">", leaf("0")))
