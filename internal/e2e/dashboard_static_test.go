@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 // TestDashboardImportable: the dashboard imports as Grafana imports an app's
@@ -213,10 +215,35 @@ func TestDashboardNamesExist(t *testing.T) {
 			t.Errorf("the dashboard does not chart %s", name)
 		}
 	}
-	for _, name := range []string{"canary:http_request_duration_seconds:decision_60m", "canary_fleet:http_request_duration_seconds_count:rate1m"} {
+	for _, name := range []string{"canary:http_request_duration_seconds:decision_60m", "canary_fleet:http_request_duration_seconds_count:rate1m",
+		"canary:http_request_duration_seconds:evidence_60m", "canary:http_request_duration_seconds:recent_evidence",
+		"canary:http_request_duration_seconds:promote_evidence_60m", "canary:http_request_duration_seconds:evidence_inputs_1m"} {
 		if !usedRecords[name] {
 			t.Errorf("the dashboard does not show %s", name)
 		}
+	}
+	// The evidence panel's dashed lines are the default pack's boundaries
+	// (watched every minute), as its header prints them.
+	c := verdict.Default()
+	want := []string{fmt.Sprintf("%.2f", -c.PromoteBoundary(false)), fmt.Sprintf("%.2f", c.RollbackBoundary(false))}
+	found := false
+	for _, p := range dashAllPanels(d.Panels) {
+		if !strings.HasPrefix(p.Title, "Evidence (rule pack)") {
+			continue
+		}
+		found = true
+		var got []string
+		for _, s := range p.FieldConfig.Defaults.Thresholds.Steps {
+			if s.Value != nil {
+				got = append(got, fmt.Sprintf("%.2f", *s.Value))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("the evidence panel draws boundaries %v, want the default pack's %v", got, want)
+		}
+	}
+	if !found {
+		t.Error("the dashboard has no evidence panel")
 	}
 }
 

@@ -107,6 +107,16 @@ type dashPanel struct {
 	Options    map[string]any   `json:"options"`
 	Targets    []map[string]any `json:"targets"`
 	Panels     []dashPanel      `json:"panels"`
+	// FieldConfig holds the thresholds a panel draws.
+	FieldConfig struct {
+		Defaults struct {
+			Thresholds struct {
+				Steps []struct {
+					Value *float64 `json:"value"`
+				} `json:"steps"`
+			} `json:"thresholds"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
 }
 
 type dashboard struct {
