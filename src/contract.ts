@@ -21,6 +21,8 @@ export interface Limit {
   below?: string;
   /** Under this rule the value must also be at most windowMinutes. */
   atMostWindowUnder?: string;
+  /** The value must divide this number (a scrape interval divides a minute). */
+  divides?: number;
 }
 
 export interface Named {
@@ -62,7 +64,8 @@ export function withinLimit(field: string, value: number, values: Record<string,
     (limit.below === undefined || value < other(limit.below)) &&
     (limit.atMostWindowUnder === undefined ||
       values.rule !== limit.atMostWindowUnder ||
-      value <= other('windowMinutes'))
+      value <= other('windowMinutes')) &&
+    (limit.divides === undefined || (value !== 0 && limit.divides % value === 0))
   );
 }
 

@@ -17,8 +17,8 @@ import (
 // the fleets' per-minute merged histograms are built in process, exactly as
 // Prometheus 3.x answers the engine's
 //
-//	sum(increase(h{sel}[1m]))                 (native)
-//	sum by (le) (increase(h_bucket{sel}[1m])) (classic)
+//	sum(increase(h{sel}[75s]))                 (native)
+//	sum by (le) (increase(h_bucket{sel}[75s])) (classic)
 //
 // for pods scraped every 15 s (offset 0) as tools/cmd/pairwise-gen writes
 // them: the same pkg/sim observations, the same bucket layouts, and for every
@@ -26,7 +26,7 @@ import (
 // promql's extrapolatedRate, counter zero point included (it matters in a
 // restarted pod's first minute and in the data's first minute). The engine's
 // per-minute code (verdict.Stats, verdict.MinuteEvidence with
-// ScrapeScale(4) = 0.75) then runs on them unchanged. TestInProcessMatchesPrometheus
+// ScrapeScale(4) = 0.8) then runs on them unchanged. TestInProcessMatchesPrometheus
 // checks, minute by minute, that this path and engine.Analyze on the real
 // Prometheus give the same verdicts and decisions for every kind.
 
@@ -219,11 +219,12 @@ type simSpec struct {
 	// Offsets scrapes every pod at its own offset (scrapeShift) instead of
 	// every pod at the whole minute.
 	Offsets bool
-	// Whole reads each minute as an increase() over a minute and one scrape
-	// interval, (T-75s, T], which covers every observation since the
-	// previous minute's last scrape: what counting whole minutes would
-	// bring. The engine does not read minutes so.
-	Whole bool
+	// Covered reads each minute as a one-minute increase(), (T-60s, T],
+	// which covers only the scrape intervals inside the minute (45 s of it):
+	// how Pairwise read minutes before it read them whole (over a minute
+	// and one scrape interval, (T-75s, T], every observation since the
+	// previous minute's last scrape). The engine does not read minutes so.
+	Covered bool
 }
 
 // fleetData is what a judge sees of a data set, minute by minute, for every
@@ -303,14 +304,14 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 	fleetC := [2]*counts{newCounts(), newCounts()}
 	classicCum := [2][]float64{make([]float64, len(classicBuckets)+1), make([]float64, len(classicBuckets)+1)}
 	les := append(append([]float64(nil), classicBuckets...), math.Inf(1))
-	// A minute's increase() covers the scrape intervals between its samples:
-	// three of the minute's four (45 s) over (T-60s, T], all four (60 s)
-	// over (T-75s, T].
-	covered, samples := int64(45), 4.0
-	if spec.Whole {
-		covered, samples = 60, 5
+	// A minute's increase() covers the scrape intervals between its
+	// samples: all four of the minute (60 s) over (T-75s, T], extrapolated
+	// by 5/4 and read per minute (x 60/75), so the scale is 1; a one-minute
+	// increase() covers three (45 s) over (T-60s, T], extrapolated by 4/3.
+	covered, perMinute, scale := int64(60), 60.0/75, cfg.ScrapeScale(4)
+	if spec.Covered {
+		covered, perMinute, scale = 45, 1, 0.75
 	}
-	scale := verdict.ScrapeScale(samples)
 	for m := 0; m < spec.Minutes; m++ {
 		T := start.Add(time.Duration(m+1) * time.Minute)
 		t45 := T.Unix() - covered
@@ -342,7 +343,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 					})
 				}
 				coverFrom := firstScrape
-				if !spec.Whole {
+				if spec.Covered {
 					from := firstScrape - 15
 					if p.restart > from && p.restart <= firstScrape {
 						p.cumN = 0
@@ -353,7 +354,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				}
 				firstN := p.cumN
 				firstCl := cumulate(p.cumCl)
-				if spec.Whole && p.restart > firstScrape && p.restart <= firstScrape+15 {
+				if !spec.Covered && p.restart > firstScrape && p.restart <= firstScrape+15 {
 					// Restarted inside the range: what the old process
 					// counted after its last scrape is lost, increase()
 					// counts the new one's from zero, and the zero point
@@ -388,10 +389,10 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				if bad {
 					return nil, fmt.Errorf("minute %s: an observation outside the bucket key range", T)
 				}
-				fc.addNativeScaled(p.cov, extrapolation(firstN, p.cov.n, p.shift, float64(covered)))
+				fc.addNativeScaled(p.cov, extrapolation(firstN, p.cov.n, p.shift, float64(covered))*perMinute)
 				inc := cumulate(p.cov.classic)
 				for j := range inc {
-					classicCum[fi][j] += extrapolation(firstCl[j], inc[j], p.shift, float64(covered)) * inc[j]
+					classicCum[fi][j] += extrapolation(firstCl[j], inc[j], p.shift, float64(covered)) * perMinute * inc[j]
 				}
 			}
 		}

@@ -439,10 +439,10 @@ type judgePlan struct {
 	// ScrapeOffsets, when set, scrapes every pod of the in-process cells
 	// at its own offset in the 15 s interval (simSpec.Offsets).
 	ScrapeOffsets bool
-	// WholeMinutes, when set, reads every minute of the in-process cells
-	// over a minute and one scrape interval (simSpec.Whole): a measurement
-	// of what counting whole minutes would bring, not what the engine does.
-	WholeMinutes bool
+	// CoveredMinutes, when set, reads every minute of the in-process cells
+	// as a one-minute increase() (simSpec.Covered): a measurement of what
+	// whole minutes bring, not what the engine does.
+	CoveredMinutes bool
 }
 
 // setRPS replaces the plan's traffic levels with --judge-rps's, for the
@@ -542,7 +542,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 	var mu sync.Mutex
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
-		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Whole: jp.WholeMinutes}
+		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes}
 		jp.Stalls.apply(&spec.Sim)
 		t0 := time.Now()
 		d, err := simulateFleets(spec, base)
@@ -616,7 +616,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			c.BadPod, c.BadPodFactor = 0, j.reg.Factor
 		}
 		t0 := time.Now()
-		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n), Offsets: jp.ScrapeOffsets, Whole: jp.WholeMinutes}, base)
+		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes}, base)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}

@@ -167,15 +167,15 @@ func TestDelaysAndOracle(t *testing.T) {
 // The in-process path agrees with itself across kinds on what it counts, and
 // its oracle sees the regression: a quick look without Prometheus, with every
 // pod scraped on the whole minute and with pods at their own offsets, reading
-// one-minute increases and whole minutes.
+// whole minutes and one-minute increases (--covered-minutes).
 func TestSimulateFleets(t *testing.T) {
-	for _, tt := range []struct{ offsets, whole bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		offsets, whole := tt.offsets, tt.whole
-		t.Run(fmt.Sprintf("offsets=%v whole=%v", offsets, whole), func(t *testing.T) {
+	for _, tt := range []struct{ offsets, covered bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		offsets, covered := tt.offsets, tt.covered
+		t.Run(fmt.Sprintf("offsets=%v covered=%v", offsets, covered), func(t *testing.T) {
 			start := benchEnd.Add(-40 * time.Minute)
 			c := simConfig(cellKey{sim.ShapeLognormal, 500, 0.2}, start)
 			c.Scenario, c.RegressionFactor, c.RegressionStartMinute = sim.ScenarioRegression, 1.5, 20
-			d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: restartsFor(start, 200)[:0], Offsets: offsets, Whole: whole}, verdict.Default())
+			d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: restartsFor(start, 200)[:0], Offsets: offsets, Covered: covered}, verdict.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,13 +190,15 @@ func TestSimulateFleets(t *testing.T) {
 				} else {
 					after += frac / 20
 				}
-				// Every kind counts the same observations (x 4/3, the
-				// increase() extrapolation, at any offset, but for the
-				// data's first minute; x 5/4 over whole minutes), and the
-				// evidence counts exactly what was observed.
-				extrapolated := 4.0 / 3
-				if whole {
-					extrapolated = 5.0 / 4
+				// Every kind counts the same observations (x 1: increase()
+				// extrapolates a minute's intervals by 5/4 over a minute and
+				// one scrape interval, and the minute's histogram is that
+				// times 60/75, at any offset, but for the data's first
+				// minute; x 4/3 over one-minute increases), and the evidence
+				// counts exactly what was observed.
+				extrapolated := 1.0
+				if covered {
+					extrapolated = 4.0 / 3
 				}
 				n0, n3 := d.Kinds[kindNative0][i].Canary.Count, d.Kinds[kindNative3][i].Canary.Count
 				if math.Abs(n0-n3) > 1e-9*n0 || i > 0 && math.Abs(n3-d.CanaryN[i]*extrapolated) > 1e-9*n3 {
@@ -207,9 +209,9 @@ func TestSimulateFleets(t *testing.T) {
 				}
 				// The whole minute holds the covered three quarters and the
 				// quarter before the first scrape; read whole, all of it.
-				lo, hi := 1.2, 1.47
-				if whole {
-					lo, hi = 1, 1
+				lo, hi := 1.0, 1.0
+				if covered {
+					lo, hi = 1.2, 1.47
 				}
 				if r := d.WholeN[i] / d.CanaryN[i]; i > 0 && (r < lo || r > hi) || d.WholeK[i] < d.CanaryK[i] {
 					t.Errorf("minute %d: %v observations in the whole minute, %v covered (%v and %v beyond the p99)", i, d.WholeN[i], d.CanaryN[i], d.WholeK[i], d.CanaryK[i])

@@ -144,7 +144,7 @@ func run(args []string) error {
 	matrix := fs.String("judge-matrix", "", "judgement matrix: smoke, quick or full (default: smoke in smoke mode, else full)")
 	workers := fs.Int("workers", 2, "goroutines simulating judgement cells")
 	offsetsFlag := fs.Bool("scrape-offsets", false, "scrape every pod of the in-process judgement cells at its own offset in the 15 s interval (0 to 14 s, fixed per pod), as Prometheus spreads its targets, instead of every pod on the whole minute (not the parity section)")
-	wholeFlag := fs.Bool("whole-minutes", false, "read every minute of the in-process judgement cells as an increase() over a minute and one scrape interval, covering every observation since the previous minute's last scrape: what counting whole minutes would bring (the engine reads one-minute increases; not the parity section)")
+	coveredFlag := fs.Bool("covered-minutes", false, "read every minute of the in-process judgement cells as a one-minute increase(), which covers the scrape intervals inside the minute only (three quarters of it at 15 s), as Pairwise read minutes before it read whole minutes: what whole minutes bring (not the parity section)")
 	sharesFlag := fs.String("judge-shares", "", "comma-separated canary shares (0.05 for 5%) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 0.02,0.1,0.33 with --judge-matrix quick)")
 	rpsFlag := fs.String("judge-rps", "", "comma-separated traffic levels (req/s) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 50,5000 with --judge-matrix quick)")
 	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
@@ -188,7 +188,7 @@ func run(args []string) error {
 	}
 	p.Judge.Stalls = st
 	p.Judge.ScrapeOffsets = *offsetsFlag
-	p.Judge.WholeMinutes = *wholeFlag
+	p.Judge.CoveredMinutes = *coveredFlag
 	if *doc == "" && !*smoke {
 		*doc = "docs/benchmarks.md"
 	}

@@ -187,9 +187,9 @@ func runAll(ctx context.Context, base string, queries []string, w pairing.Window
 // engineQueries are the two range queries engine.Analyze issues for kind.
 func engineQueries(kind prom.Kind) []string {
 	if kind == prom.Classic {
-		return []string{prom.ClassicQuery(metric, baseSel), prom.ClassicQuery(metric, canSel)}
+		return []string{prom.ClassicQuery(metric, baseSel, prom.DefaultScrapeInterval), prom.ClassicQuery(metric, canSel, prom.DefaultScrapeInterval)}
 	}
-	return []string{prom.NativeQuery(metric, baseSel), prom.NativeQuery(metric, canSel)}
+	return []string{prom.NativeQuery(metric, baseSel, prom.DefaultScrapeInterval), prom.NativeQuery(metric, canSel, prom.DefaultScrapeInterval)}
 }
 
 // dashboardQueries is what a Grafana dashboard issues for the same figures:

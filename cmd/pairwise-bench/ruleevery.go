@@ -128,7 +128,7 @@ func everyGeneric() rulegen.Generic {
 func everyFloor() string {
 	sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: "baseline|canary"}}
 	return "groups:\n- name: floor\n  rules:\n  - record: floor:" + metric + ":increase_1m\n    expr: " +
-		strconv.Quote(prom.GroupedHistogramQuery(metric, sel, prom.Native, []string{"service", "track"})) + "\n"
+		strconv.Quote(prom.GroupedHistogramQuery(metric, sel, prom.Native, []string{"service", "track"}, prom.DefaultScrapeInterval)) + "\n"
 }
 
 // countRules is the number of recording rules and alerts in a rule file.

@@ -490,8 +490,8 @@ func packFile(n, window int) (string, error) {
 // floorGroup only records each fleet's merged histogram of the last minute.
 func floorGroup() string {
 	return "groups:\n- name: floor\n  rules:\n" +
-		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, baseSel)) + "\n    labels: {fleet: baseline}\n" +
-		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, canSel)) + "\n    labels: {fleet: canary}\n"
+		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, baseSel, prom.DefaultScrapeInterval)) + "\n    labels: {fleet: baseline}\n" +
+		"  - record: floor:" + metric + ":increase_1m\n    expr: " + strconv.Quote(prom.NativeQuery(metric, canSel, prom.DefaultScrapeInterval)) + "\n    labels: {fleet: canary}\n"
 }
 
 // steadyEvaluations is how many of each group's last evaluations a timing

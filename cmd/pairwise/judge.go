@@ -32,7 +32,7 @@ type judgeFlags struct {
 	podLabel                                                   string
 	rangeDur                                                   time.Duration
 	lbMetric, lbBaseline, lbCanary                             string
-	window, settle                                             time.Duration
+	window, settle, scrape                                     time.Duration
 	config                                                     verdict.Config
 }
 
@@ -75,6 +75,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
 	fs.Float64Var(&f.config.FalsePromote, "false-promote", f.config.FalsePromote, "evidence rule: budget of promoting a canary that is --rollback-threshold times slower")
+	fs.DurationVar(&f.scrape, "scrape-interval", f.config.ScrapeInterval(), "how often Prometheus scrapes the fleets' histograms, a whole number of seconds that divides a minute (10s, 15s, 20s, 30s, 60s): each minute is read whole, from the last sample before it")
 	fs.DurationVar(&f.settle, "settle", 30*time.Second, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles shown for both fleets, comma-separated")
@@ -304,8 +305,12 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	if f.settle < 0 || f.settle > maxSettle {
 		return req, nil, fmt.Errorf("--settle %s is not between 0s and %s", f.settle, maxSettle)
 	}
+	if f.scrape%time.Second != 0 {
+		return req, nil, fmt.Errorf("--scrape-interval %s is not a whole number of seconds", f.scrape)
+	}
 	cfg := f.config
 	cfg.WindowMinutes = int(f.window / time.Minute)
+	cfg.ScrapeIntervalSeconds = int(f.scrape / time.Second)
 	if cfg.Quantiles, err = parseFloats(f.quantiles); err != nil {
 		return req, nil, fmt.Errorf("--quantiles: %w", err)
 	}
@@ -375,6 +380,7 @@ var configFlags = map[string]string{
 	"windowMinutes": "--window", "goodNeeded": "--good-needed", "badLimit": "--bad-limit", "warmupMinutes": "--warmup",
 	"minTailObservations": "--min-tail", "confidence": "--confidence", "significance": "--significance",
 	"expectedCanaryShare": "--expected-share", "maxMeasurementDivergence": "--max-divergence", "maxShareDrift": "--max-share-drift",
+	"scrapeIntervalSeconds": "--scrape-interval",
 }
 
 // namedConfigError says which flag each of verdict.Config.Validate's errors

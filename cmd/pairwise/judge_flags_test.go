@@ -219,6 +219,14 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--max-share-drift", "NaN"}, want: "--max-share-drift"},
 			{args: []string{"--max-share-drift", "0.2"}},
 		},
+		"scrape-interval": {
+			{args: []string{"--scrape-interval", "25s"}, want: "--scrape-interval"},
+			{args: []string{"--scrape-interval", "2m"}, want: "--scrape-interval"},
+			{args: []string{"--scrape-interval", "1500ms"}, want: "--scrape-interval"},
+			{args: []string{"--scrape-interval", "0s"}, want: "--scrape-interval"},
+			{args: []string{"--scrape-interval", "30s"}},
+			{args: []string{"--scrape-interval", "1m"}},
+		},
 		"significance": {
 			{args: []string{"--significance", "0.3"}, want: "--significance"},
 			{args: []string{"--significance", "1"}, want: "--significance"},

@@ -36,10 +36,12 @@ const evidenceTestFile = "rules/tests/evidence.yml"
 // pkg/sim, one pod a fleet scraped every 30 s, and expect exactly what the Go
 // engine decides on the same series: the series are written out, and the
 // engine reads each minute's histograms as Prometheus computes them from the
-// series (increase() with its extrapolation, emulated below; the promtool run
-// checks the emulation, since any difference would move the minutes).
+// series (increase() over a minute and one 15 s interval, times 60/75, with
+// its extrapolation, emulated below; the promtool run checks the emulation,
+// since any difference would move the minutes). The series are scraped every
+// 15 s, the pack's default.
 const (
-	scrapeSeconds = 30
+	scrapeSeconds = 15
 	// nativeSchema is the exponential schema of the native series: 2^(1/2)
 	// wide buckets, whose bounds are Prometheus's to the bit (expFrac).
 	nativeSchema = 1
@@ -88,7 +90,7 @@ func evidenceScenarios() []evidenceScenario {
 	regression := healthy
 	regression.Seed, regression.Scenario, regression.RegressionStartMinute = 13, sim.ScenarioRegression, 60
 	paused := healthy
-	paused.Seed, paused.StallEveryMinutes, paused.StallSeconds = 23, 10, 1
+	paused.Seed, paused.StallEveryMinutes, paused.StallSeconds = 123, 10, 1
 	pausedRegression := regression
 	pausedRegression.Seed, pausedRegression.StallEveryMinutes, pausedRegression.StallSeconds = 29, 10, 1
 	var out []evidenceScenario
@@ -145,13 +147,20 @@ func mapsClone(m map[int]float64) map[int]float64 {
 	return out
 }
 
+// minuteRange is the seconds of the range the pack reads a minute over
+// (prom.MinuteRange at its default interval).
+const minuteRange = 75
+
+// perMinute is prom.PerMinute at the pack's default interval.
+const perMinute = 60.0 / minuteRange
+
 // increaseFactor is Prometheus's extrapolation (promql extrapolatedRate) of
-// a one-minute increase() at T over a counter sampled at T-30s (first) and T
-// (last): it extrapolates to the range start, unless the counter would fall
-// below zero before it.
+// increase() at T over minuteRange seconds, times 60/75, of a counter sampled at
+// T-60s (first) ... T (last): it extrapolates to the range start, unless the
+// counter would fall below zero before it.
 func increaseFactor(first, result float64) float64 {
-	sampledInterval := float64(scrapeSeconds)
-	durationToStart := float64(60 - scrapeSeconds)
+	sampledInterval := 60.0
+	durationToStart := float64(minuteRange - 60)
 	if result > 0 && first >= 0 {
 		if durationToZero := sampledInterval * (first / result); durationToZero < durationToStart {
 			durationToStart = durationToZero
@@ -160,21 +169,21 @@ func increaseFactor(first, result float64) float64 {
 	return (sampledInterval + durationToStart + 0) / sampledInterval
 }
 
-// minuteHistogram is sum(increase(...[1m])) (native) or sum by (le) of it
-// (classic) at the end of minute T, as the engine reads it.
+// minuteHistogram is sum(increase(...[75s])) * 0.8 (native) or sum by (le)
+// of it (classic) at the end of minute T, as the engine reads it.
 func (c cumulative) minuteHistogram(t *testing.T, kind prom.Kind, minute int) *histogram.Histogram {
 	last := minute * 60 / scrapeSeconds
-	first := last - 1
+	first := max(last-60/scrapeSeconds, 0)
 	if kind == prom.Native {
 		result := c.count[last] - c.count[first]
 		factor := increaseFactor(c.count[first], result)
 		var buckets []histogram.APIBucket
 		for i, v := range c.native[last] {
-			if d := (v - c.native[first][i]) * factor; d > 0 {
+			if d := (v - c.native[first][i]) * factor * perMinute; d > 0 {
 				buckets = append(buckets, histogram.APIBucket{Boundaries: 0, Lower: nativeBound(i - 1), Upper: nativeBound(i), Count: d})
 			}
 		}
-		h, err := histogram.FromNative(buckets, result*factor, 0)
+		h, err := histogram.FromNative(buckets, result*factor*perMinute, 0)
 		if err != nil || h.Kind != histogram.NativeExponential || h.Schema != nativeSchema {
 			t.Fatalf("native histogram of minute %d: %v (kind %v, schema %d)", minute, err, h.Kind, h.Schema)
 		}
@@ -184,7 +193,7 @@ func (c cumulative) minuteHistogram(t *testing.T, kind prom.Kind, minute int) *h
 	counts := make([]float64, len(les))
 	for j := range les {
 		result := c.classic[last][j] - c.classic[first][j]
-		counts[j] = result * increaseFactor(c.classic[first][j], result)
+		counts[j] = result * increaseFactor(c.classic[first][j], result) * perMinute
 	}
 	h, err := histogram.FromClassic(les, counts)
 	if err != nil {
@@ -212,12 +221,12 @@ func (p emulatedProm) FleetHistograms(_ context.Context, _ string, sel selector.
 	return out, p.kind, nil
 }
 
-// FleetHealth: one series a fleet, two samples in every minute, no target down.
+// FleetHealth: one series a fleet, a sample every scrape, no target down.
 func (p emulatedProm) FleetHealth(_ context.Context, _ string, _ selector.Selector, _ prom.Kind, r prom.Range) (map[int64]prom.Health, error) {
 	out := map[int64]prom.Health{}
 	for m := 1; m <= p.minutes; m++ {
 		if at := time.Unix(int64(m*60), 0); !at.Before(r.Start) && !at.After(r.End) {
-			out[at.Unix()] = prom.Health{Samples: 2, Series: 1, Reporting: 1}
+			out[at.Unix()] = prom.Health{Samples: 60 / scrapeSeconds, Series: 1, Reporting: 1}
 		}
 	}
 	return out, nil

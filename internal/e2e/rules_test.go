@@ -480,7 +480,7 @@ func (st *stack) evidenceParity(t *testing.T, q rulegen.Queries, res *engine.Res
 			continue
 		}
 		detail := fmt.Sprintf("minute %s: %s (engine threshold %.6g, share %.6g)", m.Time.Format(time.RFC3339), strings.Join(diffs, "; "), e.Votes[0].Threshold, e.Share)
-		if q.Kind == prom.Classic && (!st.monotonic(t, prom.ClassicQuery(q.Metric, q.Baseline), m.Time) || !st.monotonic(t, prom.ClassicQuery(q.Metric, q.Canary), m.Time)) {
+		if q.Kind == prom.Classic && (!st.monotonic(t, prom.ClassicQuery(q.Metric, q.Baseline, q.Config.ScrapeInterval()), m.Time) || !st.monotonic(t, prom.ClassicQuery(q.Metric, q.Canary, q.Config.ScrapeInterval()), m.Time)) {
 			excused[ts] = true
 			t.Logf("excused (non-monotonic classic buckets): %s", detail)
 			continue
@@ -760,8 +760,8 @@ func (st *stack) excusable(t *testing.T, q rulegen.Queries, m verdict.Minute, ba
 		query              string
 		engineTail, packTl float64
 	}{
-		{prom.ClassicQuery(q.Metric, q.Baseline), m.Baseline.Tail, baseTail},
-		{prom.ClassicQuery(q.Metric, q.Canary), m.Canary.Tail, canaryTail},
+		{prom.ClassicQuery(q.Metric, q.Baseline, q.Config.ScrapeInterval()), m.Baseline.Tail, baseTail},
+		{prom.ClassicQuery(q.Metric, q.Canary, q.Config.ScrapeInterval()), m.Canary.Tail, canaryTail},
 	} {
 		if straddles(fleet.engineTail, fleet.packTl) && !st.monotonic(t, fleet.query, m.Time) {
 			return true

@@ -105,9 +105,9 @@ func TestQuantilesEqualPrometheus(t *testing.T) {
 				{"baseline", baseline, func(m verdict.Minute) verdict.FleetStats { return m.Baseline }},
 				{"canary", canary, func(m verdict.Minute) verdict.FleetStats { return m.Canary }},
 			} {
-				expr := prom.NativeQuery(metric, fleet.sel)
+				expr := prom.NativeQuery(metric, fleet.sel, prom.DefaultScrapeInterval)
 				if kind == prom.Classic {
-					expr = prom.ClassicQuery(metric, fleet.sel)
+					expr = prom.ClassicQuery(metric, fleet.sel, prom.DefaultScrapeInterval)
 				}
 				for qi, q := range cfg.Quantiles {
 					want := promQuantiles(t, client.BaseURL, q, expr, w)

@@ -49,7 +49,7 @@ func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string)
 	if len(minutes) == 0 || podLabel == "" {
 		return nil, nil
 	}
-	r := prom.Range{Start: minutes[0].Time, End: minutes[len(minutes)-1].Time}
+	r := prom.Range{Start: minutes[0].Time, End: minutes[len(minutes)-1].Time, Scrape: res.Request.Config.ScrapeInterval()}
 	pods, err := src.PodHistograms(ctx, res.Request.Metric, podLabel, res.Request.Canary, res.CanaryKind, r)
 	if err != nil {
 		return nil, fmt.Errorf("query canary pods: %w", err)

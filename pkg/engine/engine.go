@@ -5,6 +5,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,7 +152,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 	ctx, warnings := prom.CollectWarnings(ctx)
 	// Warm-up looks back WarmupMinutes before the first judged minute.
-	fetch := prom.Range{Start: sp.judged.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: sp.judged.Last}
+	fetch := prom.Range{Start: sp.judged.First.Add(-time.Duration(req.Config.WarmupMinutes) * time.Minute), End: sp.judged.Last, Scrape: req.Config.ScrapeInterval()}
 
 	// Completeness looks StableMinutes back, so health is read that much
 	// earlier (not before the deployment): a minute's verdict must not
@@ -205,11 +206,11 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		return nil, err
 	}
 	base, canary := results[0], results[1]
-	sparse := sparselyScraped(ctx, src, req, []fetched{base, canary}, fetch)
+	slow := slowlyScraped(ctx, src, req, []fetched{base, canary}, fetch)
 	if len(base.series) == 0 && len(canary.series) == 0 {
-		if sparse[0] || sparse[1] {
+		if hint := cmp.Or(slow[0], slow[1]); hint != "" {
 			return nil, fmt.Errorf("%w: metric %s has samples for %s and %s between %s and %s, but %s",
-				ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339), sparseScrapeHint)
+				ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339), hint)
 		}
 		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
@@ -243,8 +244,8 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 	res.Served = append(res.Served, healthServed...)
 	for f, name := range []string{"baseline", "canary"} {
-		if sparse[f] {
-			res.Warnings = append(res.Warnings, "the "+name+" fleet has samples but no minute histograms: "+sparseScrapeHint)
+		if hint := cmp.Or(slow[f], slowScrapeHint(req.Config, healths[f])); hint != "" {
+			res.Warnings = append(res.Warnings, "the "+name+" fleet: "+hint)
 		}
 		if n, uneven := prom.UnevenScrapes(healths[f]); uneven {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s fleet's series have %.2f samples a minute on average, a scrape interval of about %.0f s, which does not divide a minute: %s", name, n, 60/n, unevenScrapeHint))
@@ -261,13 +262,14 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	for i := range health[0] {
 		t := sp.judged.First.Add(time.Duration(i-lead) * time.Minute).Unix()
 		for f := range health {
-			health[f][i] = verdict.FleetHealth{Reporting: healths[f][t].Reporting, Down: healths[f][t].Down}
+			h := healths[f][t]
+			health[f][i] = verdict.FleetHealth{Reporting: h.Reporting, Down: h.Down, SamplesPerSeries: h.SamplesPerSeries()}
 		}
 	}
 	incomplete := [2][]string{}
 	for f, name := range []string{"baseline", "canary"} {
 		var accepted []string
-		incomplete[f], accepted = verdict.Completeness(health[f])
+		incomplete[f], accepted = verdict.Completeness(req.Config, health[f])
 		incomplete[f] = incomplete[f][lead:]
 		for _, a := range accepted {
 			res.Warnings = append(res.Warnings, "the "+name+" fleet: "+a)
@@ -277,7 +279,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		ts := p.Time.Unix()
 		minutes[i].Baseline.Incomplete, minutes[i].Canary.Incomplete = incomplete[0][i], incomplete[1][i]
 		minutes[i].Evidence = counts[i].Evidence(req.Config,
-			verdict.ScrapeScale(healths[0][ts].SamplesPerSeries()), verdict.ScrapeScale(healths[1][ts].SamplesPerSeries()))
+			req.Config.ScrapeScale(healths[0][ts].SamplesPerSeries()), req.Config.ScrapeScale(healths[1][ts].SamplesPerSeries()))
 		if req.LB != nil {
 			minutes[i].LB = &verdict.LoadBalancerQuantiles{Baseline: verdictValue(req, results[2].series, p.Time), Canary: verdictValue(req, results[3].series, p.Time)}
 		}
@@ -410,21 +412,39 @@ func awaitHealth(fleets []fetched) ([]map[int64]prom.Health, []Served, error) {
 	return out, used, errors.Join(errs...)
 }
 
-// sparseScrapeHint explains a fleet whose series have samples but no minute
-// histograms: each minute is a one-minute increase(), which needs two samples
-// of a series inside the minute.
-const sparseScrapeHint = "its series have at most one sample a minute (scraped every 60 s or more slowly), and a minute's histogram is a one-minute increase(), which needs two; scrape these targets every 30 s or faster (a minute then reads half of its observations, 3/4 at 15 s)"
-
 // unevenScrapeHint explains a fleet whose scrape interval does not divide a
 // minute (prom.UnevenScrapes).
-const unevenScrapeHint = "each minute's increase() then covers a different part of the minute, and the counted observations are too high in some minutes and too low in others (at 25 s, 1.2 and 0.8 times), which the false-rollback budget does not allow for; scrape these targets every 10, 15, 20 or 30 s"
+const unevenScrapeHint = "each minute's increase() then reads a different part of the minute, and the counted observations are too high in some minutes and too low in others, which the false-rollback budget does not allow for; scrape these targets every 10, 15, 20, 30 or 60 s"
 
-// sparselyScraped tells, for each fleet without minute histograms, whether
-// its series have samples in r but never the two a one-minute increase()
-// needs: scraped once a minute or less often. A fleet with histograms, or
-// whose health cannot be read, is not.
-func sparselyScraped(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) []bool {
-	out := make([]bool, len(fleets))
+// slowScrapeHint tells, from a fleet's health, when its series are scraped
+// less often than c says (half a sample a minute fewer than its interval
+// gives, in the median minute): each minute is read over a minute and c's
+// interval, which then holds too few samples to read the whole minute, or
+// none at all. "" when they are not, or without samples.
+func slowScrapeHint(c verdict.Config, health map[int64]prom.Health) string {
+	var per []float64
+	for _, h := range health {
+		if n := h.SamplesPerSeries(); n > 0 {
+			per = append(per, n)
+		}
+	}
+	if len(per) == 0 {
+		return ""
+	}
+	slices.Sort(per)
+	n := per[len(per)/2]
+	if n > c.ScrapesPerMinute()-0.5 {
+		return ""
+	}
+	return fmt.Sprintf("its series have %.1f samples a minute, a scrape interval of about %.0f s, but scrapeIntervalSeconds is %d: each minute is read over a minute and %d s, which then holds too few samples to read the whole minute; set scrapeIntervalSeconds to the fleets' scrape interval",
+		n, 60/n, c.ScrapeIntervalSeconds, c.ScrapeIntervalSeconds)
+}
+
+// slowlyScraped is slowScrapeHint for each fleet without minute
+// histograms, read from its health; "" for a fleet with histograms or whose
+// health cannot be read.
+func slowlyScraped(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) []string {
+	out := make([]string, len(fleets))
 	sels := []selector.Selector{req.Baseline, req.Canary}
 	kinds := []prom.Kind{req.Kind}
 	if req.Kind == prom.Auto || req.Kind == "" {
@@ -439,13 +459,8 @@ func sparselyScraped(ctx context.Context, src Source, req Request, fleets []fetc
 			if err != nil {
 				break
 			}
-			seen, reported := false, false
-			for _, m := range h {
-				seen = seen || m.Series > 0
-				reported = reported || m.Reporting > 0
-			}
-			if seen {
-				out[i] = !reported
+			if len(h) > 0 {
+				out[i] = slowScrapeHint(req.Config, h)
 				break
 			}
 		}
@@ -567,7 +582,7 @@ type Spread struct {
 // PodSpread fetches per-pod histograms (one query per fleet) and summarises
 // each minute's per-pod verdict quantiles. kind must be native or classic.
 func PodSpread(ctx context.Context, src PodSource, req Request, podLabel string, kind prom.Kind) ([]Spread, error) {
-	fetch := prom.Range{Start: req.Window.First, End: req.Window.Last}
+	fetch := prom.Range{Start: req.Window.First, End: req.Window.Last, Scrape: req.Config.ScrapeInterval()}
 	var out []Spread
 	for _, fleet := range []struct {
 		name string

@@ -232,7 +232,7 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 func sampledSpan(ctx context.Context, rs RecordedSource, metric string, sel selector.Selector, kind prom.Kind, run prom.Range) (prom.Range, bool, error) {
 	for run.Minutes() > shortRun {
 		mid := run.Start.Add(time.Duration(run.Minutes()/2) * time.Minute)
-		left, right := prom.Range{Start: run.Start, End: mid.Add(-time.Minute)}, prom.Range{Start: mid, End: run.End}
+		left, right := prom.Range{Start: run.Start, End: mid.Add(-time.Minute), Scrape: run.Scrape}, prom.Range{Start: mid, End: run.End, Scrape: run.Scrape}
 		inLeft, err := rs.HasSamples(ctx, metric, sel, kind, left)
 		if err != nil {
 			return run, false, err
@@ -281,10 +281,10 @@ func missingRuns(r prom.Range, has func(int64) bool) []prom.Range {
 			runs[n-1].End = t
 			continue
 		}
-		runs = append(runs, prom.Range{Start: t, End: t})
+		runs = append(runs, prom.Range{Start: t, End: t, Scrape: r.Scrape})
 	}
 	if len(runs) > maxRawRuns {
-		runs = []prom.Range{{Start: runs[0].Start, End: runs[len(runs)-1].End}}
+		runs = []prom.Range{{Start: runs[0].Start, End: runs[len(runs)-1].End, Scrape: r.Scrape}}
 	}
 	return runs
 }

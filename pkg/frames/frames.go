@@ -92,9 +92,9 @@ func Meta(res *engine.Result) map[string]any {
 func ExploreQueries(res *engine.Result) map[string]string {
 	q := verdict.QuantileKey(res.Config.VerdictQuantile)
 	fleet := func(sel selector.Selector, kind prom.Kind) string {
-		hist := prom.NativeQuery(res.Request.Metric, sel)
+		hist := prom.NativeQuery(res.Request.Metric, sel, res.Config.ScrapeInterval())
 		if kind == prom.Classic {
-			hist = prom.ClassicQuery(res.Request.Metric, sel)
+			hist = prom.ClassicQuery(res.Request.Metric, sel, res.Config.ScrapeInterval())
 		}
 		return "histogram_quantile(" + q + ", " + hist + ")"
 	}

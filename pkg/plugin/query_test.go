@@ -219,8 +219,8 @@ func FuzzParseQuery(f *testing.F) {
 		if err := q.Request.Config.Validate(); err != nil {
 			t.Fatalf("accepted an invalid config: %v", err)
 		}
-		if !strings.HasPrefix(prom.NativeQuery(q.Request.Metric, q.Request.Canary), "sum(increase("+q.Request.Metric+"{") {
-			t.Fatalf("query shape: %s", prom.NativeQuery(q.Request.Metric, q.Request.Canary))
+		if !strings.HasPrefix(prom.NativeQuery(q.Request.Metric, q.Request.Canary, q.Request.Config.ScrapeInterval()), "sum(increase("+q.Request.Metric+"{") {
+			t.Fatalf("query shape: %s", prom.NativeQuery(q.Request.Metric, q.Request.Canary, q.Request.Config.ScrapeInterval()))
 		}
 	})
 }

@@ -109,20 +109,56 @@ func New(baseURL string, timeout time.Duration) (*Client, error) {
 type Series map[int64]*histogram.Histogram
 
 // Range is a whole-minute range: minute ends Start, Start+1m, ..., End.
-type Range struct{ Start, End time.Time }
+// Scrape is the fleets' scrape interval (0: DefaultScrapeInterval): each
+// minute is read over a minute and one interval (MinuteRange).
+type Range struct {
+	Start, End time.Time
+	Scrape     time.Duration
+}
 
 // Minutes counts the minutes in the range.
 func (r Range) Minutes() int { return int(r.End.Sub(r.Start)/time.Minute) + 1 }
 
-// NativeQuery and ClassicQuery render the fleet-merged histogram over one
-// minute, from a parsed selector and a validated metric name only.
-func NativeQuery(metric string, sel selector.Selector) string {
-	return "sum(increase(" + sel.With(metric) + "[1m]))"
+// DefaultScrapeInterval is the scrape interval a Range without one assumes,
+// verdict.Default()'s ScrapeIntervalSeconds.
+const DefaultScrapeInterval = 15 * time.Second
+
+// MinuteRange is the range selector's duration that reads a whole minute of
+// a counter scraped every scrape: a minute and one interval, so that the
+// range holds the last sample before the minute and every sample in it.
+// increase() over it reads every observation since the previous minute's
+// last sample: consecutive minutes tile the counter, with no interval left out
+// and none counted twice. "75s" at 15 s.
+func MinuteRange(scrape time.Duration) string {
+	if scrape <= 0 {
+		scrape = DefaultScrapeInterval
+	}
+	return strconv.FormatInt(int64((time.Minute+scrape)/time.Second), 10) + "s"
+}
+
+// NativeQuery and ClassicQuery render the fleet-merged histogram of one
+// minute, from a parsed selector and a validated metric name only: the
+// increase() over a minute and one scrape interval (MinuteRange), read per
+// minute (PerMinute), which at that interval holds exactly the minute's
+// observations (verdict.Config.ScrapeScale).
+func NativeQuery(metric string, sel selector.Selector, scrape time.Duration) string {
+	return "sum(increase(" + sel.With(metric) + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
 }
 
 // ClassicQuery is NativeQuery for classic `le` buckets.
-func ClassicQuery(metric string, sel selector.Selector) string {
-	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[1m]))"
+func ClassicQuery(metric string, sel selector.Selector, scrape time.Duration) string {
+	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+}
+
+// PerMinute is the factor that turns an increase() over MinuteRange into a
+// minute's worth: 60 over its seconds, "0.8" at 15 s. increase()
+// extrapolates a whole minute's samples to the range (x 1.25 at 15 s), so
+// at the scrape interval the product is the minute's count to the bit.
+func PerMinute(scrape time.Duration) string {
+	if scrape <= 0 {
+		scrape = DefaultScrapeInterval
+	}
+	return strconv.FormatFloat(float64(time.Minute)/float64(time.Minute+scrape), 'g', -1, 64)
 }
 
 // countedSeries selects one series per fleet member and label set: the
@@ -136,13 +172,13 @@ func countedSeries(metric string, sel selector.Selector, kind Kind) string {
 }
 
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.
-func PodsNativeQuery(metric, podLabel string, sel selector.Selector) string {
-	return "sum by (" + podLabel + ") (increase(" + sel.With(metric) + "[1m]))"
+func PodsNativeQuery(metric, podLabel string, sel selector.Selector, scrape time.Duration) string {
+	return "sum by (" + podLabel + ") (increase(" + sel.With(metric) + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
 }
 
 // PodsClassicQuery is PodsNativeQuery for classic `le` buckets.
-func PodsClassicQuery(metric, podLabel string, sel selector.Selector) string {
-	return "sum by (" + podLabel + ", le) (increase(" + sel.With(metric+"_bucket") + "[1m]))"
+func PodsClassicQuery(metric, podLabel string, sel selector.Selector, scrape time.Duration) string {
+	return "sum by (" + podLabel + ", le) (increase(" + sel.With(metric+"_bucket") + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
 }
 
 // FleetHistograms fetches one fleet's merged histogram for every minute of r.
@@ -153,7 +189,7 @@ func (c *Client) FleetHistograms(ctx context.Context, metric string, sel selecto
 		return nil, kind, err
 	}
 	if kind == Auto || kind == Native {
-		res, err := c.rangeQuery(ctx, NativeQuery(metric, sel), r)
+		res, err := c.rangeQuery(ctx, NativeQuery(metric, sel, r.Scrape), r)
 		if err != nil {
 			return nil, kind, err
 		}
@@ -165,7 +201,7 @@ func (c *Client) FleetHistograms(ctx context.Context, metric string, sel selecto
 			return series[""], Native, nil
 		}
 	}
-	res, err := c.rangeQuery(ctx, ClassicQuery(metric, sel), r)
+	res, err := c.rangeQuery(ctx, ClassicQuery(metric, sel, r.Scrape), r)
 	if err != nil {
 		return nil, kind, err
 	}
@@ -185,13 +221,13 @@ func (c *Client) PodHistograms(ctx context.Context, metric, podLabel string, sel
 		return nil, fmt.Errorf("invalid pod label name %q", podLabel)
 	}
 	if kind == Native {
-		res, err := c.rangeQuery(ctx, PodsNativeQuery(metric, podLabel, sel), r)
+		res, err := c.rangeQuery(ctx, PodsNativeQuery(metric, podLabel, sel, r.Scrape), r)
 		if err != nil {
 			return nil, err
 		}
 		return nativeSeries(res, podLabel)
 	}
-	res, err := c.rangeQuery(ctx, PodsClassicQuery(metric, podLabel, sel), r)
+	res, err := c.rangeQuery(ctx, PodsClassicQuery(metric, podLabel, sel, r.Scrape), r)
 	if err != nil {
 		return nil, err
 	}

@@ -88,13 +88,13 @@ func TestQueriesRenderParsedSelectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := NativeQuery("h", sel); got != `sum(increase(h{track="canary",pod=~"a.*"}[1m]))` {
+	if got := NativeQuery("h", sel, 0); got != `sum(increase(h{track="canary",pod=~"a.*"}[75s])) * 0.8` {
 		t.Error(got)
 	}
-	if got := ClassicQuery("h", sel); got != `sum by (le) (increase(h_bucket{track="canary",pod=~"a.*"}[1m]))` {
+	if got := ClassicQuery("h", sel, 30*time.Second); got != `sum by (le) (increase(h_bucket{track="canary",pod=~"a.*"}[90s])) * 0.6666666666666666` {
 		t.Error(got)
 	}
-	if got := PodsClassicQuery("h", "pod", sel); !strings.HasPrefix(got, "sum by (pod, le) (") {
+	if got := PodsClassicQuery("h", "pod", sel, 0); !strings.HasPrefix(got, "sum by (pod, le) (") {
 		t.Error(got)
 	}
 }

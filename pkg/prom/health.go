@@ -14,7 +14,7 @@ import (
 type Health struct {
 	// Samples is the number of samples of the fleet's series in the minute,
 	// Series the number of series with any, and Reporting the number with
-	// at least two (those a one-minute increase() reads).
+	// at least ReportingSamples (those whose minute is read).
 	Samples, Series, Reporting float64
 	// Down is the number of the fleet's targets with up == 0 in the minute;
 	// 0 also when the fleet's labels are not target labels.
@@ -34,6 +34,11 @@ func HealthCountsQuery(metric string, sel selector.Selector, kind Kind) string {
 	return `count_values("` + samplesLabel + `", ` + counted + `)` +
 		` or label_replace(count(min_over_time(` + sel.With("up") + `[1m]) == 0), "` + healthLabel + `", "down", "", "")`
 }
+
+// ReportingSamples is how many samples a series needs in a minute for its
+// minute to be read: one, as the minute's increase() also reads the last
+// sample before it (MinuteRange).
+const ReportingSamples = 1
 
 // samplesLabel carries a number of samples per series in HealthCountsQuery.
 const samplesLabel = "pairwise_samples"
@@ -72,7 +77,7 @@ func healthByMinute(res *matrixData) (map[int64]Health, error) {
 				// v series had n samples each in the minute.
 				h.Samples += n * v
 				h.Series += v
-				if n >= 2 {
+				if n >= ReportingSamples {
 					h.Reporting += v
 				}
 				out[ts] = h
@@ -97,8 +102,8 @@ func healthByMinute(res *matrixData) (map[int64]Health, error) {
 }
 
 // SamplesPerSeries is the mean number of samples each series has in the
-// minute, which tells how much a one-minute increase() extrapolates; 0
-// without samples.
+// minute, which tells how much the minute's increase() extrapolates
+// (verdict.ScrapeScale); 0 without samples.
 func (h Health) SamplesPerSeries() float64 {
 	if !(h.Series > 0) {
 		return 0

@@ -2,7 +2,9 @@ package prom
 
 import (
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 )
@@ -78,7 +80,7 @@ func HealthFromSamples(samples string, sel selector.Selector, by []string) strin
 	}
 	return figure(HealthSamples, "sum"+g+"("+samples+")") +
 		" or " + figure(HealthSeries, "count"+g+"("+samples+")") +
-		" or " + figure(HealthReporting, "count"+g+"("+samples+" >= 2)") +
+		" or " + figure(HealthReporting, "count"+g+"("+samples+" >= "+strconv.Itoa(ReportingSamples)+")") +
 		" or last_over_time((" + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)") + ")[1m:1m])"
 }
 
@@ -103,11 +105,11 @@ const (
 // once (by holds the identifying labels and the fleet label). The merged
 // histograms are NativeQuery's and ClassicQuery's for the selector of one
 // fleet; with no labels it is exactly their text.
-func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
+func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by []string, scrape time.Duration) string {
 	if kind == Classic {
-		return "sum" + grouping(append(slices.Clone(by), "le")) + "(increase(" + sel.With(metric+"_bucket") + "[1m]))"
+		return "sum" + grouping(append(slices.Clone(by), "le")) + "(increase(" + sel.With(metric+"_bucket") + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
 	}
-	return "sum" + grouping(by) + "(increase(" + sel.With(metric) + "[1m]))"
+	return "sum" + grouping(by) + "(increase(" + sel.With(metric) + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
 }
 
 // grouping is an aggregation's " by (a, b) " clause, empty without labels.

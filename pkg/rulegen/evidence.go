@@ -167,11 +167,12 @@ type minuteEvidence struct {
 	present expr
 }
 
-// scrapeScale is verdict.ScrapeScale of the fleet's mean samples per series in
-// the minute (its health's samples over its series): 1 - 1/n, present
-// only when n > 1.
+// scrapeScale is verdict.Config.ScrapeScale of the fleet's mean samples per
+// series in the minute (its health's samples over its series): n / (n + 1)
+// times the range per minute, present only when n > 0.
 func (r resolved) scrapeScale(f fleetExprs) expr {
-	return op(leaf("1"), "-", op(leaf("1"), "/", op(f.samplesPerSeries, ">", leaf("1"))))
+	n := op(f.samplesPerSeries, ">", leaf("0"))
+	return op(op(n, "/", op(n, "+", leaf("1"))), "*", num(r.config.RangePerMinute()))
 }
 
 // minuteInputs are the figures of a minute that its evidence counts read

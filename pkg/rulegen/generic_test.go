@@ -39,7 +39,7 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 				record, expr string
 				labels       int
 			}{
-				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by) + ")[1m:1m])", 0},
+				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by, prom.DefaultScrapeInterval) + ")[1m:1m])", 0},
 				{prom.MinuteSamplesRecord(g.Metric, k), "last_over_time((" + prom.SamplesPerSeriesQuery(g.Metric, sel, k) + ")[1m:1m])", 1},
 				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by), 0},
 			} {
@@ -75,11 +75,11 @@ func TestGroupedQueriesAreTheEngineQueries(t *testing.T) {
 	sel, _ := selector.Parse(`{service="checkout",track="canary"}`)
 	const m = "http_request_duration_seconds"
 	for _, k := range []prom.Kind{prom.Native, prom.Classic} {
-		want := prom.NativeQuery(m, sel)
+		want := prom.NativeQuery(m, sel, prom.DefaultScrapeInterval)
 		if k == prom.Classic {
-			want = prom.ClassicQuery(m, sel)
+			want = prom.ClassicQuery(m, sel, prom.DefaultScrapeInterval)
 		}
-		if got := prom.GroupedHistogramQuery(m, sel, k, nil); got != want {
+		if got := prom.GroupedHistogramQuery(m, sel, k, nil, prom.DefaultScrapeInterval); got != want {
 			t.Errorf("%s histogram: %s\nwant %s", k, got, want)
 		}
 	}

@@ -38,11 +38,12 @@ type fleetExprs struct {
 	// samplesPerSeries is the mean number of samples each series of the
 	// fleet had in the minute, from the recorded health (samples / series).
 	samplesPerSeries expr
-	// incomplete holds when a member of the fleet that was serving did not
-	// report in the minute (verdict.Completeness on prom.Health's
-	// figures): one of its targets was down (up == 0), or fewer of its
-	// series had the two samples a one-minute increase() reads than in one
-	// of the StableMinutes minutes before.
+	// incomplete holds when the minute cannot be read whole or a member of
+	// the fleet that was serving did not report in it (verdict.Completeness
+	// on prom.Health's figures): its series were scraped more often than the
+	// configured interval (verdict.Config.ScrapedTooOften), one of its
+	// targets was down (up == 0), or fewer of its series had a sample in the
+	// minute than in one of the StableMinutes minutes before.
 	incomplete expr
 }
 
@@ -108,8 +109,8 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	figure := func(name string) expr { return r.agg("sum", recordedMinute(health(name), 0)) }
 	reporting := figure(prom.HealthReporting)
 	before := r.agg("max", leaf(fmt.Sprintf("max_over_time(%s[%dm] offset 1m)", health(prom.HealthReporting), verdict.StableMinutes)))
-	f.incomplete = op(op(figure(prom.HealthDown), ">", leaf("0")), "or", op(reporting, "<", before))
 	f.samplesPerSeries = op(figure(prom.HealthSamples), "/", figure(prom.HealthSeries))
+	f.incomplete = op(op(op(f.samplesPerSeries, ">=", num(r.config.ScrapedTooOften())), "or", op(figure(prom.HealthDown), ">", leaf("0"))), "or", op(reporting, "<", before))
 	// Observations beyond the verdict quantile: the fraction of the minute's
 	// histogram above the quantile's value, times its count. This is
 	// histogram.TailCount as Prometheus computes it (see rules/README.md for
@@ -419,9 +420,9 @@ func (r resolved) rawRules() []rule {
 		sel  selector.Selector
 	}{{"baseline", r.baseline}, {"canary", r.canary}} {
 		labels := [][2]string{{"canary", r.Name}, {"fleet", f.name}, {prom.RecordedSelectorLabel, f.sel.String()}}
-		hist := prom.NativeQuery(r.Metric, f.sel)
+		hist := prom.NativeQuery(r.Metric, f.sel, r.config.ScrapeInterval())
 		if r.kind == prom.Classic {
-			hist = prom.ClassicQuery(r.Metric, f.sel)
+			hist = prom.ClassicQuery(r.Metric, f.sel, r.config.ScrapeInterval())
 		}
 		samples := recordedMinute(r.fleetRecord(f.name, prom.MinuteSamplesRecord(r.Metric, r.kind)), 0)
 		out = append(out,
@@ -443,7 +444,7 @@ func (g *resolvedGeneric) rules() []rule {
 	mark := [][2]string{{genericLabel, g.Name}}
 	samples := recordedMinute(selector.Selector{{Name: genericLabel, Op: selector.Equal, Value: g.Name}}.With(prom.MinuteSamplesRecord(g.Metric, g.kind)), 0)
 	return []rule{
-		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by()))),
+		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by(), g.defaults.ScrapeInterval()))),
 			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
 		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesPerSeriesQuery(g.Metric, g.sel, g.kind))), labels: mark,
 			comment: "the samples of each of their series in that minute"},

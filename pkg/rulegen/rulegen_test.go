@@ -162,7 +162,7 @@ func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
 				reads := func(sel selector.Selector, fleet string) []struct{ record, expr, fleet string } {
 					samples := fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, prom.MinuteSamplesRecord(m, k), fleet)
 					return []struct{ record, expr, fleet string }{
-						{prom.MinuteHistogramRecord(m, k), "last_over_time((" + query(m, sel) + ")[1m:1m])", fleet},
+						{prom.MinuteHistogramRecord(m, k), "last_over_time((" + query(m, sel, prom.DefaultScrapeInterval) + ")[1m:1m])", fleet},
 						{prom.MinuteSamplesRecord(m, k), "last_over_time((" + prom.SamplesPerSeriesQuery(m, sel, k) + ")[1m:1m])", fleet},
 						{prom.MinuteHealthRecord(m, k), prom.HealthFromSamples(samples, sel, nil), fleet},
 					}
@@ -388,6 +388,35 @@ func TestMaxShareDriftComesFromTheConfig(t *testing.T) {
 			if !strings.Contains(flags, want) {
 				t.Errorf("maxShareDrift %v: the traffic-parity flag lacks %q", tc.drift, want)
 			}
+		}
+	}
+}
+
+// TestScrapeInterval: the pack reads each minute over a minute and the
+// configured scrape interval, per minute, and a fleet scraped more often
+// than configured (half a sample a minute more) makes the minute partial.
+func TestScrapeInterval(t *testing.T) {
+	for _, tt := range []struct {
+		seconds                    int
+		reads, perMinute, tooOften string
+	}{
+		{15, "[75s]", "* 0.8", ">= 4.5"},
+		{30, "[90s]", "* 0.6666666666666666", ">= 2.5"},
+		{60, "[120s]", "* 0.5", ">= 1.5"},
+	} {
+		c := checkout("native")
+		c.ScrapeIntervalSeconds = &tt.seconds
+		rf := renderFile(t, File{Canaries: []Canary{c}})
+		exprs := map[string]string{}
+		for _, r := range rf.Groups[0].Rules {
+			exprs[r.Record] = oneLine(r.Expr)
+		}
+		hist := exprs["canary_fleet:http_request_duration_seconds:increase_1m"]
+		if !strings.Contains(hist, "increase(http_request_duration_seconds{") || !strings.Contains(hist, tt.reads+")) "+tt.perMinute) {
+			t.Errorf("%d s: the minute's histogram is %s, want an increase() over %s %s", tt.seconds, hist, tt.reads, tt.perMinute)
+		}
+		if v := exprs["canary:http_request_duration_seconds:verdict_1m"]; !strings.Contains(v, tt.tooOften) {
+			t.Errorf("%d s: the minute's verdict does not make a fleet with %s samples per series partial", tt.seconds, tt.tooOften)
 		}
 	}
 }

@@ -10,12 +10,13 @@ import (
 // and the tests and benchmarks read. Minutes are ordered by time, then fleet
 // (baseline, canary).
 //
-// Coverage: for a whole UTC minute T the window is (T-60s, T]. Prometheus's
-// increase(x[1m]) at T takes the first and the last sample inside the window,
-// so it covers exactly the observations made between those two scrapes
-// (extrapolation only scales the result, which leaves quantiles unchanged).
-// With a 15 s scrape interval (offset 0) the samples are T-45s, T-30s, T-15s
-// and T: 45 s of the minute, the observations of the ticks [T-45s, T).
+// Coverage: a whole UTC minute T is read as Pairwise reads it, an increase()
+// over a minute and one scrape interval (prom.MinuteRange): from the last
+// sample at or before T-60s to the last sample at or before T, so it covers
+// exactly the observations made between those two scrapes (extrapolation
+// only scales the result, which leaves quantiles unchanged). With a 15 s
+// scrape interval (offset 0) the samples are T-60s, T-45s, T-30s, T-15s and
+// T: the whole minute, the observations of the ticks [T-60s, T).
 // Count, Errors and Quantiles are over exactly those observations, after
 // counter resets (a restarted pod's lost observations are not included).
 type Truth struct {
@@ -36,8 +37,8 @@ type Truth struct {
 }
 
 // TruthCoverage is the Coverage sentence of every truth file.
-const TruthCoverage = "count, errors and quantiles of minute T cover the observations between the first and the last scrape " +
-	"sample in (T-60s, T], which is what increase(...[1m]) at T covers (with a 15s interval: [T-45s, T)); " +
+const TruthCoverage = "count, errors and quantiles of minute T cover the observations between the last scrape sample at or before T-60s " +
+	"and the last at or before T, which is what increase() over a minute and one scrape interval at T covers (with a 15s interval: [T-60s, T)); " +
 	"quantile q is the smallest observation x with at least q*count observations <= x"
 
 // Restart resets one pod's counters: the process dies and restarts at Time.

@@ -14,6 +14,13 @@ func health(reporting ...float64) []FleetHealth {
 	return out
 }
 
+func withSamples(h []FleetHealth, samples ...float64) []FleetHealth {
+	for i, n := range samples {
+		h[i].SamplesPerSeries = n
+	}
+	return h
+}
+
 func TestCompleteness(t *testing.T) {
 	down := health(10, 10, 10, 10)
 	down[2].Down = 1
@@ -32,10 +39,14 @@ func TestCompleteness(t *testing.T) {
 		{name: "a fleet that grows is complete", health: health(9, 10, 11, 11), incomplete: []bool{false, false, false, false}},
 		{name: "rolling restart: one pod replaced at a time", health: health(10, 10, 11, 10, 10), incomplete: []bool{false, false, false, true, true}},
 		{name: "the first minutes are judged on what there is", health: health(7, 7), incomplete: []bool{false, false}},
+		{name: "scraped every 10 s where 15 s is set: every minute would overlap the one before",
+			health: withSamples(health(10, 10, 10), 6, 6, 4.5), incomplete: []bool{true, true, true}},
+		{name: "missed scrapes and a slower interval only read less", health: withSamples(health(10, 10, 10), 4.4, 3.9, 2),
+			incomplete: []bool{false, false, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, accepted := Completeness(tt.health)
+			got, accepted := Completeness(Default(), tt.health)
 			for i, want := range tt.incomplete {
 				if (got[i] != "") != want {
 					t.Errorf("minute %d: incomplete %q, want %v", i, got[i], want)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is every number that decides a verdict. Default gives the values of
@@ -70,6 +71,13 @@ type Config struct {
 	// same requests exists, its verdict quantile may differ this far
 	// (relative) from the application's before the measurement is flagged.
 	MaxMeasurementDivergence float64 `json:"maxMeasurementDivergence" yaml:"maxMeasurementDivergence"`
+	// ScrapeIntervalSeconds is how often Prometheus scrapes the fleets'
+	// histograms, a whole number of seconds that divides a minute. A minute
+	// is read from the last sample before it to its own last sample (an
+	// increase() over a minute and one scrape interval), so that every
+	// observation belongs to exactly one minute (docs/judgement.md, "Every
+	// observation in one minute").
+	ScrapeIntervalSeconds int `json:"scrapeIntervalSeconds" yaml:"scrapeIntervalSeconds"`
 }
 
 // The window rules, by name.
@@ -100,7 +108,17 @@ func Default() Config {
 		MaxShareDeviation:   0.10,
 
 		MaxMeasurementDivergence: 0.20,
+		ScrapeIntervalSeconds:    15,
 	}
+}
+
+// ScrapesPerMinute is the number of samples each series has in a minute
+// when it is scraped every ScrapeIntervalSeconds.
+func (c Config) ScrapesPerMinute() float64 { return 60 / float64(c.ScrapeIntervalSeconds) }
+
+// ScrapeInterval is ScrapeIntervalSeconds as a duration.
+func (c Config) ScrapeInterval() time.Duration {
+	return time.Duration(c.ScrapeIntervalSeconds) * time.Second
 }
 
 // TailNeeded is the smallest tail beyond the verdict quantile that counts as
@@ -158,6 +176,8 @@ func (c Config) Validate() error {
 	check(ok("expectedCanaryShare", c.ExpectedCanaryShare), "expectedCanaryShare: %v is not 0 (unknown) or a share below 1", c.ExpectedCanaryShare)
 	check(ok("maxShareDeviation", c.MaxShareDeviation), "maxShareDeviation: %v must be positive", c.MaxShareDeviation)
 	check(ok("maxMeasurementDivergence", c.MaxMeasurementDivergence), "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)
+	check(ok("scrapeIntervalSeconds", float64(c.ScrapeIntervalSeconds)),
+		"scrapeIntervalSeconds: %d is not a whole number of seconds that divides a minute (10, 15, 20, 30 or 60, say)", c.ScrapeIntervalSeconds)
 	return errors.Join(errs...)
 }
 
@@ -197,6 +217,9 @@ type Overrides struct {
 	MinTailObservations *float64  `json:"minTailObservations,omitempty" yaml:"minTailObservations"`
 	Significance        *float64  `json:"significance,omitempty" yaml:"significance"`
 	MaxShareDrift       *float64  `json:"maxShareDrift,omitempty" yaml:"maxShareDrift"`
+	// ScrapeIntervalSeconds is Config's: set it to the fleets' scrape
+	// interval when it is not 15 s.
+	ScrapeIntervalSeconds *int `json:"scrapeIntervalSeconds,omitempty" yaml:"scrapeIntervalSeconds"`
 }
 
 // Apply returns c with the set fields of o.
@@ -218,7 +241,7 @@ func (o Overrides) Apply(c Config) Config {
 	for _, f := range []struct {
 		dst *int
 		src *int
-	}{{&c.WindowMinutes, o.WindowMinutes}, {&c.GoodNeeded, o.GoodNeeded}, {&c.BadLimit, o.BadLimit}, {&c.WarmupMinutes, o.WarmupMinutes}} {
+	}{{&c.WindowMinutes, o.WindowMinutes}, {&c.GoodNeeded, o.GoodNeeded}, {&c.BadLimit, o.BadLimit}, {&c.WarmupMinutes, o.WarmupMinutes}, {&c.ScrapeIntervalSeconds, o.ScrapeIntervalSeconds}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

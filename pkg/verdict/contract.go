@@ -29,6 +29,9 @@ type Limit struct {
 	// AtMostWindowUnder names the rule under which the value must also be
 	// at most windowMinutes (the counts that decide only under that rule).
 	AtMostWindowUnder string `json:"atMostWindowUnder,omitempty"`
+	// Divides, when set, is a number the value must divide (a scrape
+	// interval divides a minute).
+	Divides float64 `json:"divides,omitempty"`
 }
 
 func bound(v float64) *float64 { return &v }
@@ -54,6 +57,7 @@ var Limits = map[string]Limit{
 	"expectedCanaryShare":      {Min: bound(0), Max: bound(1), MaxOpen: true},
 	"maxShareDeviation":        {Min: bound(0), MinOpen: true},
 	"maxMeasurementDivergence": {Min: bound(0), MinOpen: true},
+	"scrapeIntervalSeconds":    {Min: bound(1), Max: bound(60), Whole: true, Divides: 60},
 }
 
 // numbers are Config's numbers by JSON name, in the order Validate reads them.
@@ -68,7 +72,8 @@ func (c Config) numbers() []struct {
 		{"promoteThreshold", c.PromoteThreshold}, {"rollbackThreshold", c.RollbackThreshold}, {"minTailObservations", c.MinTailObservations},
 		{"confidence", c.Confidence}, {"significance", c.Significance}, {"suspiciousWin", c.SuspiciousWin}, {"maxShareDrift", c.MaxShareDrift},
 		{"expectedCanaryShare", c.ExpectedCanaryShare}, {"maxShareDeviation", c.MaxShareDeviation}, {"maxMeasurementDivergence", c.MaxMeasurementDivergence},
-		{"windowMinutes", float64(c.WindowMinutes)}, {"goodNeeded", float64(c.GoodNeeded)}, {"badLimit", float64(c.BadLimit)}, {"warmupMinutes", float64(c.WarmupMinutes)}}
+		{"windowMinutes", float64(c.WindowMinutes)}, {"goodNeeded", float64(c.GoodNeeded)}, {"badLimit", float64(c.BadLimit)}, {"warmupMinutes", float64(c.WarmupMinutes)},
+		{"scrapeIntervalSeconds", float64(c.ScrapeIntervalSeconds)}}
 }
 
 func (c Config) number(name string) float64 {
@@ -104,6 +109,9 @@ func accepts(field string, v float64, c Config) bool {
 	}
 	if l.AtMostWindowUnder != "" && c.Rule == l.AtMostWindowUnder {
 		ok = ok && v <= float64(c.WindowMinutes)
+	}
+	if l.Divides != 0 {
+		ok = ok && v != 0 && math.Mod(l.Divides, v) == 0
 	}
 	return ok
 }

@@ -46,7 +46,7 @@ type Vote struct {
 	// the bound of the bucket that holds it.
 	Threshold float64
 	// Baseline and Canary are the observations beyond Threshold, as counted
-	// observations (increase() extrapolation removed, see ScrapeScale).
+	// observations (increase() extrapolation removed, see Config.ScrapeScale).
 	Baseline, Canary float64
 	// DeepBaseline and DeepCanary are those beyond DeepFactor times
 	// Threshold: the deep tail, where a stalled pod's requests land.
@@ -123,9 +123,8 @@ func (e Evidence) Expected() float64 { return e.Votes[0].Expected(e.Share) }
 
 // MinuteEvidence reads one minute's evidence off both fleets' merged
 // histograms (nil: no data). scaleB and scaleC turn each fleet's counts into
-// counted observations: a one-minute increase() extrapolates the samples it
-// covers to the whole minute, so a fleet scraped every 15 s reads 4/3 of the
-// observations it counted (see ScrapeScale); 1 when counts are exact.
+// counted observations (see Config.ScrapeScale); 1 when counts are exact, as
+// they are at the configured scrape interval.
 func MinuteEvidence(c Config, baseline, canary *histogram.Histogram, scaleB, scaleC float64) Evidence {
 	return CountMinute(c, baseline, canary).Evidence(c, scaleB, scaleC)
 }
@@ -351,16 +350,28 @@ func VoteLabel(i int, q float64) string {
 // the decade below.
 const PromoteVotes = 2
 
-// ScrapeScale is the factor that turns a one-minute increase() into counted
+// ScrapeScale is the factor that turns a minute's histogram into counted
 // observations, from the mean number of samples n each series has in the
-// minute: increase() covers the (n-1) scrape intervals between them and
-// extrapolates to n intervals, so it reads n/(n-1) of what was counted.
-// NaN when fewer than two samples leave nothing to measure.
-func ScrapeScale(samplesPerSeries float64) float64 {
-	if !(samplesPerSeries > 1) || math.IsInf(samplesPerSeries, 0) {
+// minute. The minute is read over a minute and one scrape interval, from the
+// last sample before it to its own last sample: n+1 samples, n scrape
+// intervals, the whole minute. increase() extrapolates them to the n+1
+// intervals of its range, and the minute's histogram is that increase times
+// 60 over the range's seconds (prom.NativeQuery): (n+1)/n times what was
+// counted, times 60 over the range's seconds. So with the configured interval (n = 60 / interval) the
+// scale is 1 and the histogram holds exactly the minute's observations; a
+// scrape missed inside the minute or a pod that is new scales them. NaN
+// without a sample in the minute.
+func (c Config) ScrapeScale(samplesPerSeries float64) float64 {
+	if !(samplesPerSeries > 0) || math.IsInf(samplesPerSeries, 0) {
 		return math.NaN()
 	}
-	return (samplesPerSeries - 1) / samplesPerSeries
+	return samplesPerSeries / (samplesPerSeries + 1) * c.RangePerMinute()
+}
+
+// RangePerMinute is the length of the range a minute is read over, a
+// minute and one scrape interval, in minutes: 1.25 at 15 s.
+func (c Config) RangePerMinute() float64 {
+	return float64(60+c.ScrapeIntervalSeconds) / 60
 }
 
 // MinutesPerDay is the number of looks a canary watched every minute gets in

@@ -60,11 +60,19 @@ func TestMixture(t *testing.T) {
 }
 
 func TestScrapeScale(t *testing.T) {
-	tests := []struct{ n, want float64 }{{4, 0.75}, {2, 0.5}, {6, 5.0 / 6}, {1, math.NaN()}, {0, math.NaN()}, {math.Inf(1), math.NaN()}}
+	tests := []struct {
+		interval int
+		n, want  float64
+	}{
+		{15, 4, 1}, {15, 3, 3.0 / 4 * 5 / 4}, {15, 5, 5.0 / 6 * 5 / 4}, {30, 2, 1}, {10, 6, 1}, {60, 1, 1},
+		{15, 0, math.NaN()}, {15, math.Inf(1), math.NaN()},
+	}
 	for _, tt := range tests {
-		got := ScrapeScale(tt.n)
-		if !(got == tt.want || math.IsNaN(got) && math.IsNaN(tt.want)) {
-			t.Errorf("ScrapeScale(%v) = %v, want %v", tt.n, got, tt.want)
+		c := Default()
+		c.ScrapeIntervalSeconds = tt.interval
+		got := c.ScrapeScale(tt.n)
+		if !(math.Abs(got-tt.want) < 1e-15 || math.IsNaN(got) && math.IsNaN(tt.want)) {
+			t.Errorf("interval %d s: ScrapeScale(%v) = %v, want %v", tt.interval, tt.n, got, tt.want)
 		}
 	}
 }

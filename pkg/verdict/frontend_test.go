@@ -67,6 +67,8 @@ func TestValidateKeepsTheLimits(t *testing.T) {
 			c.BadLimit = int(v)
 		case "warmupMinutes":
 			c.WarmupMinutes = int(v)
+		case "scrapeIntervalSeconds":
+			c.ScrapeIntervalSeconds = int(v)
 		case "quantiles":
 			c.Quantiles = []float64{v}
 		default:
@@ -92,12 +94,27 @@ func TestValidateKeepsTheLimits(t *testing.T) {
 			}
 			c = Default()
 			set(&c, field, *tt.bound+tt.step*0.25)
-			if field == "windowMinutes" || field == "goodNeeded" || field == "badLimit" || field == "warmupMinutes" {
+			if field == "windowMinutes" || field == "goodNeeded" || field == "badLimit" || field == "warmupMinutes" || field == "scrapeIntervalSeconds" {
 				set(&c, field, *tt.bound+tt.step)
 			}
 			if err := c.Validate(); err == nil && (l.Off == nil || *l.Off != *tt.bound+tt.step*0.25) {
 				t.Errorf("%s beyond %v: Validate() accepts it", field, *tt.bound)
 			}
+		}
+	}
+}
+
+// TestScrapeIntervalDividesAMinute: an interval that does not divide a
+// minute gives minutes of different lengths, which Validate refuses.
+func TestScrapeIntervalDividesAMinute(t *testing.T) {
+	for _, tt := range []struct {
+		seconds int
+		ok      bool
+	}{{1, true}, {10, true}, {15, true}, {20, true}, {30, true}, {60, true}, {25, false}, {45, false}, {0, false}, {120, false}} {
+		c := Default()
+		c.ScrapeIntervalSeconds = tt.seconds
+		if err := c.Validate(); (err == nil) != tt.ok {
+			t.Errorf("scrapeIntervalSeconds %d: Validate() = %v", tt.seconds, err)
 		}
 	}
 }

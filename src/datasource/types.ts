@@ -49,6 +49,8 @@ export interface PairwiseQuery extends DataQuery {
   expectedCanaryShare: number;
   /** Traffic parity: a minute's canary share more than this (relative) from the median flags the window. */
   maxShareDrift: number;
+  /** How often Prometheus scrapes the fleets, in seconds (dividing a minute): each minute is read whole. */
+  scrapeIntervalSeconds: number;
   /** range: every minute of the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
   /**
@@ -89,6 +91,7 @@ export type VerdictFields = Pick<
   | 'significance'
   | 'expectedCanaryShare'
   | 'maxShareDrift'
+  | 'scrapeIntervalSeconds'
 >;
 
 /**

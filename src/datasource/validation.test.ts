@@ -74,6 +74,15 @@ describe('validateQuery', () => {
     expect(validateQuery({ ...valid, expectedCanaryShare: 5 }).expectedCanaryShare).toBeDefined();
   });
 
+  it('accepts a scrape interval that divides a minute, nothing else', () => {
+    for (const seconds of [10, 15, 20, 30, 60]) {
+      expect(validateQuery({ ...valid, scrapeIntervalSeconds: seconds })).toEqual({});
+    }
+    for (const seconds of [0, 25, 45, 90, 7.5]) {
+      expect(validateQuery({ ...valid, scrapeIntervalSeconds: seconds }).scrapeIntervalSeconds).toBeDefined();
+    }
+  });
+
   it('accepts significance 0 or a confidence, nothing else', () => {
     expect(validateQuery({ ...valid, significance: 0.99 })).toEqual({});
     expect(validateQuery({ ...valid, significance: 1 }).significance).toBeDefined();

@@ -97,7 +97,8 @@ type NumericKey =
   | 'minTailObservations'
   | 'significance'
   | 'expectedCanaryShare'
-  | 'maxShareDrift';
+  | 'maxShareDrift'
+  | 'scrapeIntervalSeconds';
 
 /**
  * Numeric settings; those with a rule are shown only under that rule, the one they decide. Their
@@ -130,6 +131,12 @@ const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: strin
     { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
     { key: 'expectedCanaryShare', label: 'Expected canary share', description: '0 unknown; 0.05 for 5%', step: 0.01 },
     { key: 'maxShareDrift', label: 'Max share drift', description: 'Traffic parity; 0.5: ±50% of the median', step: 0.05 },
+    {
+      key: 'scrapeIntervalSeconds',
+      label: 'Scrape interval (s)',
+      description: "The fleets' scrape interval",
+      step: 1,
+    },
   ];
 
 /** Loads histogram metrics from the backend; on failure the metric field stays free text. */

@@ -397,18 +397,16 @@ func customHistogram(p *pod) *histogram.Histogram {
 	return h
 }
 
-// minuteOf returns the index of the minute whose increase(...[1m]) covers the
-// scrape interval (prev, cur], or -1. Minute i ends at T = start+(i+1)m and its
-// window is (T-60s, T]: increase() at T uses the first and the last sample in
-// that window, so it covers the intervals whose both ends lie inside it. With
-// a 15 s interval and offset 0 these are the samples T-45, T-30, T-15, T: three
-// intervals, 45 s of the minute. The observations of the interval that straddles
-// T-60s are in no minute's increase().
+// minuteOf returns the index of the minute that reads the scrape interval
+// (prev, cur], or -1. Minute i ends at T = start+(i+1)m and is read over a
+// minute and one scrape interval (prom.MinuteRange): from the last sample
+// before T-60s to the last sample at or before T. So it reads the intervals
+// that end inside (T-60s, T], a whole minute of them: with a 15 s interval
+// and offset 0 the samples T-60, T-45, T-30, T-15 and T, four intervals.
 func (g *generator) minuteOf(prev, cur int64) int {
 	s := g.start.Unix()
 	i := int((cur - s + 59) / 60) // T = s + 60*i is the first whole minute >= cur
-	T := s + 60*int64(i)
-	if prev <= T-60 || i < 1 || i > g.o.Minutes {
+	if i < 1 || i > g.o.Minutes {
 		return -1
 	}
 	return i - 1
