@@ -25,6 +25,7 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/frames"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
 var (
@@ -45,6 +46,9 @@ type Settings struct {
 	// Timeout is Grafana's standard jsonData.timeout, in seconds: how long a
 	// query (its retries included) may wait for Prometheus.
 	Timeout jsonSeconds `json:"timeout"`
+	// ScrapeIntervalSeconds is how often Prometheus scrapes the fleets: the
+	// default of every query that does not set its own (0: verdict.Default's).
+	ScrapeIntervalSeconds int `json:"scrapeIntervalSeconds"`
 
 	// The keys of Pairwise's first settings page, before the standard
 	// ones. They are still read when the standard setting is empty, so an
@@ -89,17 +93,27 @@ type Datasource struct {
 	configErr string
 	// legacy names the old jsonData keys this instance still reads.
 	legacy []string
+	// defaults are the verdict settings a query starts from: verdict.Default
+	// with the data source's scrape interval.
+	defaults verdict.Config
 }
 
 // NewDatasource builds an instance from its settings. A wrong setting does
 // not fail the instance: it is reported by the health check and by every
 // query, in words that say where to fix it.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	ds := &Datasource{logger: log.DefaultLogger.With("datasource", s.UID)}
+	ds := &Datasource{logger: log.DefaultLogger.With("datasource", s.UID), defaults: verdict.Default()}
 	var settings Settings
 	if len(s.JSONData) > 0 {
 		if err := json.Unmarshal(s.JSONData, &settings); err != nil {
 			ds.configErr = "The data source settings cannot be read (" + err.Error() + "): open the data source's settings page and save it again."
+			return ds, nil
+		}
+	}
+	if settings.ScrapeIntervalSeconds != 0 {
+		ds.defaults.ScrapeIntervalSeconds = settings.ScrapeIntervalSeconds
+		if err := ds.defaults.Validate(); err != nil {
+			ds.configErr = "The scrape interval must be a whole number of seconds that divides a minute (10, 15, 20, 30 or 60): set it on the data source's settings page."
 			return ds, nil
 		}
 	}
@@ -224,7 +238,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 	if d.configErr != "" {
 		return userError(d.configErr)
 	}
-	pq, err := parseQuery(q.JSON, q.QueryType, q.TimeRange.From, q.TimeRange.To)
+	pq, err := parseQuery(q.JSON, q.QueryType, q.TimeRange.From, q.TimeRange.To, d.defaults)
 	if err != nil {
 		return userError(err.Error())
 	}

@@ -89,7 +89,7 @@ func bad(field string, format string, args ...any) error {
 }
 
 // parseQuery decodes and validates one query for the range [from, to].
-func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*parsedQuery, error) {
+func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defaults verdict.Config) (*parsedQuery, error) {
 	var m queryModel
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, bad("query", "cannot decode the query JSON: %v", err)
@@ -148,7 +148,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time) (*par
 	if m.Rule != nil && strings.TrimSpace(*m.Rule) == "" {
 		m.Rule = nil // an editor's empty choice is the default rule
 	}
-	c := m.Overrides.Apply(verdict.Default())
+	c := m.Overrides.Apply(defaults)
 	c.ExpectedCanaryShare = m.ExpectedCanaryShare
 	if err := c.Validate(); err != nil {
 		return nil, &fieldError{Field: "settings", Err: err}

@@ -115,7 +115,7 @@ func TestParseQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := parseQuery(json.RawMessage(tt.json), "", rangeFrom, rangeTo)
+			q, err := parseQuery(json.RawMessage(tt.json), "", rangeFrom, rangeTo, verdict.Default())
 			if tt.wantField != "" {
 				var fe *fieldError
 				if !errors.As(err, &fe) || fe.Field != tt.wantField {
@@ -150,7 +150,7 @@ func wantSince(want time.Time) func(t *testing.T, q *parsedQuery) {
 }
 
 func TestParseQueryShortRange(t *testing.T) {
-	q, err := parseQuery(json.RawMessage(validQuery+`}`), "", rangeTo.Add(-10*time.Minute), rangeTo)
+	q, err := parseQuery(json.RawMessage(validQuery+`}`), "", rangeTo.Add(-10*time.Minute), rangeTo, verdict.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,15 +159,15 @@ func TestParseQueryShortRange(t *testing.T) {
 	if q.Request.Window.Minutes() != 10 || q.Request.Config.WindowMinutes != 60 || q.Request.Config.GoodNeeded != 45 {
 		t.Fatalf("window %d minutes, window length %d, good needed %d", q.Request.Window.Minutes(), q.Request.Config.WindowMinutes, q.Request.Config.GoodNeeded)
 	}
-	if _, err := parseQuery(json.RawMessage(validQuery+`}`), "", rangeTo.Add(-20*time.Second), rangeTo.Add(-10*time.Second)); err == nil || !strings.Contains(err.Error(), "timeRange") {
+	if _, err := parseQuery(json.RawMessage(validQuery+`}`), "", rangeTo.Add(-20*time.Second), rangeTo.Add(-10*time.Second), verdict.Default()); err == nil || !strings.Contains(err.Error(), "timeRange") {
 		t.Fatalf("a range without a whole minute: %v", err)
 	}
 	// A week of minutes with a day-long window is more than Prometheus returns per series.
 	week := rangeTo.Add(-7 * 24 * time.Hour)
-	if _, err := parseQuery(json.RawMessage(validQuery+`,"windowMinutes":1440}`), "", week, rangeTo); err == nil || !strings.Contains(err.Error(), "windowMinutes") {
+	if _, err := parseQuery(json.RawMessage(validQuery+`,"windowMinutes":1440}`), "", week, rangeTo, verdict.Default()); err == nil || !strings.Contains(err.Error(), "windowMinutes") {
 		t.Fatalf("a week with a day-long window: %v", err)
 	}
-	if _, err := parseQuery(json.RawMessage(validQuery+`,"windowMinutes":60}`), "", week, rangeTo); err != nil {
+	if _, err := parseQuery(json.RawMessage(validQuery+`,"windowMinutes":60}`), "", week, rangeTo, verdict.Default()); err != nil {
 		t.Fatalf("a week with an hour-long window: %v", err)
 	}
 }
@@ -189,7 +189,7 @@ func TestParseQueryNotices(t *testing.T) {
 			notice: "the load-balancer selectors are ignored: no load-balancer metric is set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := parseQuery(json.RawMessage(tc.json), "", tc.from, rangeTo)
+			q, err := parseQuery(json.RawMessage(tc.json), "", tc.from, rangeTo, verdict.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func FuzzParseQuery(f *testing.F) {
 	f.Add(validQuery + `,"rule":"reference","since":"2026-11-21T12:00:00Z","falseRollback":0.01}`)
 	f.Add(validQuery + `,"since":1795000000123,"windowMinutes":1}`)
 	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := parseQuery(json.RawMessage(raw), "", rangeFrom, rangeTo)
+		q, err := parseQuery(json.RawMessage(raw), "", rangeFrom, rangeTo, verdict.Default())
 		if err != nil {
 			return
 		}

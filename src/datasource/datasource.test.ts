@@ -56,6 +56,12 @@ describe('DataSource', () => {
     expect(ds.filterQuery({ ...query, metric: '' })).toBe(false);
   });
 
+  it("starts new queries at the data source's scrape interval", () => {
+    const thirty = new DataSource({ ...settings, jsonData: { scrapeIntervalSeconds: 30 } });
+    expect(thirty.getDefaultQuery('explore' as never).scrapeIntervalSeconds).toBe(30);
+    expect(ds.getDefaultQuery('explore' as never).scrapeIntervalSeconds).toBe(CONTRACT.defaults.scrapeIntervalSeconds);
+  });
+
   it('offers the defaults of pkg/verdict, through the generated contract.json', () => {
     expect(CONTRACT.defaults.rule).toBe('evidence');
     expect(Object.keys(CONTRACT.defaults).sort()).toEqual([...CONTRACT.fields].sort());

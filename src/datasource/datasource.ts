@@ -3,12 +3,18 @@ import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 import { DEFAULT_QUERY, MetricInfo, PairwiseOptions, PairwiseQuery } from './types';
 
 export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOptions> {
+  /** The data source's scrape interval, the default of new queries (unset: pkg/verdict's). */
+  private readonly scrapeIntervalSeconds?: number;
+
   constructor(instanceSettings: DataSourceInstanceSettings<PairwiseOptions>) {
     super(instanceSettings);
+    this.scrapeIntervalSeconds = instanceSettings.jsonData?.scrapeIntervalSeconds || undefined;
   }
 
   getDefaultQuery(_app: CoreApp): Partial<PairwiseQuery> {
-    return DEFAULT_QUERY;
+    return this.scrapeIntervalSeconds
+      ? { ...DEFAULT_QUERY, scrapeIntervalSeconds: this.scrapeIntervalSeconds }
+      : DEFAULT_QUERY;
   }
 
   /** Interpolates dashboard variables in the string fields that may hold them. */

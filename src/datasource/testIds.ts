@@ -2,6 +2,7 @@ export const dsTestIds = {
   configEditor: {
     url: 'pairwise-config-url',
     timeout: 'pairwise-config-timeout',
+    scrapeInterval: 'pairwise-config-scrape-interval',
     basicAuthUser: 'pairwise-config-basic-user',
     basicAuthPassword: 'pairwise-config-basic-password',
     bearerToken: 'pairwise-config-bearer-token',

@@ -116,6 +116,8 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
 export interface PairwiseOptions extends DataSourceJsonData {
   /** Seconds a query, retries included, may wait for Prometheus (Grafana's standard key). */
   timeout?: number;
+  /** How often Prometheus scrapes the fleets, in seconds: the default of every query (unset: 15). */
+  scrapeIntervalSeconds?: number;
   tlsSkipVerify?: boolean;
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;

@@ -65,6 +65,26 @@ describe('ConfigEditor', () => {
     expect(last(onOptionsChange).jsonData.timeout).toBe(45);
   });
 
+  it('keeps the scrape interval in jsonData.scrapeIntervalSeconds', () => {
+    const onOptionsChange = jest.fn();
+    render(<ConfigEditor options={createOptions()} onOptionsChange={onOptionsChange} />);
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.scrapeInterval), { target: { value: '30' } });
+    expect(last(onOptionsChange).jsonData.scrapeIntervalSeconds).toBe(30);
+  });
+
+  it('unsets the scrape interval when it is cleared', () => {
+    const onOptionsChange = jest.fn();
+    const options = createOptions();
+    render(
+      <ConfigEditor
+        options={{ ...options, jsonData: { ...options.jsonData, scrapeIntervalSeconds: 30 } }}
+        onOptionsChange={onOptionsChange}
+      />
+    );
+    fireEvent.change(screen.getByTestId(dsTestIds.configEditor.scrapeInterval), { target: { value: '' } });
+    expect(last(onOptionsChange).jsonData.scrapeIntervalSeconds).toBeUndefined();
+  });
+
   it('turns on Grafana basic auth with the user at the top level and the password secret', () => {
     const onOptionsChange = jest.fn();
     render(

@@ -9,6 +9,7 @@ import {
   DataSourceDescription,
 } from '@grafana/plugin-ui';
 import { Field, Input, SecretInput } from '@grafana/ui';
+import { CONTRACT } from '../../contract';
 import { dsTestIds } from '../testIds';
 import { PairwiseOptions, PairwiseSecureJsonData } from '../types';
 
@@ -151,6 +152,26 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               onOptionsChange({
                 ...options,
                 jsonData: { ...options.jsonData, timeout: Number(e.currentTarget.value) || DEFAULT_TIMEOUT_SECONDS },
+              })
+            }
+          />
+        </Field>
+        <Field
+          label="Scrape interval"
+          description="Seconds between Prometheus's scrapes of the fleets (10, 15, 20, 30 or 60): each minute is read whole. Queries may set their own."
+        >
+          <Input
+            data-testid={dsTestIds.configEditor.scrapeInterval}
+            type="number"
+            width={16}
+            min={1}
+            max={60}
+            placeholder={String(CONTRACT.defaults.scrapeIntervalSeconds)}
+            value={options.jsonData.scrapeIntervalSeconds ?? ''}
+            onChange={(e: ChangeEvent<HTMLInputElement>) =>
+              onOptionsChange({
+                ...options,
+                jsonData: { ...options.jsonData, scrapeIntervalSeconds: Number(e.currentTarget.value) || undefined },
               })
             }
           />
