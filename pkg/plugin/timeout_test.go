@@ -29,18 +29,8 @@ func TestTimeoutSetting(t *testing.T) {
 		{name: "so long it would overflow", jsonData: `{"timeout":1e12}`, wantErr: "at most 600 seconds"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			inst, err := NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
-				UID: "pw", Name: "Pairwise", URL: "http://127.0.0.1:1", JSONData: []byte(tt.jsonData)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds := inst.(*Datasource)
-			defer ds.Dispose()
-			if tt.wantErr != "" {
-				health, err := ds.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
-				if err != nil || health.Status == backend.HealthStatusOk || !strings.Contains(health.Message, tt.wantErr) {
-					t.Fatalf("health %v %q (%v), want an error saying %q", health.Status, health.Message, err, tt.wantErr)
-				}
+			ds := settingsInstance(t, tt.jsonData, tt.wantErr)
+			if ds == nil {
 				return
 			}
 			if ds.configErr != "" || ds.client == nil || ds.client.Timeout != tt.want {
@@ -67,18 +57,8 @@ func TestScrapeIntervalSetting(t *testing.T) {
 		{name: "not dividing a minute", jsonData: `{"scrapeIntervalSeconds":25}`, wantErr: "divides a minute"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			inst, err := NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
-				UID: "pw", Name: "Pairwise", URL: "http://127.0.0.1:1", JSONData: []byte(tt.jsonData)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds := inst.(*Datasource)
-			defer ds.Dispose()
-			if tt.wantErr != "" {
-				health, err := ds.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
-				if err != nil || health.Status == backend.HealthStatusOk || !strings.Contains(health.Message, tt.wantErr) {
-					t.Fatalf("health %v %q (%v), want an error saying %q", health.Status, health.Message, err, tt.wantErr)
-				}
+			ds := settingsInstance(t, tt.jsonData, tt.wantErr)
+			if ds == nil {
 				return
 			}
 			q, err := parseQuery(json.RawMessage(fmt.Sprintf(query, tt.queryField)), "", to.Add(-time.Hour), to, ds.defaults)
@@ -90,4 +70,25 @@ func TestScrapeIntervalSetting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// settingsInstance builds a data source instance from jsonData. With
+// wantErr, its health check must fail saying so, and it returns nil.
+func settingsInstance(t *testing.T, jsonData, wantErr string) *Datasource {
+	t.Helper()
+	inst, err := NewDatasource(context.Background(), backend.DataSourceInstanceSettings{
+		UID: "pw", Name: "Pairwise", URL: "http://127.0.0.1:1", JSONData: []byte(jsonData)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := inst.(*Datasource)
+	t.Cleanup(ds.Dispose)
+	if wantErr == "" {
+		return ds
+	}
+	health, err := ds.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil || health.Status == backend.HealthStatusOk || !strings.Contains(health.Message, wantErr) {
+		t.Fatalf("health %v %q (%v), want an error saying %q", health.Status, health.Message, err, wantErr)
+	}
+	return nil
 }
