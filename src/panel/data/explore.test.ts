@@ -5,7 +5,7 @@ describe('readExploreQueries', () => {
   it("reads the data source's queries of both fleets, and nothing else", () => {
     const queries = readExploreQueries(goldenMeta().exploreQueries);
     expect(queries?.canary).toBe(
-      'histogram_quantile(0.99, sum by (le) (increase(http_request_duration_seconds_bucket{app="checkout",track="canary"}[1m])))'
+      'histogram_quantile(0.99, sum by (le) (increase(http_request_duration_seconds_bucket{app="checkout",track="canary"}[75s])) * 0.8)'
     );
     expect(readExploreQueries(undefined)).toBeNull();
     expect(readExploreQueries({ baseline: 'x' })).toBeNull();
