@@ -292,7 +292,7 @@ func TestSparseScrapesInPrometheus(t *testing.T) {
 // observations of each whole minute, whatever the scrape interval (set in
 // the configuration) and offset, through a real Prometheus. The minute's
 // increase() extrapolates what it reads to its range, a minute and one
-// interval; the evidence takes that out (verdict.ScrapeScale of the samples
+// interval; the evidence takes that out (verdict.Config.ScrapeScale of the samples
 // per series), and the false-rollback budget rests on it: counts inflated by
 // a fifth would make every minute's likelihood ratio too large. The truth
 // file counts the observations between the last scrape before each minute

@@ -142,12 +142,18 @@ func MinuteRange(scrape time.Duration) string {
 // minute (PerMinute), which at that interval holds exactly the minute's
 // observations (verdict.Config.ScrapeScale).
 func NativeQuery(metric string, sel selector.Selector, scrape time.Duration) string {
-	return "sum(increase(" + sel.With(metric) + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+	return minuteSum("", sel.With(metric), scrape)
+}
+
+// minuteSum is the sum, by the grouping clause (" by (le) ", or empty), of
+// series' increase over a minute and one scrape interval, read per minute.
+func minuteSum(grouping, series string, scrape time.Duration) string {
+	return "sum" + grouping + "(increase(" + series + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
 }
 
 // ClassicQuery is NativeQuery for classic `le` buckets.
 func ClassicQuery(metric string, sel selector.Selector, scrape time.Duration) string {
-	return "sum by (le) (increase(" + sel.With(metric+"_bucket") + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+	return minuteSum(" by (le) ", sel.With(metric+"_bucket"), scrape)
 }
 
 // PerMinute is the factor that turns an increase() over MinuteRange into a
@@ -173,12 +179,12 @@ func countedSeries(metric string, sel selector.Selector, kind Kind) string {
 
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.
 func PodsNativeQuery(metric, podLabel string, sel selector.Selector, scrape time.Duration) string {
-	return "sum by (" + podLabel + ") (increase(" + sel.With(metric) + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+	return minuteSum(" by ("+podLabel+") ", sel.With(metric), scrape)
 }
 
 // PodsClassicQuery is PodsNativeQuery for classic `le` buckets.
 func PodsClassicQuery(metric, podLabel string, sel selector.Selector, scrape time.Duration) string {
-	return "sum by (" + podLabel + ", le) (increase(" + sel.With(metric+"_bucket") + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+	return minuteSum(" by ("+podLabel+", le) ", sel.With(metric+"_bucket"), scrape)
 }
 
 // FleetHistograms fetches one fleet's merged histogram for every minute of r.

@@ -103,7 +103,7 @@ func healthByMinute(res *matrixData) (map[int64]Health, error) {
 
 // SamplesPerSeries is the mean number of samples each series has in the
 // minute, which tells how much the minute's increase() extrapolates
-// (verdict.ScrapeScale); 0 without samples.
+// (verdict.Config.ScrapeScale); 0 without samples.
 func (h Health) SamplesPerSeries() float64 {
 	if !(h.Series > 0) {
 		return 0
@@ -115,7 +115,7 @@ func (h Health) SamplesPerSeries() float64 {
 // have numbers of samples a minute that no scrape interval dividing a
 // minute gives. An interval that divides a minute (10, 15, 20, 30 s) gives
 // every series the same number of samples every minute, and
-// verdict.ScrapeScale takes increase()'s extrapolation out exactly. One
+// verdict.Config.ScrapeScale takes increase()'s extrapolation out exactly. One
 // that does not (25 s: 2 or 3 samples) covers a different part of each
 // minute, which ScrapeScale cannot tell from the counts of one minute: at
 // 25 s, 3 minutes in 5 are counted 1.2 times and 2 in 5 0.8 times.

@@ -107,9 +107,9 @@ const (
 // fleet; with no labels it is exactly their text.
 func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by []string, scrape time.Duration) string {
 	if kind == Classic {
-		return "sum" + grouping(append(slices.Clone(by), "le")) + "(increase(" + sel.With(metric+"_bucket") + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+		return minuteSum(grouping(append(slices.Clone(by), "le")), sel.With(metric+"_bucket"), scrape)
 	}
-	return "sum" + grouping(by) + "(increase(" + sel.With(metric) + "[" + MinuteRange(scrape) + "])) * " + PerMinute(scrape)
+	return minuteSum(grouping(by), sel.With(metric), scrape)
 }
 
 // grouping is an aggregation's " by (a, b) " clause, empty without labels.
