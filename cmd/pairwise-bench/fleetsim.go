@@ -17,8 +17,8 @@ import (
 // the fleets' per-minute merged histograms are built in process, exactly as
 // Prometheus 3.x answers the engine's
 //
-//	sum(increase(h{sel}[75s]))                 (native)
-//	sum by (le) (increase(h_bucket{sel}[75s])) (classic)
+//	sum(increase(h{sel}[75s])) * 0.8                 (native)
+//	sum by (le) (increase(h_bucket{sel}[75s])) * 0.8 (classic)
 //
 // for pods scraped every 15 s (offset 0) as tools/cmd/pairwise-gen writes
 // them: the same pkg/sim observations, the same bucket layouts, and for every
@@ -26,7 +26,7 @@ import (
 // promql's extrapolatedRate, counter zero point included (it matters in a
 // restarted pod's first minute and in the data's first minute). The engine's
 // per-minute code (verdict.Stats, verdict.MinuteEvidence with
-// ScrapeScale(4) = 0.8) then runs on them unchanged. TestInProcessMatchesPrometheus
+// ScrapeScale(4) = 1) then runs on them unchanged. TestInProcessMatchesPrometheus
 // checks, minute by minute, that this path and engine.Analyze on the real
 // Prometheus give the same verdicts and decisions for every kind.
 
