@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +179,32 @@ func TestAnalyzePassesNoticesOn(t *testing.T) {
 	}
 	if len(res.Warnings) != 2 || res.Warnings[0] != req.Notices[0] || !strings.Contains(res.Warnings[1], "no minute carries evidence") {
 		t.Fatalf("warnings %q", res.Warnings)
+	}
+}
+
+// TestMinuteReadAgreesWithTheScale: pkg/prom reads a minute over a minute and
+// one scrape interval, per minute, and pkg/verdict's scale undoes that read;
+// the two packages do not import each other, so their defaults and their
+// factors are held together here.
+func TestMinuteReadAgreesWithTheScale(t *testing.T) {
+	if d := verdict.Default().ScrapeInterval(); d != prom.DefaultScrapeInterval {
+		t.Fatalf("verdict's default scrape interval %v, prom's %v", d, prom.DefaultScrapeInterval)
+	}
+	for _, seconds := range []int{1, 10, 15, 20, 30, 60} {
+		c := verdict.Default()
+		c.ScrapeIntervalSeconds = seconds
+		per, err := strconv.ParseFloat(prom.PerMinute(c.ScrapeInterval()), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := prom.MinuteRange(c.ScrapeInterval()); r != strconv.Itoa(60+seconds)+"s" {
+			t.Errorf("%d s: the minute is read over %s", seconds, r)
+		}
+		if got := per * c.RangePerMinute(); math.Abs(got-1) > 1e-15 {
+			t.Errorf("%d s: per minute %v times the range's minutes %v = %v, want 1", seconds, per, c.RangePerMinute(), got)
+		}
+		if got := c.ScrapeScale(c.ScrapesPerMinute()); math.Abs(got-1) > 1e-15 {
+			t.Errorf("%d s: the scale at the configured interval is %v, want 1", seconds, got)
+		}
 	}
 }
