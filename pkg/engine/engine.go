@@ -139,16 +139,48 @@ func (req Request) span() (span, error) {
 }
 
 // Analyze fetches both fleets concurrently and judges the window.
+//
+// Each minute is read over a minute and the configured scrape interval
+// (verdict.Config.ScrapeIntervalSeconds). When both fleets' health plainly
+// shows another interval that divides a minute (prom.ScrapedEvery) and their
+// minutes were read raw, Analyze reads them again at that interval and says
+// so in a warning: a fleet scraped more often than configured would
+// otherwise have only partial minutes, and one scraped less often minutes
+// that miss part of their observations. If that second read fails, the
+// first answer stands. Recorded minutes were read by the rule pack at its
+// own setting and are never read again.
 func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
+	res, seen, err := analyze(ctx, src, req)
+	if seen == 0 || seen == req.Config.ScrapeIntervalSeconds {
+		return res, err
+	}
+	again := req
+	again.Config.ScrapeIntervalSeconds = seen
+	if again.Config.Validate() != nil {
+		return res, err
+	}
+	reread, _, rerr := analyze(ctx, src, again)
+	if rerr != nil {
+		return res, err
+	}
+	reread.Warnings = append([]string{fmt.Sprintf("the fleets' series are scraped every %d s, not every %d s as scrapeIntervalSeconds says: their minutes were read at %d s; set scrapeIntervalSeconds to %d (the rule pack cannot tell, and reads its minutes at its own setting)",
+		seen, req.Config.ScrapeIntervalSeconds, seen, seen)}, reread.Warnings...)
+	return reread, nil
+}
+
+// analyze is Analyze at req's scrape interval. seen is the interval both
+// fleets' health plainly shows when their histograms were read raw
+// (scrapedEvery), else 0; it is returned with no-data errors too.
+func analyze(ctx context.Context, src Source, req Request) (res *Result, seen int, err error) {
 	if err := req.Config.Validate(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := selector.ValidMetricName(req.Metric); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sp, err := req.span()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ctx, warnings := prom.CollectWarnings(ctx)
 	// Warm-up looks back WarmupMinutes before the first judged minute.
@@ -181,7 +213,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 	if req.LB != nil {
 		if err := selector.ValidMetricName(req.LB.Metric); err != nil {
-			return nil, fmt.Errorf("load-balancer metric: %w", err)
+			return nil, 0, fmt.Errorf("load-balancer metric: %w", err)
 		}
 		queries = append(queries,
 			fetchSpec{what: "baseline load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Baseline},
@@ -189,7 +221,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	}
 	read, err := ParseReading(string(req.Read))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	// The fleets' health reads outlive fetchAll: on return they are
 	// cancelled (if still running) and waited for.
@@ -199,20 +231,21 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	defer cancel(nil)
 	results, err := fetchAll(ctx, cancel, &pending, src, read, queries, req.Kind, fetch)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	kindNote, err := readAlike(ctx, src, read, req, queries, results, fetch)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	base, canary := results[0], results[1]
-	slow := slowlyScraped(ctx, src, req, []fetched{base, canary}, fetch)
+	slow, sparse := slowlyScraped(ctx, src, req, []fetched{base, canary}, fetch)
 	if len(base.series) == 0 && len(canary.series) == 0 {
+		seen := scrapedEvery(results[:2], make([]map[int64]prom.Health, 2), sparse)
 		if hint := cmp.Or(slow[0], slow[1]); hint != "" {
-			return nil, fmt.Errorf("%w: metric %s has samples for %s and %s between %s and %s, but %s",
+			return nil, seen, fmt.Errorf("%w: metric %s has samples for %s and %s between %s and %s, but %s",
 				ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339), hint)
 		}
-		return nil, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
+		return nil, seen, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
 			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 	}
 	// The fleets' health was asked for with their histograms and is still
@@ -229,10 +262,11 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	})
 	healths, healthServed, err := awaitHealth(results[:2])
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	seen = scrapedEvery(results[:2], healths, sparse)
 
-	res := &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
+	res = &Result{Request: req, BaselineKind: base.kind, CanaryKind: canary.kind, Warnings: slices.Clone(req.Notices)}
 	if sp.warning != "" {
 		res.Warnings = append(res.Warnings, sp.warning)
 	}
@@ -297,7 +331,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 		opts.Notes = []string{"Prometheus answered with warnings, so its answer may be partial (a store or an ingester missing): " + strings.Join(w, "; ")}
 	}
 	res.Window = verdict.Decide(req.Config, minutes, opts)
-	return res, nil
+	return res, seen, nil
 }
 
 // readAlike reads a fleet that auto read from native histograms again from
@@ -422,18 +456,8 @@ const unevenScrapeHint = "each minute's increase() then reads a different part o
 // interval, which then holds too few samples to read the whole minute, or
 // none at all. "" when they are not, or without samples.
 func slowScrapeHint(c verdict.Config, health map[int64]prom.Health) string {
-	var per []float64
-	for _, h := range health {
-		if n := h.SamplesPerSeries(); n > 0 {
-			per = append(per, n)
-		}
-	}
-	if len(per) == 0 {
-		return ""
-	}
-	slices.Sort(per)
-	n := per[len(per)/2]
-	if n > c.ScrapesPerMinute()-0.5 {
+	n, minutes := prom.MedianSamplesPerSeries(health)
+	if minutes == 0 || n > c.ScrapesPerMinute()-0.5 {
 		return ""
 	}
 	return fmt.Sprintf("its series have %.1f samples a minute, a scrape interval of about %.0f s, but scrapeIntervalSeconds is %d: each minute is read over a minute and %d s, which then holds too few samples to read the whole minute; set scrapeIntervalSeconds to the fleets' scrape interval",
@@ -441,10 +465,10 @@ func slowScrapeHint(c verdict.Config, health map[int64]prom.Health) string {
 }
 
 // slowlyScraped is slowScrapeHint for each fleet without minute
-// histograms, read from its health; "" for a fleet with histograms or whose
-// health cannot be read.
-func slowlyScraped(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) []string {
-	out := make([]string, len(fleets))
+// histograms, read from its health, and that health; "" and nil for a fleet
+// with histograms or whose health cannot be read.
+func slowlyScraped(ctx context.Context, src Source, req Request, fleets []fetched, r prom.Range) (hints []string, healths []map[int64]prom.Health) {
+	hints, healths = make([]string, len(fleets)), make([]map[int64]prom.Health, len(fleets))
 	sels := []selector.Selector{req.Baseline, req.Canary}
 	kinds := []prom.Kind{req.Kind}
 	if req.Kind == prom.Auto || req.Kind == "" {
@@ -460,15 +484,39 @@ func slowlyScraped(ctx context.Context, src Source, req Request, fleets []fetche
 				break
 			}
 			if len(h) > 0 {
-				out[i] = slowScrapeHint(req.Config, h)
+				hints[i], healths[i] = slowScrapeHint(req.Config, h), h
 				break
 			}
 		}
 	}
-	return out
+	return hints, healths
 }
 
-// verdictValue is the verdict quantile of a series at minute t, NaN without data.
+// scrapedEvery is the scrape interval every fleet with samples plainly
+// shows (prom.ScrapedEvery), read from the health of its histograms, or
+// from sparse (slowlyScraped) when it has none; 0 when a fleet shows none,
+// when they differ, when none has samples, or when a fleet's histograms
+// were not all read raw.
+func scrapedEvery(fleets []fetched, healths, sparse []map[int64]prom.Health) int {
+	seen := 0
+	for f, fl := range fleets {
+		h := healths[f]
+		if len(fl.series) == 0 {
+			if h = sparse[f]; len(h) == 0 {
+				continue // no samples: this fleet does not vote
+			}
+		} else if fl.served.Path != "raw" {
+			return 0
+		}
+		s := prom.ScrapedEvery(h)
+		if s == 0 || seen != 0 && s != seen {
+			return 0
+		}
+		seen = s
+	}
+	return seen
+}
+
 func verdictValue(req Request, series prom.Series, t time.Time) float64 {
 	if h := series[t.Unix()]; h != nil && h.Count > 0 {
 		return h.Quantile(req.Config.VerdictQuantile)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -435,6 +436,54 @@ func TestSparseScrapes(t *testing.T) {
 			got := strings.Join(res.Warnings, "\n")
 			if tt.wantWarning == "" && strings.Contains(got, "scrapeIntervalSeconds") || !strings.Contains(got, tt.wantWarning) {
 				t.Fatalf("warnings %q, want %q", res.Warnings, tt.wantWarning)
+			}
+		})
+	}
+}
+
+// TestScrapeIntervalFromHealth: when both fleets' health plainly shows a
+// scrape interval other than the configured one, their minutes are read
+// again at it, and a warning says so; when the fleets disagree, or show no
+// plain interval, the configured one stands.
+func TestScrapeIntervalFromHealth(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	every := func(perMinute float64) map[int64]prom.Health {
+		h := map[int64]prom.Health{}
+		for i := 0; i < 20; i++ {
+			h[end.Add(-time.Duration(i)*time.Minute).Unix()] = prom.Health{Samples: 3 * perMinute, Series: 3, Reporting: 3}
+		}
+		return h
+	}
+	tests := []struct {
+		name             string
+		baseline, canary map[int64]prom.Health
+		want             int // the interval the minutes are read at
+	}{
+		{"both fleets every 10 s", every(6), every(6), 10},
+		{"both fleets every 30 s", every(2), every(2), 30},
+		{"both fleets every 15 s, as configured", every(4), every(4), 15},
+		{"the fleets disagree", every(6), every(4), 15},
+		{"no plain interval (25 s)", every(2.4), every(2.4), 15},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 1), canary: minutes(t, 10, 1)},
+				health: map[string]map[int64]prom.Health{base: tt.baseline, canary: tt.canary}}
+			req := request(t, 0)
+			res, err := Analyze(context.Background(), src, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Request.Config.ScrapeIntervalSeconds; got != tt.want {
+				t.Fatalf("read at %d s, want %d s", got, tt.want)
+			}
+			last := src.ranges[len(src.ranges)-1].Scrape
+			if last != time.Duration(tt.want)*time.Second {
+				t.Errorf("the last histograms read over a minute and %v, want %d s", last, tt.want)
+			}
+			note := fmt.Sprintf("the fleets' series are scraped every %d s, not every 15 s as scrapeIntervalSeconds says: their minutes were read at %d s", tt.want, tt.want)
+			if warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, note) }); warned != (tt.want != 15) {
+				t.Errorf("warnings %q: want %q: %v", res.Warnings, note, tt.want != 15)
 			}
 		})
 	}

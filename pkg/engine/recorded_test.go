@@ -268,9 +268,11 @@ func liveFleets(t *testing.T, shown int, args ...string) (client *prom.Client, b
 }
 
 // TestSparseScrapesInPrometheus: fleets scraped every 60 s, in a real
-// Prometheus, for both histogram kinds, judged with the default 15 s
-// interval: the judgement warns that the interval set is not the fleets'.
-// Set to 60 s, they are read whole (TestCountedObservationsAtEveryInterval).
+// Prometheus, for every histogram kind, judged with the default 15 s
+// interval: their health shows 60 s, their minutes are read at it, every
+// one of them with both fleets, and the judgement warns that the interval
+// set is not the fleets'. (Fleets that disagree keep the interval set:
+// TestScrapeIntervalFromHealth.)
 func TestSparseScrapesInPrometheus(t *testing.T) {
 	client, base, canary, w, _ := liveFleets(t, 20, "--minutes", "30", "--pods", "2", "--scrape-interval", "60s")
 	for _, kind := range []prom.Kind{prom.Auto, prom.Native, prom.Classic} {
@@ -279,10 +281,13 @@ func TestSparseScrapesInPrometheus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
-		for _, fleet := range []string{"baseline", "canary"} {
-			want := "the " + fleet + " fleet: its series have 1.0 samples a minute, a scrape interval of about 60 s, but scrapeIntervalSeconds is 15"
-			if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
-				t.Errorf("%s: warnings %q, want one starting %q", kind, res.Warnings, want)
+		want := "the fleets' series are scraped every 60 s, not every 15 s as scrapeIntervalSeconds says"
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+			t.Errorf("%s: warnings %q, want one starting %q", kind, res.Warnings, want)
+		}
+		for _, m := range res.Minutes {
+			if !m.Baseline.Present || !m.Canary.Present || m.Baseline.Incomplete != "" || m.Canary.Incomplete != "" {
+				t.Errorf("%s: minute %s is not read whole at 60 s: %+v", kind, m.Time.UTC().Format(time.RFC3339), m)
 			}
 		}
 	}
@@ -309,15 +314,26 @@ func TestCountedObservationsAtEveryInterval(t *testing.T) {
 			client, base, canary, w, truthFile := liveFleets(t, minutes-1, "--minutes", fmt.Sprint(minutes), "--pods", "3",
 				"--scrape-interval", tt.interval, "--scrape-offset", tt.offset, "--seed", "5")
 			truth := testenv.LoadTruth(t, truthFile)
-			for _, kind := range []prom.Kind{prom.Native, prom.Classic} {
-				cfg := verdict.Default()
-				if d, _ := time.ParseDuration(tt.interval); !uneven {
+			// Each kind is read with the interval set, and with the default
+			// (15 s), which Analyze corrects from the fleets' health.
+			for _, read := range []struct {
+				kind prom.Kind
+				set  bool
+			}{{prom.Native, true}, {prom.Classic, true}, {prom.Native, false}, {prom.Classic, false}} {
+				kind, cfg := read.kind, verdict.Default()
+				if d, _ := time.ParseDuration(tt.interval); !uneven && read.set {
 					cfg.ScrapeIntervalSeconds = int(d / time.Second)
 				}
 				req := Request{Metric: testenv.GeneratedMetric, Baseline: base, Canary: canary, Kind: kind, Config: cfg, Window: w}
 				res, err := Analyze(context.Background(), client, req)
 				if err != nil {
 					t.Fatalf("%s: %v", kind, err)
+				}
+				corrected := slices.ContainsFunc(res.Warnings, func(w string) bool {
+					return strings.Contains(w, "as scrapeIntervalSeconds says: their minutes were read at")
+				})
+				if want := !uneven && !read.set && tt.interval != "15s"; corrected != want {
+					t.Fatalf("%s, interval set %v: warnings %q, want one about reading at the fleets' interval: %v", kind, read.set, res.Warnings, want)
 				}
 				if warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "which does not divide a minute") }); warned != uneven {
 					t.Fatalf("%s: warnings %q, want one about the scrape interval: %v", kind, res.Warnings, uneven)

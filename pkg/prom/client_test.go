@@ -125,20 +125,7 @@ func TestAPIBucketDecoding(t *testing.T) {
 // TestUnevenScrapes: intervals that divide a minute, with a series that
 // starts late or misses a scrape, are even; 25, 40 and 45 s are not.
 func TestUnevenScrapes(t *testing.T) {
-	minutes := func(perMinute ...float64) map[int64]Health {
-		out := map[int64]Health{}
-		for i, n := range perMinute {
-			out[int64(60*i)] = Health{Samples: 3 * n, Series: 3, Reporting: 3}
-		}
-		return out
-	}
-	repeat := func(n int, pattern ...float64) []float64 {
-		var out []float64
-		for len(out) < n {
-			out = append(out, pattern...)
-		}
-		return out[:n]
-	}
+	minutes, repeat := healthMinutes, repeated
 	tests := []struct {
 		name   string
 		health map[int64]Health
@@ -159,6 +146,57 @@ func TestUnevenScrapes(t *testing.T) {
 	for _, tt := range tests {
 		if n, got := UnevenScrapes(tt.health); got != tt.want {
 			t.Errorf("%s: %.2f samples a minute, uneven %v, want %v", tt.name, n, got, tt.want)
+		}
+	}
+}
+
+// healthMinutes is the health of a fleet of three series with the given
+// samples per series in consecutive minutes.
+func healthMinutes(perMinute ...float64) map[int64]Health {
+	out := map[int64]Health{}
+	for i, n := range perMinute {
+		out[int64(60*i)] = Health{Samples: 3 * n, Series: 3, Reporting: 3}
+	}
+	return out
+}
+
+// repeated is n figures of pattern, repeated.
+func repeated(n int, pattern ...float64) []float64 {
+	var out []float64
+	for len(out) < n {
+		out = append(out, pattern...)
+	}
+	return out[:n]
+}
+
+// TestScrapedEvery: the scrape interval a fleet's health shows plainly, and
+// none where its minutes disagree, where the interval does not divide a
+// minute, or with too few minutes to tell.
+func TestScrapedEvery(t *testing.T) {
+	minutes, repeat := healthMinutes, repeated
+	tests := []struct {
+		name   string
+		health map[int64]Health
+		want   int
+	}{
+		{"15 s", minutes(repeat(20, 4)...), 15},
+		{"15 s, a series starting late and one missing a scrape", minutes(append(repeat(18, 4), 4-2.0/3, 4-1.0/3)...), 15},
+		{"10 s", minutes(repeat(20, 6)...), 10},
+		{"20 s, the series starting in the first minute", minutes(append([]float64{1}, repeat(11, 3)...)...), 20},
+		{"30 s", minutes(repeat(20, 2)...), 30},
+		{"60 s", minutes(repeat(20, 1)...), 60},
+		{"60 s, three minutes", minutes(1, 1, 1), 60},
+		{"two minutes are too few", minutes(1, 1), 0},
+		{"25 s, pods at different offsets", minutes(repeat(20, 2.4, 2.3, 2.5)...), 0},
+		{"25 s", minutes(repeat(20, 2, 3, 2, 3, 2)...), 0},
+		{"40 s", minutes(repeat(20, 2, 1)...), 0},
+		{"7 samples a minute do not divide it", minutes(repeat(20, 7)...), 0},
+		{"15 s missing a scrape in most minutes", minutes(repeat(20, 3, 4, 3, 2, 3, 4)...), 0},
+		{"no samples", map[int64]Health{0: {Down: 1}}, 0},
+	}
+	for _, tt := range tests {
+		if got := ScrapedEvery(tt.health); got != tt.want {
+			t.Errorf("%s: %d s, want %d s", tt.name, got, tt.want)
 		}
 	}
 }

@@ -111,6 +111,58 @@ func (h Health) SamplesPerSeries() float64 {
 	return h.Samples / h.Series
 }
 
+// MedianSamplesPerSeries is SamplesPerSeries in the median minute of health
+// with samples, and how many minutes have samples; 0 and 0 without any.
+// Series that start, stop or miss a scrape lower only a few minutes.
+func MedianSamplesPerSeries(health map[int64]Health) (median float64, minutes int) {
+	per := samplesPerSeries(health)
+	if len(per) == 0 {
+		return 0, 0
+	}
+	slices.Sort(per)
+	return per[len(per)/2], len(per)
+}
+
+// samplesPerSeries is SamplesPerSeries of each minute of health with
+// samples, in no order.
+func samplesPerSeries(health map[int64]Health) []float64 {
+	var per []float64
+	for _, h := range health {
+		if n := h.SamplesPerSeries(); n > 0 {
+			per = append(per, n)
+		}
+	}
+	return per
+}
+
+// ScrapedEvery is the scrape interval, in whole seconds, that a fleet's
+// health shows plainly: a whole number n of samples per series that divides
+// a minute, in at least two minutes of three with samples (within
+// unevenOff, as UnevenScrapes allows), giving 60/n seconds. 0 when it shows
+// none: fewer than scrapedMinutes minutes with samples, an interval that
+// does not divide a minute, or scrapes missed so often that the minutes
+// disagree.
+func ScrapedEvery(health map[int64]Health) int {
+	median, minutes := MedianSamplesPerSeries(health)
+	n := math.Round(median)
+	if minutes < scrapedMinutes || n < 1 || math.Mod(60, n) != 0 {
+		return 0
+	}
+	agree := 0
+	for _, m := range samplesPerSeries(health) {
+		if math.Abs(m-n) < unevenOff {
+			agree++
+		}
+	}
+	if 3*agree < 2*minutes {
+		return 0
+	}
+	return int(60 / n)
+}
+
+// scrapedMinutes is how many minutes with samples ScrapedEvery needs.
+const scrapedMinutes = 3
+
 // UnevenScrapes tells whether a fleet's series, over the minutes of health,
 // have numbers of samples a minute that no scrape interval dividing a
 // minute gives. An interval that divides a minute (10, 15, 20, 30 s) gives
@@ -129,13 +181,10 @@ func (h Health) SamplesPerSeries() float64 {
 // samples to tell; samplesPerMinute is the mean over the minutes, 60 over
 // the interval.
 func UnevenScrapes(health map[int64]Health) (samplesPerMinute float64, uneven bool) {
-	var per []float64
+	per := samplesPerSeries(health)
 	mean := 0.0
-	for _, h := range health {
-		if n := h.SamplesPerSeries(); n > 0 {
-			per = append(per, n)
-			mean += n
-		}
+	for _, n := range per {
+		mean += n
 	}
 	if len(per) < unevenMinutes {
 		return 0, false
