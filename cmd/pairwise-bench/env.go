@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 type env struct {
 	root     string
 	genBin   string
-	dataRoot string // generated data sets, one directory per argument set
+	genID    []byte // the generator binary's SHA-256: part of each data set's cache key
+	dataRoot string // generated data sets, one directory per generator and argument set
 	tmp      string // scratch (Prometheus configs and logs), removed at the end
 	logf     func(format string, args ...any)
 }
@@ -50,6 +52,12 @@ func newEnv(cacheDir string, logf func(string, ...any)) (*env, error) {
 	if err := procs.BuildGenerator(e.genBin); err != nil {
 		return nil, err
 	}
+	bin, err := os.ReadFile(e.genBin)
+	if err != nil {
+		return nil, err
+	}
+	id := sha256.Sum256(bin)
+	e.genID = id[:]
 	return e, nil
 }
 
@@ -73,11 +81,13 @@ type dataset struct {
 }
 
 // generate runs pairwise-gen with args (--out, --truth and --quiet are added),
-// reusing an earlier result with the same arguments from the cache directory.
+// reusing an earlier result of the same generator binary with the same
+// arguments from the cache directory: a generator whose data or truth file
+// changed generates again.
 // Prometheus only ever opens a copy-free *clone* of the blocks (see serve), so
 // a cached directory is never modified.
 func (e *env) generate(args ...string) (*dataset, error) {
-	h := sha256.Sum256([]byte(strings.Join(args, "\x00")))
+	h := sha256.Sum256(append(slices.Clone(e.genID), strings.Join(args, "\x00")...))
 	dir := filepath.Join(e.dataRoot, hex.EncodeToString(h[:8]))
 	ds := &dataset{Args: args}
 	meta := filepath.Join(dir, "meta.json")

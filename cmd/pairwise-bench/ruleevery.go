@@ -38,9 +38,9 @@ type everyRow struct {
 }
 
 // everyData generates (or reuses) one data set per service and links them
-// into one data directory.
+// into one data directory, one per generator binary (env.generate).
 func everyData(e *env, services, pods, minutes int) (*dataset, float64, error) {
-	dir := filepath.Join(e.dataRoot, fmt.Sprintf("every-%d-%d-%d", services, pods, minutes))
+	dir := filepath.Join(e.dataRoot, fmt.Sprintf("every-%d-%d-%d-%x", services, pods, minutes, e.genID[:4]))
 	var gen float64
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err != nil {
 		os.RemoveAll(dir)
