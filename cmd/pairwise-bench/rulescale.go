@@ -8,7 +8,7 @@ package main
 //     backfilled by pairwise-backfill from the generated pods);
 //  2. per canary: the evaluation time of one canary's rule group (rendered
 //     by pkg/rulegen.Render, whatever pack the branch holds) vs a floor
-//     group that only records sum(increase(h{fleet}[1m])) for both fleets,
+//     group that only records the whole-minute sum(increase(h{fleet}[75s])) * 0.8 for both fleets,
 //     at several pod counts and window lengths;
 //  3. fleet: many canaries at a one-minute interval: missed iterations,
 //     evaluation time against the interval, memory and series per canary.

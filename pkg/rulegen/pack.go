@@ -358,7 +358,7 @@ func (r resolved) rules(runbookBase string) []rule {
 	if c.Rule != verdict.RuleReference {
 		records, alerts := r.evidenceRules(m, labels, runbook)
 		out = append(out, records...)
-		out = append(out, alerts[0], r.fleetMissingAlert(m, runbook))
+		out = append(out, alerts[0], r.fleetMissingAlert(m, runbook), r.scrapeIntervalAlert(m, runbook))
 		return append(out, alerts[1:]...)
 	}
 	out = append(out,
@@ -395,6 +395,7 @@ func (r resolved) rules(runbookBase string) []rule {
 				runbook("PairwiseCanaryInsufficientTraffic"),
 			}},
 		r.fleetMissingAlert(m, runbook),
+		r.scrapeIntervalAlert(m, runbook),
 		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless on()", r.referenceRollback(bad)), "unless on()", flags),
 			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
@@ -552,6 +553,42 @@ func (r resolved) fleetMissingAlert(m minuteExprs, runbook func(string) [2]strin
 			{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",
 				r.Metric, window, canarySel, baselineSel)},
 			runbook("PairwiseCanaryFleetMissing"),
+		}}
+}
+
+// scrapeAlertMinutes is how many recorded minutes scrapeIntervalAlert
+// averages a fleet's samples per series over.
+const scrapeAlertMinutes = 15
+
+// scrapeIntervalAlert fires when a fleet's series have had, on average over
+// the last scrapeAlertMinutes recorded minutes, half a sample a minute more
+// or fewer than scrapeIntervalSeconds gives, the thresholds the engine uses
+// (verdict.Config.ScrapedTooOften, engine's slow-scrape warning): more, and
+// every minute of the fleet is partial; fewer, and each minute reads less
+// than it holds. The judge and the data source read such fleets at the
+// interval their samples show; the pack reads at its setting and can only
+// say so.
+func (r resolved) scrapeIntervalAlert(m minuteExprs, runbook func(string) [2]string) rule {
+	c := r.config
+	perMinute := c.ScrapesPerMinute()
+	span := fmt.Sprintf("[%dm]", scrapeAlertMinutes)
+	off := func(f fleetExprs) expr {
+		total := func(figure string) expr {
+			sel := r.fleetRecord(f.name, prom.MinuteHealthRecord(r.Metric, r.kind), selector.Matcher{Name: prom.HealthLabel, Op: selector.Equal, Value: figure})
+			return r.agg("sum", leaf("sum_over_time("+sel+span+")"))
+		}
+		mean := op(total(prom.HealthSamples), "/", total(prom.HealthSeries))
+		return fn("label_replace", op(op(mean, ">=", num(c.ScrapedTooOften())), "or", op(mean, "<=", num(perMinute-0.5))),
+			leaf(`"scraped_fleet"`), leaf(strconv.Quote(f.name)), leaf(`""`), leaf(`""`))
+	}
+	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
+	return rule{alert: "PairwiseCanaryScrapeInterval", expr: op(off(m.base), "or", off(m.canary)), forDur: "10m",
+		labels: r.alertLabels([2]string{"severity", "warning"}),
+		annotations: [][2]string{
+			{"summary", fmt.Sprintf("Canary %s: the {{ $labels.scraped_fleet }} fleet is not scraped every %d s, as the pack's scrapeIntervalSeconds says ({{ $value | printf \"%%.1f\" }} samples a minute per series)", templateSafe(r.Name), c.ScrapeIntervalSeconds)},
+			{"description", fmt.Sprintf("Over the last %d minutes the {{ $labels.scraped_fleet }} fleet's %s series have had {{ $value | printf \"%%.1f\" }} samples a minute on average, where a %d s scrape interval gives %s. Each minute is read over a minute and %d s: with more samples every minute of the fleet is partial (part of it would count twice), so the canary can neither promote nor roll back; with fewer, each minute reads less than it holds. Set scrapeIntervalSeconds to the fleets' scrape interval (60 s divided by the samples a minute) and load the pack again. Canary %s, baseline %s.",
+				scrapeAlertMinutes, r.Metric, c.ScrapeIntervalSeconds, fmtNum(perMinute), c.ScrapeIntervalSeconds, canarySel, baselineSel)},
+			runbook("PairwiseCanaryScrapeInterval"),
 		}}
 }
 

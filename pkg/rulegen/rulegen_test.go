@@ -69,8 +69,8 @@ func TestRenderIsDeterministicAndWellFormed(t *testing.T) {
 		rule   func(Canary) Canary
 		alerts []string
 	}{
-		{"evidence rule (default)", func(c Canary) Canary { return c }, []string{"PairwiseCanaryRollback", "PairwiseCanaryFleetMissing", "PairwiseCanaryPromotable"}},
-		{"reference rule", reference, []string{"PairwiseCanaryRollback", "PairwiseCanaryBadMinute", "PairwiseCanaryInsufficientTraffic", "PairwiseCanaryFleetMissing", "PairwiseCanaryPromotable"}},
+		{"evidence rule (default)", func(c Canary) Canary { return c }, []string{"PairwiseCanaryRollback", "PairwiseCanaryFleetMissing", "PairwiseCanaryScrapeInterval", "PairwiseCanaryPromotable"}},
+		{"reference rule", reference, []string{"PairwiseCanaryRollback", "PairwiseCanaryBadMinute", "PairwiseCanaryInsufficientTraffic", "PairwiseCanaryFleetMissing", "PairwiseCanaryScrapeInterval", "PairwiseCanaryPromotable"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { checkWellFormed(t, tt.rule, tt.alerts) })
 	}
