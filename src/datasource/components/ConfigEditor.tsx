@@ -158,7 +158,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         </Field>
         <Field
           label="Scrape interval"
-          description="Seconds between Prometheus's scrapes of the fleets (10, 15, 20, 30 or 60): each minute is read whole. Queries may set their own."
+          description="Seconds between Prometheus's scrapes of the fleets (10, 15, 20, 30 or 60): each minute is read whole. Queries may set their own; when both fleets' samples show another interval, their minutes are read at it and the query warns."
         >
           <Input
             data-testid={dsTestIds.configEditor.scrapeInterval}
