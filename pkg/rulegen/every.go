@@ -138,5 +138,12 @@ func (r resolved) everyRules(runbookBase string) []rule {
 					g.Metric, fleet(g.Baseline), fleet(g.Canary))},
 				{"runbook_url", runbookBase + "#pairwisecanaryrollback"},
 			}},
+		{alert: "PairwiseCanaryScrapeInterval", expr: fn("label_join", append([]expr{r.scrapedOff(m)}, joined[1:]...)...), forDur: "10m",
+			labels: append(labels, [2]string{"severity", "warning"}),
+			annotations: [][2]string{
+				{"summary", fmt.Sprintf("Canary {{ $labels.canary }}: the {{ $labels.scraped_fleet }} fleet is not scraped every %d s, as the pack's scrapeIntervalSeconds says ({{ $value | printf \"%%.1f\" }} samples a minute per series)", c.ScrapeIntervalSeconds)},
+				{"description", r.scrapedOffText() + fmt.Sprintf(" Judged by generic group %s.", g.Name)},
+				{"runbook_url", runbookBase + "#pairwisecanaryscrapeinterval"},
+			}},
 	}...)
 }

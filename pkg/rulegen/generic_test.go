@@ -149,7 +149,11 @@ func TestJudgeEvery(t *testing.T) {
 			}
 		} else {
 			alerts = append(alerts, r.Alert)
-			if r.Labels["severity"] != "critical" || r.Labels["action"] != "rollback" || r.Labels[genericLabel] != "http-services" ||
+			severity, action := "critical", "rollback"
+			if r.Alert != "PairwiseCanaryRollback" {
+				severity, action = "warning", ""
+			}
+			if r.Labels["severity"] != severity || r.Labels["action"] != action || r.Labels[genericLabel] != "http-services" ||
 				!strings.HasPrefix(e, `label_join(`) || !strings.Contains(strings.ReplaceAll(e, " ", ""), `"canary","/","namespace","service")`) {
 				t.Errorf("alert %s: labels %v, expr %.200s", r.Alert, r.Labels, e)
 			}
@@ -162,8 +166,8 @@ func TestJudgeEvery(t *testing.T) {
 	for i := range want {
 		want[i] = RecordName(g.Metric, want[i], false)
 	}
-	if !slices.Equal(records, want) || !slices.Equal(alerts, []string{"PairwiseCanaryRollback"}) {
-		t.Errorf("records %v, alerts %v; want %v and the rollback alert", records, alerts, want)
+	if !slices.Equal(records, want) || !slices.Equal(alerts, []string{"PairwiseCanaryRollback", "PairwiseCanaryScrapeInterval"}) {
+		t.Errorf("records %v, alerts %v; want %v, the rollback and the scrape-interval alerts", records, alerts, want)
 	}
 }
 

@@ -570,7 +570,22 @@ const scrapeAlertMinutes = 15
 // say so.
 func (r resolved) scrapeIntervalAlert(m minuteExprs, runbook func(string) [2]string) rule {
 	c := r.config
-	perMinute := c.ScrapesPerMinute()
+	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
+	return rule{alert: "PairwiseCanaryScrapeInterval", expr: r.scrapedOff(m), forDur: "10m",
+		labels: r.alertLabels([2]string{"severity", "warning"}),
+		annotations: [][2]string{
+			{"summary", fmt.Sprintf("Canary %s: the {{ $labels.scraped_fleet }} fleet is not scraped every %d s, as the pack's scrapeIntervalSeconds says ({{ $value | printf \"%%.1f\" }} samples a minute per series)", templateSafe(r.Name), c.ScrapeIntervalSeconds)},
+			{"description", r.scrapedOffText() + fmt.Sprintf(" Canary %s, baseline %s.", canarySel, baselineSel)},
+			runbook("PairwiseCanaryScrapeInterval"),
+		}}
+}
+
+// scrapedOff is scrapeIntervalAlert's condition: each fleet whose mean
+// samples a minute per series over the last scrapeAlertMinutes recorded
+// minutes is half a sample or more off the configured interval's, labelled
+// scraped_fleet with the fleet's name, by the group's canary labels.
+func (r resolved) scrapedOff(m minuteExprs) expr {
+	c := r.config
 	span := fmt.Sprintf("[%dm]", scrapeAlertMinutes)
 	off := func(f fleetExprs) expr {
 		total := func(figure string) expr {
@@ -578,18 +593,17 @@ func (r resolved) scrapeIntervalAlert(m minuteExprs, runbook func(string) [2]str
 			return r.agg("sum", leaf("sum_over_time("+sel+span+")"))
 		}
 		mean := op(total(prom.HealthSamples), "/", total(prom.HealthSeries))
-		return fn("label_replace", op(op(mean, ">=", num(c.ScrapedTooOften())), "or", op(mean, "<=", num(perMinute-0.5))),
+		return fn("label_replace", op(op(mean, ">=", num(c.ScrapedTooOften())), "or", op(mean, "<=", num(c.ScrapesPerMinute()-0.5))),
 			leaf(`"scraped_fleet"`), leaf(strconv.Quote(f.name)), leaf(`""`), leaf(`""`))
 	}
-	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
-	return rule{alert: "PairwiseCanaryScrapeInterval", expr: op(off(m.base), "or", off(m.canary)), forDur: "10m",
-		labels: r.alertLabels([2]string{"severity", "warning"}),
-		annotations: [][2]string{
-			{"summary", fmt.Sprintf("Canary %s: the {{ $labels.scraped_fleet }} fleet is not scraped every %d s, as the pack's scrapeIntervalSeconds says ({{ $value | printf \"%%.1f\" }} samples a minute per series)", templateSafe(r.Name), c.ScrapeIntervalSeconds)},
-			{"description", fmt.Sprintf("Over the last %d minutes the {{ $labels.scraped_fleet }} fleet's %s series have had {{ $value | printf \"%%.1f\" }} samples a minute on average, where a %d s scrape interval gives %s. Each minute is read over a minute and %d s: with more samples every minute of the fleet is partial (part of it would count twice), so the canary can neither promote nor roll back; with fewer, each minute reads less than it holds. Set scrapeIntervalSeconds to the fleets' scrape interval (60 s divided by the samples a minute) and load the pack again. Canary %s, baseline %s.",
-				scrapeAlertMinutes, r.Metric, c.ScrapeIntervalSeconds, fmtNum(perMinute), c.ScrapeIntervalSeconds, canarySel, baselineSel)},
-			runbook("PairwiseCanaryScrapeInterval"),
-		}}
+	return op(off(m.base), "or", off(m.canary))
+}
+
+// scrapedOffText is scrapeIntervalAlert's description, without the fleets.
+func (r resolved) scrapedOffText() string {
+	c := r.config
+	return fmt.Sprintf("Over the last %d minutes the {{ $labels.scraped_fleet }} fleet's %s series have had {{ $value | printf \"%%.1f\" }} samples a minute on average, where a %d s scrape interval gives %s. Each minute is read over a minute and %d s: with more samples every minute of the fleet is partial (part of it would count twice), so the canary can neither promote nor roll back; with fewer, each minute reads less than it holds. Set scrapeIntervalSeconds to the fleets' scrape interval (60 s divided by the samples a minute) and load the pack again.",
+		scrapeAlertMinutes, r.Metric, c.ScrapeIntervalSeconds, fmtNum(c.ScrapesPerMinute()), c.ScrapeIntervalSeconds)
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
