@@ -163,7 +163,7 @@ func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
 	if rerr != nil {
 		return res, err
 	}
-	reread.Warnings = append([]string{fmt.Sprintf("the fleets' series are scraped every %d s, not every %d s as scrapeIntervalSeconds says: their minutes were read at %d s; set scrapeIntervalSeconds to %d (the rule pack cannot tell, and reads its minutes at its own setting)",
+	reread.Warnings = append([]string{fmt.Sprintf("the fleets' series are scraped every %d s, not every %d s as scrapeIntervalSeconds says: their minutes were read at %d s; set scrapeIntervalSeconds to %d, and in the rule pack, which reads its minutes at its own setting",
 		seen, req.Config.ScrapeIntervalSeconds, seen, seen)}, reread.Warnings...)
 	return reread, nil
 }
