@@ -122,30 +122,42 @@ func TestAPIBucketDecoding(t *testing.T) {
 	}
 }
 
-// TestUnevenScrapes: intervals that divide a minute, with a series that
-// starts late or misses a scrape, are even; 25, 40 and 45 s are not.
-func TestUnevenScrapes(t *testing.T) {
+// TestScrapesAMinute: what a fleet's samples a minute per series tell.
+// UnevenScrapes: intervals that divide a minute, with a series that starts
+// late or misses a scrape, are even; 25, 40 and 45 s are not. ScrapedEvery:
+// the interval the minutes show plainly, none where they disagree, where the
+// interval does not divide a minute, or with too few minutes to tell.
+func TestScrapesAMinute(t *testing.T) {
 	minutes, repeat := healthMinutes, repeated
 	tests := []struct {
 		name   string
 		health map[int64]Health
-		want   bool
+		uneven bool
+		every  int
 	}{
-		{"15 s", minutes(repeat(20, 4)...), false},
-		{"15 s, a series starting late and one missing a scrape", minutes(append(repeat(18, 4), 4-2.0/3, 4-1.0/3)...), false},
-		{"20 s, the series starting in the first minute", minutes(append([]float64{1}, repeat(11, 3)...)...), false},
-		{"25 s, pods at different offsets", minutes(repeat(20, 2.4, 2.3, 2.5)...), true},
-		{"30 s", minutes(repeat(20, 2)...), false},
-		{"60 s", minutes(repeat(20, 1)...), false},
-		{"25 s", minutes(repeat(20, 2, 3, 2, 3, 2)...), true},
-		{"40 s", minutes(repeat(20, 2, 1)...), true},
-		{"45 s", minutes(repeat(21, 2, 1, 1)...), true},
-		{"25 s, too few minutes to tell", minutes(2, 3, 2, 3), false},
-		{"no samples", map[int64]Health{0: {Down: 1}}, false},
+		{"15 s", minutes(repeat(20, 4)...), false, 15},
+		{"15 s, a series starting late and one missing a scrape", minutes(append(repeat(18, 4), 4-2.0/3, 4-1.0/3)...), false, 15},
+		{"10 s", minutes(repeat(20, 6)...), false, 10},
+		{"20 s, the series starting in the first minute", minutes(append([]float64{1}, repeat(11, 3)...)...), false, 20},
+		{"30 s", minutes(repeat(20, 2)...), false, 30},
+		{"60 s", minutes(repeat(20, 1)...), false, 60},
+		{"60 s, three minutes", minutes(1, 1, 1), false, 60},
+		{"60 s, two minutes are too few", minutes(1, 1), false, 0},
+		{"25 s, pods at different offsets", minutes(repeat(20, 2.4, 2.3, 2.5)...), true, 0},
+		{"25 s", minutes(repeat(20, 2, 3, 2, 3, 2)...), true, 0},
+		{"40 s", minutes(repeat(20, 2, 1)...), true, 0},
+		{"45 s", minutes(repeat(21, 2, 1, 1)...), true, 0},
+		{"25 s, too few minutes to tell", minutes(2, 3, 2, 3), false, 0},
+		{"7 samples a minute do not divide it", minutes(repeat(20, 7)...), false, 0},
+		{"15 s missing a scrape in most minutes", minutes(repeat(20, 3, 4, 3, 2, 3, 4)...), true, 0},
+		{"no samples", map[int64]Health{0: {Down: 1}}, false, 0},
 	}
 	for _, tt := range tests {
-		if n, got := UnevenScrapes(tt.health); got != tt.want {
-			t.Errorf("%s: %.2f samples a minute, uneven %v, want %v", tt.name, n, got, tt.want)
+		if n, got := UnevenScrapes(tt.health); got != tt.uneven {
+			t.Errorf("%s: %.2f samples a minute, uneven %v, want %v", tt.name, n, got, tt.uneven)
+		}
+		if got := ScrapedEvery(tt.health); got != tt.every {
+			t.Errorf("%s: scraped every %d s, want %d s", tt.name, got, tt.every)
 		}
 	}
 }
@@ -167,38 +179,6 @@ func repeated(n int, pattern ...float64) []float64 {
 		out = append(out, pattern...)
 	}
 	return out[:n]
-}
-
-// TestScrapedEvery: the scrape interval a fleet's health shows plainly, and
-// none where its minutes disagree, where the interval does not divide a
-// minute, or with too few minutes to tell.
-func TestScrapedEvery(t *testing.T) {
-	minutes, repeat := healthMinutes, repeated
-	tests := []struct {
-		name   string
-		health map[int64]Health
-		want   int
-	}{
-		{"15 s", minutes(repeat(20, 4)...), 15},
-		{"15 s, a series starting late and one missing a scrape", minutes(append(repeat(18, 4), 4-2.0/3, 4-1.0/3)...), 15},
-		{"10 s", minutes(repeat(20, 6)...), 10},
-		{"20 s, the series starting in the first minute", minutes(append([]float64{1}, repeat(11, 3)...)...), 20},
-		{"30 s", minutes(repeat(20, 2)...), 30},
-		{"60 s", minutes(repeat(20, 1)...), 60},
-		{"60 s, three minutes", minutes(1, 1, 1), 60},
-		{"two minutes are too few", minutes(1, 1), 0},
-		{"25 s, pods at different offsets", minutes(repeat(20, 2.4, 2.3, 2.5)...), 0},
-		{"25 s", minutes(repeat(20, 2, 3, 2, 3, 2)...), 0},
-		{"40 s", minutes(repeat(20, 2, 1)...), 0},
-		{"7 samples a minute do not divide it", minutes(repeat(20, 7)...), 0},
-		{"15 s missing a scrape in most minutes", minutes(repeat(20, 3, 4, 3, 2, 3, 4)...), 0},
-		{"no samples", map[int64]Health{0: {Down: 1}}, 0},
-	}
-	for _, tt := range tests {
-		if got := ScrapedEvery(tt.health); got != tt.want {
-			t.Errorf("%s: %d s, want %d s", tt.name, got, tt.want)
-		}
-	}
 }
 
 // TestGzipAnswers: the client asks for gzip itself and reads gzip answers

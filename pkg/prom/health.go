@@ -140,12 +140,12 @@ func samplesPerSeries(health map[int64]Health) []float64 {
 // a minute, in at least two minutes of three with samples (within
 // unevenOff, as UnevenScrapes allows), giving 60/n seconds. 0 when it shows
 // none: fewer than scrapedMinutes minutes with samples, an interval that
-// does not divide a minute, or scrapes missed so often that the minutes
-// disagree.
+// does not divide a minute (UnevenScrapes: 45 s gives 1 sample in two
+// minutes of three), or scrapes missed so often that the minutes disagree.
 func ScrapedEvery(health map[int64]Health) int {
 	median, minutes := MedianSamplesPerSeries(health)
 	n := math.Round(median)
-	if minutes < scrapedMinutes || n < 1 || math.Mod(60, n) != 0 {
+	if _, uneven := UnevenScrapes(health); uneven || minutes < scrapedMinutes || n < 1 || math.Mod(60, n) != 0 {
 		return 0
 	}
 	agree := 0
