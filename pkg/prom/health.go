@@ -160,8 +160,10 @@ func ScrapedEvery(health map[int64]Health) int {
 	return int(60 / n)
 }
 
-// scrapedMinutes is how many minutes with samples ScrapedEvery needs.
-const scrapedMinutes = 3
+// scrapedMinutes is how many minutes with samples ScrapedEvery needs: as
+// many as UnevenScrapes needs to tell an interval that does not divide a
+// minute (45 s looks like 60 s over a few minutes).
+const scrapedMinutes = unevenMinutes
 
 // UnevenScrapes tells whether a fleet's series, over the minutes of health,
 // have numbers of samples a minute that no scrape interval dividing a
