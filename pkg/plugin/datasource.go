@@ -268,7 +268,9 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 		}
 		table = frames.Decision(res, byPod)
 	case QueryPods:
-		spread, err := engine.PodSpread(ctx, d.client, pq.Request, pq.PodLabel, res.BaselineKind)
+		// res.Request: the fleets' pods are read at the scrape interval
+		// their minutes were read at (engine.Analyze may correct it).
+		spread, err := engine.PodSpread(ctx, d.client, res.Request, pq.PodLabel, res.BaselineKind)
 		if err != nil {
 			return errorResponse(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -425,5 +426,49 @@ func cancelledQueries(t *testing.T, promURL string) {
 	}
 	if dropped.Load() != 2 {
 		t.Fatalf("%d of 2 Prometheus queries were dropped after the cancel", dropped.Load())
+	}
+}
+
+// TestPodsAtTheFleetsScrapeInterval: fleets scraped every 10 s, queried
+// with the data source's default 15 s: the minutes are read again at 10 s
+// (engine.Analyze), and the pods query reads the pods at 10 s too, so its
+// frames equal those of a query that sets 10 s itself, but for the
+// warning that names the interval.
+func TestPodsAtTheFleetsScrapeInterval(t *testing.T) {
+	dir, _ := testenv.Generate(t, "--end", liveEnd.Format(time.RFC3339), "--minutes", "70", "--pods", "4", "--seed", "5",
+		"--total-rps", "2000", "--canary-share", "0.5", "--scrape-interval", "10s")
+	ds := newLiveDatasource(t, testenv.Prometheus(t, testenv.PromOptions{DataDir: dir}).URL)
+	query := func(extra string) (frames []byte, notices []string) {
+		t.Helper()
+		resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{liveQuery("A", `,"queryType":"pods"`+extra)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dr := resp.Responses["A"]
+		if dr.Error != nil {
+			t.Fatal(dr.Error)
+		}
+		for _, f := range dr.Frames {
+			if f.Meta != nil {
+				for _, n := range f.Meta.Notices {
+					notices = append(notices, n.Text)
+				}
+				f.Meta.Notices = nil
+			}
+		}
+		b, err := json.Marshal(dr.Frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, notices
+	}
+	byDefault, notices := query("")
+	set, _ := query(`,"scrapeIntervalSeconds":10`)
+	want := "the fleets' series are scraped every 10 s, not every 15 s as scrapeIntervalSeconds says"
+	if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("notices %q, want one starting %q", notices, want)
+	}
+	if !bytes.Equal(byDefault, set) {
+		t.Errorf("the pods read under the default differ from those read at 10 s:\n%.600s\n%.600s", byDefault, set)
 	}
 }
