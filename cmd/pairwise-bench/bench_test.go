@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,6 +146,21 @@ func TestParseStalls(t *testing.T) {
 	}
 	for _, text := range []string{"10", "0,1", "-5,1", "10,0", "10,1.5", "x,1", "10,y", "10,1,2"} {
 		if _, err := parseStalls(text); err == nil {
+			t.Errorf("%q accepted", text)
+		}
+	}
+}
+
+// TestParseClassicBuckets: --classic-buckets takes finite, positive,
+// strictly ascending bounds and refuses anything else.
+func TestParseClassicBuckets(t *testing.T) {
+	for text, want := range map[string][]float64{"": nil, "0.1": {0.1}, "0.005, 0.01,0.025": {0.005, 0.01, 0.025}} {
+		if got, err := parseClassicBuckets(text); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %v, %v; want %v", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"0.1,0.05", "0.1,0.1", "0,1", "-1,1", "1,+Inf", "1,NaN", "x", "1,,2"} {
+		if _, err := parseClassicBuckets(text); err == nil {
 			t.Errorf("%q accepted", text)
 		}
 	}

@@ -36,7 +36,7 @@ type histKind int
 const (
 	kindNative0 histKind = iota // native, exponential schema 0 (factor-2 buckets)
 	kindNative3                 // native, exponential schema 3 (the generator's default)
-	kindClassic                 // classic le buckets (classicBuckets)
+	kindClassic                 // classic le buckets (classicBuckets, or simSpec.Classic)
 	numKinds
 )
 
@@ -101,13 +101,14 @@ const (
 type counts struct {
 	n, sum  float64
 	s0, s3  []float64
+	les     []float64 // the classic buckets' finite upper bounds, ascending
 	classic []float64
 	// touched key ranges, to clear and to read only what is there
 	lo0, hi0, lo3, hi3 int
 }
 
-func newCounts() *counts {
-	c := &counts{s0: make([]float64, len0), s3: make([]float64, len3), classic: make([]float64, len(classicBuckets)+1)}
+func newCounts(les []float64) *counts {
+	c := &counts{s0: make([]float64, len0), s3: make([]float64, len3), les: les, classic: make([]float64, len(les)+1)}
 	c.clear()
 	return c
 }
@@ -137,7 +138,7 @@ func (c *counts) observe(v float64) int {
 	c.s3[k3]++
 	c.lo0, c.hi0 = min(c.lo0, k0), max(c.hi0, k0)
 	c.lo3, c.hi3 = min(c.lo3, k3), max(c.hi3, k3)
-	i := sort.SearchFloat64s(classicBuckets, v)
+	i := sort.SearchFloat64s(c.les, v)
 	c.classic[i]++
 	return i
 }
@@ -225,6 +226,17 @@ type simSpec struct {
 	// and one scrape interval, (T-75s, T], every observation since the
 	// previous minute's last scrape). The engine does not read minutes so.
 	Covered bool
+	// Classic, when set, replaces classicBuckets as the classic buckets'
+	// finite upper bounds (ascending).
+	Classic []float64
+}
+
+// classic is the spec's classic bucket bounds.
+func (s simSpec) classic() []float64 {
+	if s.Classic != nil {
+		return s.Classic
+	}
+	return classicBuckets
 }
 
 // fleetData is what a judge sees of a data set, minute by minute, for every
@@ -278,10 +290,11 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 	}
 	start := spec.Sim.Start.UTC()
 	pods := spec.Sim.PodsPerFleet
+	bounds := spec.classic()
 	var fleets [2][]*podState
 	for fi, fleet := range sim.Fleets {
 		for i := 0; i < pods; i++ {
-			fleets[fi] = append(fleets[fi], &podState{fleet: fleet, idx: i, restart: -1, shift: scrapeShift(spec.Offsets, spec.Sim.Seed, fleet, i), cumCl: make([]float64, len(classicBuckets)+1), cov: newCounts()})
+			fleets[fi] = append(fleets[fi], &podState{fleet: fleet, idx: i, restart: -1, shift: scrapeShift(spec.Offsets, spec.Sim.Seed, fleet, i), cumCl: make([]float64, len(bounds)+1), cov: newCounts(bounds)})
 		}
 	}
 	for _, r := range spec.Restarts {
@@ -301,9 +314,9 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 		fleets[fi][r.Index].restart = r.Time.Unix() - fleets[fi][r.Index].shift
 	}
 	d := &fleetData{}
-	fleetC := [2]*counts{newCounts(), newCounts()}
-	classicCum := [2][]float64{make([]float64, len(classicBuckets)+1), make([]float64, len(classicBuckets)+1)}
-	les := append(append([]float64(nil), classicBuckets...), math.Inf(1))
+	fleetC := [2]*counts{newCounts(bounds), newCounts(bounds)}
+	classicCum := [2][]float64{make([]float64, len(bounds)+1), make([]float64, len(bounds)+1)}
+	les := append(append([]float64(nil), bounds...), math.Inf(1))
 	// A minute's increase() covers the scrape intervals between its
 	// samples: all four of the minute (60 s) over (T-75s, T], extrapolated
 	// by 5/4 and read per minute (x 60/75), so the scale is 1; a one-minute
@@ -333,7 +346,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 					s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(to, 0), func(v float64, _ bool) {
 						d.Observations++
 						p.cumN++
-						p.cumCl[sort.SearchFloat64s(classicBuckets, v)]++
+						p.cumCl[sort.SearchFloat64s(bounds, v)]++
 						if fi == 1 {
 							wholeN++
 							if v > q99 {

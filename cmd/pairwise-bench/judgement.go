@@ -443,6 +443,10 @@ type judgePlan struct {
 	// as a one-minute increase() (simSpec.Covered): a measurement of what
 	// whole minutes bring, not what the engine does.
 	CoveredMinutes bool
+	// ClassicBuckets, when set, replaces the classic buckets of the
+	// in-process cells (simSpec.Classic): how the rules judge a layout
+	// other than pairwise-gen's, such as client_golang's DefBuckets.
+	ClassicBuckets []float64 `json:",omitempty"`
 }
 
 // setRPS replaces the plan's traffic levels with --judge-rps's, for the
@@ -499,6 +503,22 @@ func parseFloats(text string, valid func(float64) bool) ([]float64, bool) {
 	return out, true
 }
 
+// parseClassicBuckets reads --classic-buckets: finite upper bounds in
+// seconds, positive and ascending (+Inf is implied).
+func parseClassicBuckets(text string) ([]float64, error) {
+	if text == "" {
+		return nil, nil
+	}
+	les, ok := parseFloats(text, func(v float64) bool { return v > 0 && !math.IsInf(v, 0) })
+	for i := 1; ok && i < len(les); i++ {
+		ok = les[i] > les[i-1]
+	}
+	if !ok {
+		return nil, fmt.Errorf("--classic-buckets %q: want finite upper bounds in seconds, positive and ascending, separated by commas (e.g. 0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10)", text)
+	}
+	return les, nil
+}
+
 // stalls are sim.Config's pod pauses: one of Seconds about every Every
 // minutes per pod; zero is none.
 type stalls struct{ Every, Seconds float64 }
@@ -542,7 +562,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 	var mu sync.Mutex
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
-		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes}
+		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes, Classic: jp.ClassicBuckets}
 		jp.Stalls.apply(&spec.Sim)
 		t0 := time.Now()
 		d, err := simulateFleets(spec, base)
@@ -616,7 +636,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			c.BadPod, c.BadPodFactor = 0, j.reg.Factor
 		}
 		t0 := time.Now()
-		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes}, base)
+		d, err := simulateFleets(simSpec{Sim: c, Minutes: n, Restarts: restartsFor(start, n), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes, Classic: jp.ClassicBuckets}, base)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}

@@ -17,7 +17,7 @@ import (
 // The in-process histograms carry Prometheus's bucket bounds: the engine's
 // parser recognises them as exponential of the right schema.
 func TestInProcessBucketBounds(t *testing.T) {
-	c := newCounts()
+	c := newCounts(classicBuckets)
 	for _, v := range []float64{0.0123, 0.02, 0.5, 0.5000001, 1, 3.7} {
 		if c.observe(v) < 0 {
 			t.Fatalf("observe(%v) out of range", v)
