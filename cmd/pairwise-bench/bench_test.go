@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/sim"
 )
 
 func TestPercentile(t *testing.T) {
@@ -161,6 +163,28 @@ func TestParseClassicBuckets(t *testing.T) {
 	}
 	for _, text := range []string{"0.1,0.05", "0.1,0.1", "0,1", "-1,1", "1,+Inf", "1,NaN", "x", "1,,2"} {
 		if _, err := parseClassicBuckets(text); err == nil {
+			t.Errorf("%q accepted", text)
+		}
+	}
+}
+
+// TestParseModel: --judge-model sets the named sim.Config fields and
+// refuses names it does not know and values that are not numbers.
+func TestParseModel(t *testing.T) {
+	m, err := parseModel("median=0.05, body-sigma=0.6,slow-share=0.01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sim.DefaultConfig(time.Unix(0, 0))
+	applyModel(m, &c)
+	if c.MedianLatency != 0.05 || c.BodySigma != 0.6 || c.SlowShare != 0.01 || c.SlowFactor != 5 {
+		t.Errorf("applied: median %v, body sigma %v, slow share %v, slow factor %v", c.MedianLatency, c.BodySigma, c.SlowShare, c.SlowFactor)
+	}
+	if m, err := parseModel(""); m != nil || err != nil {
+		t.Errorf("empty: %v, %v", m, err)
+	}
+	for _, text := range []string{"median", "median=x", "speed=2", "median=NaN", "median=0.05,,"} {
+		if _, err := parseModel(text); err == nil {
 			t.Errorf("%q accepted", text)
 		}
 	}

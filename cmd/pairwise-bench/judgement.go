@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -447,6 +448,11 @@ type judgePlan struct {
 	// in-process cells (simSpec.Classic): how the rules judge a layout
 	// other than pairwise-gen's, such as client_golang's DefBuckets.
 	ClassicBuckets []float64 `json:",omitempty"`
+	// Model, when set, overrides latency-model and traffic fields of every
+	// in-process cell's sim.Config by name (modelFields): another latency
+	// model than the matrix's, for the identical fleets and the regressions
+	// alike.
+	Model map[string]float64 `json:",omitempty"`
 }
 
 // setRPS replaces the plan's traffic levels with --judge-rps's, for the
@@ -519,6 +525,50 @@ func parseClassicBuckets(text string) ([]float64, error) {
 	return les, nil
 }
 
+// modelFields are the sim.Config fields --judge-model may set, by name.
+var modelFields = map[string]func(*sim.Config) *float64{
+	"median":            func(c *sim.Config) *float64 { return &c.MedianLatency },
+	"body-sigma":        func(c *sim.Config) *float64 { return &c.BodySigma },
+	"slow-share":        func(c *sim.Config) *float64 { return &c.SlowShare },
+	"slow-factor":       func(c *sim.Config) *float64 { return &c.SlowFactor },
+	"slow-sigma":        func(c *sim.Config) *float64 { return &c.SlowSigma },
+	"costly-share":      func(c *sim.Config) *float64 { return &c.CostlyShare },
+	"costly-factor":     func(c *sim.Config) *float64 { return &c.CostlyFactor },
+	"lognormal-sigma":   func(c *sim.Config) *float64 { return &c.LognormalSigma },
+	"heavy-tail-index":  func(c *sim.Config) *float64 { return &c.HeavyTailIndex },
+	"load-latency":      func(c *sim.Config) *float64 { return &c.LoadLatency },
+	"diurnal":           func(c *sim.Config) *float64 { return &c.DiurnalAmplitude },
+	"burst-probability": func(c *sim.Config) *float64 { return &c.BurstProbability },
+	"tail-slow-share":   func(c *sim.Config) *float64 { return &c.TailSlowShare },
+	"tail-stretch":      func(c *sim.Config) *float64 { return &c.TailStretch },
+}
+
+// parseModel reads --judge-model NAME=VALUE,...: names from modelFields,
+// values numbers (sim.New checks their ranges).
+func parseModel(text string) (map[string]float64, error) {
+	if text == "" {
+		return nil, nil
+	}
+	m := map[string]float64{}
+	for _, item := range strings.Split(text, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(item), "=")
+		v, err := strconv.ParseFloat(value, 64)
+		if _, known := modelFields[name]; !ok || !known || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			names := slices.Sorted(maps.Keys(modelFields))
+			return nil, fmt.Errorf("--judge-model %q: want NAME=VALUE pairs separated by commas, NAME one of %s", text, strings.Join(names, ", "))
+		}
+		m[name] = v
+	}
+	return m, nil
+}
+
+// applyModel sets c's fields named in m.
+func applyModel(m map[string]float64, c *sim.Config) {
+	for name, v := range m {
+		*modelFields[name](c) = v
+	}
+}
+
 // stalls are sim.Config's pod pauses: one of Seconds about every Every
 // minutes per pod; zero is none.
 type stalls struct{ Every, Seconds float64 }
@@ -564,6 +614,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		k := keys[i]
 		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes, Classic: jp.ClassicBuckets}
 		jp.Stalls.apply(&spec.Sim)
+		applyModel(jp.Model, &spec.Sim)
 		t0 := time.Now()
 		d, err := simulateFleets(spec, base)
 		if err != nil {
@@ -627,6 +678,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		// start at the same minute, so both share the baseline's observations.
 		c := simConfig(j.k, start)
 		jp.Stalls.apply(&c)
+		applyModel(jp.Model, &c)
 		c.Scenario = j.reg.Scenario
 		c.RegressionStartMinute = 0
 		switch j.reg.Scenario {
