@@ -114,6 +114,16 @@ func TestReportComplete(t *testing.T) {
 			t.Errorf("markdown lacks %q", want)
 		}
 	}
+	if strings.Contains(md, "Changed in this run") {
+		t.Error("the matrix's own model is reported as changed")
+	}
+	// A run on another model or layout says so beside the model it describes.
+	r.Plan.Judge.Model = map[string]float64{"median": 0.05, "body-sigma": 0.5}
+	r.Plan.Judge.ClassicBuckets = []float64{0.1, 1}
+	if want := "body-sigma=0.5, median=0.05, classic buckets [0.1 1]"; !strings.Contains(r.markdown(), want) {
+		t.Errorf("markdown lacks %q", want)
+	}
+	r.Plan.Judge.Model, r.Plan.Judge.ClassicBuckets = nil, nil
 	if !strings.Contains(r.summary(), "NOT met") && !strings.Contains(r.summary(), "met") {
 		t.Error("summary has no status")
 	}

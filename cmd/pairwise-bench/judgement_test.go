@@ -325,3 +325,30 @@ func TestSetRPS(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateClassicLayout: simSpec.Classic gives the classic minutes
+// another layout (client_golang's DefBuckets), which counts every
+// observation as the native buckets do, and places the p99 otherwise than
+// pairwise-gen's finer layout does.
+func TestSimulateClassicLayout(t *testing.T) {
+	start := benchEnd.Add(-5 * time.Minute)
+	c := simConfig(cellKey{sim.ShapeLognormal, 500, 0.2}, start)
+	def := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	var p99 [2][]float64
+	for li, les := range [][]float64{nil, def} {
+		d, err := simulateFleets(simSpec{Sim: c, Minutes: 5, Classic: les}, verdict.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(d.Times); i++ {
+			cl, n3 := d.Kinds[kindClassic][i].Canary, d.Kinds[kindNative3][i].Canary
+			if math.Abs(cl.Count-n3.Count) > 1e-9*n3.Count {
+				t.Errorf("layout %d, minute %d: classic count %v, native %v", li, i, cl.Count, n3.Count)
+			}
+			p99[li] = append(p99[li], d.Kinds[kindClassic][i].Evidence.Votes[0].Threshold)
+		}
+	}
+	if slices.Equal(p99[0], p99[1]) {
+		t.Errorf("the classic p99 thresholds are the same in both layouts: %v", p99[0])
+	}
+}
