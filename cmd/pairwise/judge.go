@@ -85,6 +85,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.IntVar(&f.config.GoodNeeded, "good-needed", f.config.GoodNeeded, "good minutes needed to promote")
 	fs.IntVar(&f.config.BadLimit, "bad-limit", f.config.BadLimit, "bad minutes that roll back")
 	fs.IntVar(&f.config.WarmupMinutes, "warmup", f.config.WarmupMinutes, "minutes after the canary starts serving that are shown but not counted")
+	fs.IntVar(&f.config.MinRollbackMinutes, "min-rollback-minutes", f.config.MinRollbackMinutes, "evidence rule: the fewest minutes a rollback rests on, 2 to 4; more holds out pods that pause for about a few times the verdict quantile, and every rollback takes that long (docs/judgement.md)")
 	fs.Float64Var(&f.config.MinTailObservations, "min-tail", f.config.MinTailObservations, "observations each fleet needs beyond the verdict quantile")
 	fs.Float64Var(&f.config.Confidence, "confidence", f.config.Confidence, "confidence of the quantile bounds")
 	fs.Float64Var(&f.config.ExpectedCanaryShare, "expected-share", f.config.ExpectedCanaryShare, "share of requests the router sends to the canary, e.g. 0.05; a median share more than 10% off it is flagged (0: unknown)")
@@ -380,7 +381,7 @@ var configFlags = map[string]string{
 	"windowMinutes": "--window", "goodNeeded": "--good-needed", "badLimit": "--bad-limit", "warmupMinutes": "--warmup",
 	"minTailObservations": "--min-tail", "confidence": "--confidence", "significance": "--significance",
 	"expectedCanaryShare": "--expected-share", "maxMeasurementDivergence": "--max-divergence", "maxShareDrift": "--max-share-drift",
-	"scrapeIntervalSeconds": "--scrape-interval",
+	"scrapeIntervalSeconds": "--scrape-interval", "minRollbackMinutes": "--min-rollback-minutes",
 }
 
 // namedConfigError says which flag each of verdict.Config.Validate's errors

@@ -227,6 +227,11 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--scrape-interval", "30s"}},
 			{args: []string{"--scrape-interval", "1m"}},
 		},
+		"min-rollback-minutes": {
+			{args: []string{"--min-rollback-minutes", "1"}, want: "--min-rollback-minutes"},
+			{args: []string{"--min-rollback-minutes", "5"}, want: "--min-rollback-minutes"},
+			{args: []string{"--min-rollback-minutes", "4"}},
+		},
 		"significance": {
 			{args: []string{"--significance", "0.3"}, want: "--significance"},
 			{args: []string{"--significance", "1"}, want: "--significance"},

@@ -2,11 +2,13 @@ package rulegen
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,6 +135,7 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 		{"threshold", verdict.Overrides{RollbackThreshold: f(1.25)}},
 		{"window", verdict.Overrides{WindowMinutes: n(20), GoodNeeded: n(10), BadLimit: n(3)}},
 		{"quantile", verdict.Overrides{VerdictQuantile: f(0.999)}},
+		{"minimum", verdict.Overrides{MinRollbackMinutes: n(4)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			canary := checkout("native")
@@ -156,6 +159,15 @@ func TestEvidenceBoundariesComeFromTheConfig(t *testing.T) {
 				if !has(decision, want) {
 					t.Errorf("decision lacks %q:\n%s", want, decision)
 				}
+			}
+			// A minute counts towards a rollback at most the cap, and a
+			// last minute weighing that much holds a promotion.
+			all := strings.Join(slices.Collect(maps.Values(exprs)), "\n")
+			if cap := numText(c.MinuteCap()); strings.Count(all, cap) < 2 {
+				t.Errorf("the minute's cap %s is not in the pack", cap)
+			}
+			if def := numText(verdict.Default().MinuteCap()); c.MinRollbackMinutes != 2 && strings.Contains(all, def) {
+				t.Errorf("the default cap %s is in a pack with minRollbackMinutes %d", def, c.MinRollbackMinutes)
 			}
 			if rollback := exprs["PairwiseCanaryRollback"]; !has(rollback, ">= "+numText(c.RollbackBoundary(false))) || !has(rollback, ">= "+numText(c.RecentBoundary(false))) {
 				t.Errorf("rollback alert lacks the boundaries:\n%s", rollback)

@@ -78,6 +78,15 @@ type Config struct {
 	// observation belongs to exactly one minute (docs/judgement.md, "Every
 	// observation in one minute").
 	ScrapeIntervalSeconds int `json:"scrapeIntervalSeconds" yaml:"scrapeIntervalSeconds"`
+	// MinRollbackMinutes is the fewest minutes the evidence rule rolls back
+	// on: each minute counts towards a rollback at most the deployment's
+	// boundary divided by it (MinuteCap). 2, the default, rolls back a large
+	// regression at its second minute; more holds out pods that pause for
+	// about as long as a few times the verdict quantile, which throw clumps
+	// of slow requests into single minutes, at the price of every rollback
+	// taking that many minutes (docs/judgement.md, "Clustered tails"). At
+	// most 4: the minutes the dispersion needs to tell clumps.
+	MinRollbackMinutes int `json:"minRollbackMinutes" yaml:"minRollbackMinutes"`
 }
 
 // The window rules, by name.
@@ -109,6 +118,7 @@ func Default() Config {
 
 		MaxMeasurementDivergence: 0.20,
 		ScrapeIntervalSeconds:    15,
+		MinRollbackMinutes:       2,
 	}
 }
 
@@ -178,6 +188,7 @@ func (c Config) Validate() error {
 	check(ok("maxMeasurementDivergence", c.MaxMeasurementDivergence), "maxMeasurementDivergence: %v must be positive", c.MaxMeasurementDivergence)
 	check(ok("scrapeIntervalSeconds", float64(c.ScrapeIntervalSeconds)),
 		"scrapeIntervalSeconds: %d is not a whole number of seconds that divides a minute (10, 15, 20, 30 or 60, say)", c.ScrapeIntervalSeconds)
+	check(ok("minRollbackMinutes", float64(c.MinRollbackMinutes)), "minRollbackMinutes: %d is not a whole number of minutes from %v to %v", c.MinRollbackMinutes, *Limits["minRollbackMinutes"].Min, max("minRollbackMinutes"))
 	return errors.Join(errs...)
 }
 
@@ -220,6 +231,7 @@ type Overrides struct {
 	// ScrapeIntervalSeconds is Config's: set it to the fleets' scrape
 	// interval when it is not 15 s.
 	ScrapeIntervalSeconds *int `json:"scrapeIntervalSeconds,omitempty" yaml:"scrapeIntervalSeconds"`
+	MinRollbackMinutes    *int `json:"minRollbackMinutes,omitempty" yaml:"minRollbackMinutes"`
 }
 
 // Apply returns c with the set fields of o.
@@ -241,7 +253,7 @@ func (o Overrides) Apply(c Config) Config {
 	for _, f := range []struct {
 		dst *int
 		src *int
-	}{{&c.WindowMinutes, o.WindowMinutes}, {&c.GoodNeeded, o.GoodNeeded}, {&c.BadLimit, o.BadLimit}, {&c.WarmupMinutes, o.WarmupMinutes}, {&c.ScrapeIntervalSeconds, o.ScrapeIntervalSeconds}} {
+	}{{&c.WindowMinutes, o.WindowMinutes}, {&c.GoodNeeded, o.GoodNeeded}, {&c.BadLimit, o.BadLimit}, {&c.WarmupMinutes, o.WarmupMinutes}, {&c.ScrapeIntervalSeconds, o.ScrapeIntervalSeconds}, {&c.MinRollbackMinutes, o.MinRollbackMinutes}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

@@ -58,6 +58,11 @@ var Limits = map[string]Limit{
 	"maxShareDeviation":        {Min: bound(0), MinOpen: true},
 	"maxMeasurementDivergence": {Min: bound(0), MinOpen: true},
 	"scrapeIntervalSeconds":    {Min: bound(1), Max: bound(60), Whole: true, Divides: 60},
+	// minRollbackMinutes: up to 4, the minutes the dispersion needs
+	// (MinChanges + 1), and the most for which k-1 capped minutes stay
+	// below a deployment's boundary when every alternative is capped
+	// ((k-1)/k x (7.6 + ln 9) < 7.6 only for k <= 4).
+	"minRollbackMinutes": {Min: bound(2), Max: bound(MinChanges + 1), Whole: true},
 }
 
 // numbers are Config's numbers by JSON name, in the order Validate reads them.
@@ -73,7 +78,7 @@ func (c Config) numbers() []struct {
 		{"confidence", c.Confidence}, {"significance", c.Significance}, {"suspiciousWin", c.SuspiciousWin}, {"maxShareDrift", c.MaxShareDrift},
 		{"expectedCanaryShare", c.ExpectedCanaryShare}, {"maxShareDeviation", c.MaxShareDeviation}, {"maxMeasurementDivergence", c.MaxMeasurementDivergence},
 		{"windowMinutes", float64(c.WindowMinutes)}, {"goodNeeded", float64(c.GoodNeeded)}, {"badLimit", float64(c.BadLimit)}, {"warmupMinutes", float64(c.WarmupMinutes)},
-		{"scrapeIntervalSeconds", float64(c.ScrapeIntervalSeconds)}}
+		{"scrapeIntervalSeconds", float64(c.ScrapeIntervalSeconds)}, {"minRollbackMinutes", float64(c.MinRollbackMinutes)}}
 }
 
 func (c Config) number(name string) float64 {

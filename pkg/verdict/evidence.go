@@ -449,16 +449,18 @@ func (c Config) DeepPromoteCap() float64 {
 }
 
 // MinuteCap is the most evidence one minute carries for any alternative
-// towards a rollback: half of what one alternative needs alone to roll back
-// an anchored window, (ln(2/FalseRollback) + ln Components) / 2. A rollback
-// needs at least two minutes of evidence, so a stall that throws a clump of
-// one pod's requests into one minute's tail (which the null hypothesis,
-// independent observations, does not allow for) cannot decide alone.
+// towards a rollback: what one alternative needs alone to roll back an
+// anchored window, divided by MinRollbackMinutes, (ln(2/FalseRollback) +
+// ln Components) / MinRollbackMinutes, 4.9 with the defaults. A rollback
+// needs at least MinRollbackMinutes minutes of evidence, so a stall that
+// throws a clump of one pod's requests into one minute's tail (which the
+// null hypothesis, independent observations, does not allow for) cannot
+// decide alone.
 // Capping lowers every likelihood ratio, so the rollback bounds hold as
 // they are. Promotion adds up the uncapped ratios (Vote.Promote): a
 // regression's first minutes count in full against a promotion.
 func (c Config) MinuteCap() float64 {
-	return (math.Log(2/c.FalseRollback) + math.Log(float64(Components))) / 2
+	return (math.Log(2/c.FalseRollback) + math.Log(float64(Components))) / float64(c.MinRollbackMinutes)
 }
 
 // PromoteBoundary is the promote statistic's: at or below minus this, the

@@ -69,6 +69,8 @@ func TestValidateKeepsTheLimits(t *testing.T) {
 			c.WarmupMinutes = int(v)
 		case "scrapeIntervalSeconds":
 			c.ScrapeIntervalSeconds = int(v)
+		case "minRollbackMinutes":
+			c.MinRollbackMinutes = int(v)
 		case "quantiles":
 			c.Quantiles = []float64{v}
 		default:
@@ -94,7 +96,7 @@ func TestValidateKeepsTheLimits(t *testing.T) {
 			}
 			c = Default()
 			set(&c, field, *tt.bound+tt.step*0.25)
-			if field == "windowMinutes" || field == "goodNeeded" || field == "badLimit" || field == "warmupMinutes" || field == "scrapeIntervalSeconds" {
+			if field == "windowMinutes" || field == "goodNeeded" || field == "badLimit" || field == "warmupMinutes" || field == "scrapeIntervalSeconds" || field == "minRollbackMinutes" {
 				set(&c, field, *tt.bound+tt.step)
 			}
 			if err := c.Validate(); err == nil && (l.Off == nil || *l.Off != *tt.bound+tt.step*0.25) {

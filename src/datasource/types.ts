@@ -51,6 +51,8 @@ export interface PairwiseQuery extends DataQuery {
   maxShareDrift: number;
   /** How often Prometheus scrapes the fleets, in seconds (dividing a minute): each minute is read whole. */
   scrapeIntervalSeconds: number;
+  /** Evidence rule: the fewest minutes a rollback rests on (2 to 4); more holds out pods that pause. */
+  minRollbackMinutes: number;
   /** range: every minute of the dashboard time range; last: the last windowMinutes whole minutes. */
   windowMode: WindowMode;
   /**
@@ -92,6 +94,7 @@ export type VerdictFields = Pick<
   | 'expectedCanaryShare'
   | 'maxShareDrift'
   | 'scrapeIntervalSeconds'
+  | 'minRollbackMinutes'
 >;
 
 /**

@@ -83,6 +83,15 @@ describe('validateQuery', () => {
     }
   });
 
+  it('accepts 2 to 4 minutes as the fewest a rollback rests on, nothing else', () => {
+    for (const minutes of [2, 3, 4]) {
+      expect(validateQuery({ ...valid, minRollbackMinutes: minutes })).toEqual({});
+    }
+    for (const minutes of [0, 1, 5, 2.5]) {
+      expect(validateQuery({ ...valid, minRollbackMinutes: minutes }).minRollbackMinutes).toMatch(/from 2 to 4/);
+    }
+  });
+
   it('accepts significance 0 or a confidence, nothing else', () => {
     expect(validateQuery({ ...valid, significance: 0.99 })).toEqual({});
     expect(validateQuery({ ...valid, significance: 1 }).significance).toBeDefined();

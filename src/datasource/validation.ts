@@ -125,7 +125,9 @@ const NUMBER_MESSAGES: Record<NumberField, string> = {
   falseRollback: `A budget is a probability above 0 and at most ${limit('falseRollback').max}, e.g. 0.001.`,
   falsePromote: `A budget is a probability above 0 and at most ${limit('falsePromote').max}, e.g. 0.01.`,
   maxShareDrift: 'The share drift is a relative change above 0, e.g. 0.5 for 50%.',
-  scrapeIntervalSeconds: 'The scrape interval is a whole number of seconds that divides a minute: 10, 15, 20, 30 or 60.',
+  scrapeIntervalSeconds:
+    'The scrape interval is a whole number of seconds that divides a minute: 10, 15, 20, 30 or 60.',
+  minRollbackMinutes: `The fewest minutes a rollback rests on is a whole number from ${limit('minRollbackMinutes').min} to ${limit('minRollbackMinutes').max}.`,
 };
 
 /** Every inline validation message of the query editor, keyed by field. */

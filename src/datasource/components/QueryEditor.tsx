@@ -98,7 +98,8 @@ type NumericKey =
   | 'significance'
   | 'expectedCanaryShare'
   | 'maxShareDrift'
-  | 'scrapeIntervalSeconds';
+  | 'scrapeIntervalSeconds'
+  | 'minRollbackMinutes';
 
 /**
  * Numeric settings; those with a rule are shown only under that rule, the one they decide. Their
@@ -118,6 +119,13 @@ const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: strin
       rule: 'evidence',
     },
     {
+      key: 'minRollbackMinutes',
+      label: 'Min rollback minutes',
+      description: '2 to 4; more holds out pausing pods',
+      step: 1,
+      rule: 'evidence',
+    },
+    {
       key: 'falsePromote',
       label: 'False-promote budget',
       description: 'Of a canary this much slower',
@@ -130,7 +138,12 @@ const NUMERIC_FIELDS: Array<{ key: NumericKey; label: string; description: strin
     { key: 'minTailObservations', label: 'Min tail observations', description: 'Below: insufficient', step: 1 },
     { key: 'significance', label: 'Significance', description: '0 off; 0.99: beyond noise', step: 0.01 },
     { key: 'expectedCanaryShare', label: 'Expected canary share', description: '0 unknown; 0.05 for 5%', step: 0.01 },
-    { key: 'maxShareDrift', label: 'Max share drift', description: 'Traffic parity; 0.5: ±50% of the median', step: 0.05 },
+    {
+      key: 'maxShareDrift',
+      label: 'Max share drift',
+      description: 'Traffic parity; 0.5: ±50% of the median',
+      step: 0.05,
+    },
     {
       key: 'scrapeIntervalSeconds',
       label: 'Scrape interval (s)',
