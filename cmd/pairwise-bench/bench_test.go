@@ -123,7 +123,13 @@ func TestReportComplete(t *testing.T) {
 	if want := "body-sigma=0.5, median=0.05, classic buckets [0.1 1]"; !strings.Contains(r.markdown(), want) {
 		t.Errorf("markdown lacks %q", want)
 	}
-	r.Plan.Judge.Model, r.Plan.Judge.ClassicBuckets = nil, nil
+	r.Plan.Judge.Stalls, r.Plan.Judge.Ramp = stalls{10, 1}, ramp{5, 1}
+	for _, want := range []string{"every pod pauses 1 s about every 10 minutes", "in 5 equal steps, one every 1 minutes"} {
+		if !strings.Contains(r.markdown(), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	r.Plan.Judge.Model, r.Plan.Judge.ClassicBuckets, r.Plan.Judge.Stalls, r.Plan.Judge.Ramp = nil, nil, stalls{}, ramp{}
 	if !strings.Contains(r.summary(), "NOT met") && !strings.Contains(r.summary(), "met") {
 		t.Error("summary has no status")
 	}
@@ -160,6 +166,42 @@ func TestParseStalls(t *testing.T) {
 		if _, err := parseStalls(text); err == nil {
 			t.Errorf("%q accepted", text)
 		}
+	}
+}
+
+// TestParseRamp: --ramp takes a number of steps and the minutes between
+// them, and refuses a ramp of one step or none.
+func TestParseRamp(t *testing.T) {
+	for text, want := range map[string]ramp{"": {}, "5,1": {5, 1}, "2,10": {2, 10}} {
+		if got, err := parseRamp(text); err != nil || got != want {
+			t.Errorf("%q: %+v, %v; want %+v", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"5", "1,1", "0,1", "5,0", "-5,1", "x,1", "5,y", "5,1,2", "2.5,1"} {
+		if _, err := parseRamp(text); err == nil {
+			t.Errorf("%q accepted", text)
+		}
+	}
+}
+
+// TestRampStarts: with a ramp every deployment starts its own ramp and is
+// judged before the next one starts it over.
+func TestRampStarts(t *testing.T) {
+	r := ramp{5, 1}
+	if got := r.starts(59, 300, 60); !slices.Equal(got, []int{60, 120, 180, 240}) {
+		t.Errorf("identical fleets: starts %v", got)
+	}
+	if got := r.starts(0, 480, 120); !slices.Equal(got, []int{0, 120, 240, 360}) {
+		t.Errorf("regressions: starts %v", got)
+	}
+	if got, want := (ramp{}).starts(59, 59+240, 60), deployStarts(59, 59+240, 60); !slices.Equal(got, want) {
+		t.Errorf("no ramp: starts %v, want %v", got, want)
+	}
+	c := sim.DefaultConfig(benchEnd)
+	c.CanaryShare = 0.5
+	r.apply(&c, 120)
+	if c.RampStep != 0.1 || c.RampEveryMinutes != 1 || c.RampPeriodMinutes != 120 {
+		t.Errorf("ramp applied as %v every %d minutes, period %d", c.RampStep, c.RampEveryMinutes, c.RampPeriodMinutes)
 	}
 }
 

@@ -437,6 +437,9 @@ type judgePlan struct {
 	// Stalls, when set, pause every pod of the in-process cells (not the
 	// parity section's): sim.Config's StallEveryMinutes and StallSeconds.
 	Stalls stalls
+	// Ramp, when set, raises the canary's weight of the in-process cells
+	// step by step at each deployment's start (ramp.apply).
+	Ramp ramp `json:",omitempty"`
 	// ScrapeOffsets, when set, scrapes every pod of the in-process cells
 	// at its own offset in the 15 s interval (simSpec.Offsets).
 	ScrapeOffsets bool
@@ -591,6 +594,48 @@ func parseStalls(text string) (stalls, error) {
 
 func (st stalls) apply(c *sim.Config) { c.StallEveryMinutes, c.StallSeconds = st.Every, st.Seconds }
 
+// ramp is a canary whose weight is raised as Flagger's stepWeight or Argo
+// Rollouts' setWeight steps raise it: Steps equal steps up to the cell's
+// share, one every Every minutes; zero is none (the share throughout).
+type ramp struct{ Steps, Every int }
+
+// parseRamp reads --ramp STEPS,EVERY.
+func parseRamp(text string) (ramp, error) {
+	var r ramp
+	if text == "" {
+		return r, nil
+	}
+	steps, every, ok := strings.Cut(text, ",")
+	var err1, err2 error
+	r.Steps, err1 = strconv.Atoi(steps)
+	r.Every, err2 = strconv.Atoi(every)
+	if !ok || err1 != nil || err2 != nil || r.Steps < 2 || r.Every < 1 {
+		return ramp{}, fmt.Errorf("--ramp %q: want STEPS,EVERY, how many equal steps raise the canary's weight to its share (2 or more) and the minutes between them (1 or more)", text)
+	}
+	return r, nil
+}
+
+// apply ramps the canary's weight of c at the start of every deployment,
+// deployments starting every period minutes from c.Start.
+func (r ramp) apply(c *sim.Config, period int) {
+	if r.Steps == 0 {
+		return
+	}
+	c.RampStep, c.RampEveryMinutes, c.RampPeriodMinutes = c.CanaryShare/float64(r.Steps), r.Every, period
+}
+
+// starts are the first minutes (indices) of the deployments over n minutes,
+// each judged for length minutes, from the first at or after first: every
+// deployEvery minutes, or with a ramp every length minutes from a multiple
+// of length, where ramp.apply(c, length) starts each one's ramp (a
+// deployment's weight does not fall back while it is judged).
+func (r ramp) starts(first, n, length int) []int {
+	if r.Steps == 0 {
+		return deployStarts(first, n, length)
+	}
+	return deployStartsEvery((first+length-1)/length*length, n, length, length)
+}
+
 // judgement runs the matrix: every identical-fleet cell, then every
 // regression beside the oracle calibrated on its identical-fleet cell.
 func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) error {
@@ -614,6 +659,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		k := keys[i]
 		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes, Classic: jp.ClassicBuckets}
 		jp.Stalls.apply(&spec.Sim)
+		jp.Ramp.apply(&spec.Sim, deployMinutes)
 		applyModel(jp.Model, &spec.Sim)
 		t0 := time.Now()
 		d, err := simulateFleets(spec, base)
@@ -621,7 +667,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			return fmt.Errorf("%s: %w", k, err)
 		}
 		gen := time.Since(t0).Seconds()
-		starts := deployStarts(window-1, total, deployMinutes)
+		starts := jp.Ramp.starts(window-1, total, deployMinutes)
 		th := oracleThreshold(d.CanaryN, d.CanaryK, starts)
 		strict := oracleThreshold(d.CanaryN, d.CanaryK, deployStartsEvery(window-1, total, deployMinutes, 1))
 		whole := oracleThreshold(d.WholeN, d.WholeK, starts)
@@ -678,6 +724,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		// start at the same minute, so both share the baseline's observations.
 		c := simConfig(j.k, start)
 		jp.Stalls.apply(&c)
+		jp.Ramp.apply(&c, regHorizon)
 		applyModel(jp.Model, &c)
 		c.Scenario = j.reg.Scenario
 		c.RegressionStartMinute = 0
@@ -694,7 +741,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		}
 		gen := time.Since(t0).Seconds()
 		th, strict, whole, two := thresholds[j.k][0], thresholds[j.k][1], thresholds[j.k][2], thresholds[j.k][3]
-		starts := deployStarts(0, n, regHorizon)
+		starts := jp.Ramp.starts(0, n, regHorizon)
 		twoSample := d.twoSample(regHorizon)
 		var oracle, oracleStrict, oracleWhole, oracleTwo delays
 		for _, s := range starts {

@@ -148,6 +148,7 @@ func run(args []string) error {
 	sharesFlag := fs.String("judge-shares", "", "comma-separated canary shares (0.05 for 5%) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 0.02,0.1,0.33 with --judge-matrix quick)")
 	rpsFlag := fs.String("judge-rps", "", "comma-separated traffic levels (req/s) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 50,5000 with --judge-matrix quick)")
 	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
+	rampFlag := fs.String("ramp", "", "STEPS,EVERY: the canary's weight of the in-process judgement cells rises to the cell's share in STEPS equal steps, one every EVERY minutes, from each deployment's start, as Flagger's stepWeight or Argo Rollouts' setWeight raise it (deployments then start every 60 minutes, regressions every 120; not the parity section)")
 	classicFlag := fs.String("classic-buckets", "", "comma-separated classic bucket bounds (seconds, ascending) replacing pairwise-gen's for the in-process judgement cells, e.g. client_golang's DefBuckets 0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10 (not the parity section)")
 	modelFlag := fs.String("judge-model", "", "NAME=VALUE,... overriding the latency model and traffic of the in-process judgement cells, identical and regressed alike (not the parity section): median, body-sigma, slow-share, slow-factor, slow-sigma, costly-share, costly-factor, lognormal-sigma, heavy-tail-index, load-latency, diurnal, burst-probability, tail-slow-share, tail-stretch (pkg/sim's Config)")
 	if err := fs.Parse(args); err != nil {
@@ -189,6 +190,9 @@ func run(args []string) error {
 		return err
 	}
 	p.Judge.Stalls = st
+	if p.Judge.Ramp, err = parseRamp(*rampFlag); err != nil {
+		return err
+	}
 	if p.Judge.ClassicBuckets, err = parseClassicBuckets(*classicFlag); err != nil {
 		return err
 	}

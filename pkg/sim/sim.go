@@ -63,9 +63,12 @@ type Config struct {
 	// RampStep and RampEveryMinutes raise the canary's weight as Flagger's
 	// stepWeight or Argo Rollouts' setWeight steps do: its share is RampStep
 	// from Start, RampStep more every RampEveryMinutes, up to CanaryShare.
-	// RampStep 0: CanaryShare throughout.
-	RampStep         float64
-	RampEveryMinutes int
+	// RampStep 0: CanaryShare throughout. RampPeriodMinutes above 0 starts
+	// the ramp over every RampPeriodMinutes from Start, as each of a series
+	// of deployments would (its weight back at RampStep).
+	RampStep          float64
+	RampEveryMinutes  int
+	RampPeriodMinutes int
 	// ErrorRatio is the probability that a request fails (code 500).
 	ErrorRatio float64
 
@@ -190,6 +193,7 @@ func (c Config) Validate() error {
 	check(c.CanaryShare > 0 && c.CanaryShare < 1, "canary share must be in (0,1), got %v", c.CanaryShare)
 	check(c.RampStep >= 0 && c.RampStep <= c.CanaryShare, "ramp step must be in [0, canary share], got %v", c.RampStep)
 	check(c.RampStep == 0 || c.RampEveryMinutes >= 1, "ramp interval must be >= 1 minute, got %d", c.RampEveryMinutes)
+	check(c.RampPeriodMinutes >= 0, "ramp period must be >= 0 minutes, got %d", c.RampPeriodMinutes)
 	check(c.ErrorRatio >= 0 && c.ErrorRatio <= 1, "error ratio must be in [0,1], got %v", c.ErrorRatio)
 	check(c.MedianLatency > 0, "median latency must be > 0, got %v", c.MedianLatency)
 	check(c.BodySigma >= 0 && c.SlowSigma >= 0, "sigmas must be >= 0")
@@ -364,7 +368,12 @@ func (s *Sim) canaryShare(t float64) float64 {
 	if c.RampStep == 0 {
 		return c.CanaryShare
 	}
-	steps := math.Floor((t-float64(s.startUnix))/float64(60*c.RampEveryMinutes)) + 1
+	elapsed := t - float64(s.startUnix)
+	if c.RampPeriodMinutes > 0 {
+		period := float64(60 * c.RampPeriodMinutes)
+		elapsed -= period * math.Floor(elapsed/period)
+	}
+	steps := math.Floor(elapsed/float64(60*c.RampEveryMinutes)) + 1
 	return min(c.CanaryShare, c.RampStep*max(steps, 1))
 }
 

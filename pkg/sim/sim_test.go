@@ -72,6 +72,7 @@ func TestValidate(t *testing.T) {
 		{"ramp", func(c *Config) { c.CanaryShare, c.RampStep, c.RampEveryMinutes = 0.5, 0.05, 1 }, ""},
 		{"ramp step above the share", func(c *Config) { c.RampStep, c.RampEveryMinutes = 0.1, 1 }, "ramp step"},
 		{"ramp without interval", func(c *Config) { c.RampStep = 0.01 }, "ramp interval"},
+		{"negative ramp period", func(c *Config) { c.RampPeriodMinutes = -1 }, "ramp period"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -429,6 +430,22 @@ func TestRampedShare(t *testing.T) {
 		nc := len(collect(s, FleetCanary, allPods(10), from, from.Add(time.Minute)))
 		if got := float64(nc) / float64(nb+nc); math.Abs(got-tc.want)/tc.want > 0.05 {
 			t.Errorf("minute %d: canary served %.3f of the traffic, want %.2f", tc.minute, got, tc.want)
+		}
+	}
+}
+
+// TestRampedShareStartsOver: with a ramp period the weight falls back to
+// the first step at every period's start, as each new deployment's would.
+func TestRampedShareStartsOver(t *testing.T) {
+	c := DefaultConfig(t0)
+	c.CanaryShare, c.RampStep, c.RampEveryMinutes, c.RampPeriodMinutes = 0.5, 0.1, 2, 30
+	s := mustNew(t, c)
+	for _, tc := range []struct {
+		minute int
+		want   float64
+	}{{0, 0.1}, {29, 0.5}, {30, 0.1}, {33, 0.2}, {61, 0.1}, {-1, 0.5}, {-30, 0.1}} {
+		if got := s.canaryShare(float64(t0.Add(time.Duration(tc.minute)*time.Minute).Unix()) + 30); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("minute %d: canary weight %.3f, want %.2f", tc.minute, got, tc.want)
 		}
 	}
 }
