@@ -582,14 +582,20 @@ func parseStalls(text string) (stalls, error) {
 	if text == "" {
 		return st, nil
 	}
-	every, seconds, ok := strings.Cut(text, ",")
-	var err1, err2 error
-	st.Every, err1 = strconv.ParseFloat(every, 64)
-	st.Seconds, err2 = strconv.ParseFloat(seconds, 64)
-	if !ok || err1 != nil || err2 != nil || !(st.Every > 0) || !(st.Seconds > 0 && st.Seconds <= 1) {
+	var ok bool
+	st.Every, st.Seconds, ok = pair(text, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	if !ok || !(st.Every > 0) || !(st.Seconds > 0 && st.Seconds <= 1) {
 		return stalls{}, fmt.Errorf("--stalls %q: want EVERY,SECONDS, minutes between a pod's pauses (> 0) and their length (0 to 1 s)", text)
 	}
 	return st, nil
+}
+
+// pair reads a flag's "A,B", each side with parse; ok only when both parse.
+func pair[T any](text string, parse func(string) (T, error)) (a, b T, ok bool) {
+	first, second, found := strings.Cut(text, ",")
+	a, err1 := parse(first)
+	b, err2 := parse(second)
+	return a, b, found && err1 == nil && err2 == nil
 }
 
 func (st stalls) apply(c *sim.Config) { c.StallEveryMinutes, c.StallSeconds = st.Every, st.Seconds }
@@ -605,11 +611,9 @@ func parseRamp(text string) (ramp, error) {
 	if text == "" {
 		return r, nil
 	}
-	steps, every, ok := strings.Cut(text, ",")
-	var err1, err2 error
-	r.Steps, err1 = strconv.Atoi(steps)
-	r.Every, err2 = strconv.Atoi(every)
-	if !ok || err1 != nil || err2 != nil || r.Steps < 2 || r.Every < 1 {
+	var ok bool
+	r.Steps, r.Every, ok = pair(text, strconv.Atoi)
+	if !ok || r.Steps < 2 || r.Every < 1 {
 		return ramp{}, fmt.Errorf("--ramp %q: want STEPS,EVERY, how many equal steps raise the canary's weight to its share (2 or more) and the minutes between them (1 or more)", text)
 	}
 	return r, nil
