@@ -96,7 +96,7 @@ func TestValidateKeepsTheLimits(t *testing.T) {
 			}
 			c = Default()
 			set(&c, field, *tt.bound+tt.step*0.25)
-			if field == "windowMinutes" || field == "goodNeeded" || field == "badLimit" || field == "warmupMinutes" || field == "scrapeIntervalSeconds" || field == "minRollbackMinutes" {
+			if l.Whole { // a quarter step is set as a whole number: a whole step out
 				set(&c, field, *tt.bound+tt.step)
 			}
 			if err := c.Validate(); err == nil && (l.Off == nil || *l.Off != *tt.bound+tt.step*0.25) {
