@@ -47,7 +47,7 @@ const orderRules = `groups:
 // (thanos tools rules-check, the parser the ruler loads it with), and the
 // test fails if that changes. The ruler is given the pack's rules that read
 // the raw series (each fleet's merged histogram of the minute, native buckets
-// included, and the samples of each of its series), evaluating through the
+// included, and its samples and series packed in one number), evaluating through the
 // gRPC query API of a Thanos Query over a sidecar and the ruler's own
 // StoreAPI, read back through the same Query; a Prometheus serving a copy of
 // the same data runs the whole pack. Every rule must evaluate without error
@@ -142,7 +142,7 @@ func TestRulePackInThanosRuler(t *testing.T) {
 	}
 
 	// The minutes read from the raw series (each fleet's merged histogram,
-	// count, sum and every bucket, and the samples of each of its series):
+	// count, sum and every bucket, and its samples and series packed):
 	// equal in both for every minute compared.
 	for m := dataEnd; !m.After(lastMinute); m = m.Add(time.Minute) {
 		n, names, maxRel := compareRecords(t, "minute "+m.Format("15:04"), want.minute(m, readsRaw), got.minute(m, readsRaw))
@@ -185,7 +185,7 @@ func TestRulePackInThanosRuler(t *testing.T) {
 type records map[string]map[int64]float64
 
 // readsRaw tells the records read from the raw series, each fleet's
-// histogram of the minute and the samples of each of its series, from the
+// histogram of the minute and its samples and series packed in one number, from the
 // others (the health is computed from those samples by the next rule).
 func readsRaw(key string) bool {
 	name := strings.SplitN(key, "{", 2)[0]

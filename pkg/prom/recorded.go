@@ -2,7 +2,6 @@ package prom
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,10 +50,11 @@ func MinuteHealthRecord(metric string, kind Kind) string {
 	return "canary_fleet:" + metric + ":health_1m"
 }
 
-// MinuteSamplesRecord names the recorded number of samples of each series
-// of a fleet in its minute (SamplesPerSeriesQuery), from which the rule
-// pack computes MinuteHealthRecord's figures (HealthFromSamples): the raw
-// series are read once for them, not three times.
+// MinuteSamplesRecord names the recorded samples and series of a fleet's
+// minute, packed into one number (SamplesQuery), from which the rule pack
+// computes MinuteHealthRecord's figures (HealthFromSamples): the raw series
+// are read once for them, and a fleet's figures are one series, not one per
+// series read.
 func MinuteSamplesRecord(metric string, kind Kind) string {
 	if kind == Classic {
 		return "canary_fleet:" + metric + "_bucket:samples_1m"
@@ -62,25 +62,37 @@ func MinuteSamplesRecord(metric string, kind Kind) string {
 	return "canary_fleet:" + metric + ":samples_1m"
 }
 
-// SamplesPerSeriesQuery is the number of samples of each series of the fleet
-// in the minute, a series each with its own labels: native histograms as
-// they are, classic ones by their +Inf bucket (the series HealthCountsQuery counts).
-func SamplesPerSeriesQuery(metric string, sel selector.Selector, kind Kind) string {
-	return "count_over_time(" + countedSeries(metric, sel, kind) + "[1m])"
+// seriesUnit packs a fleet's series above its samples in one number
+// (SamplesQuery): samples + 2^32 x series. A float64 holds every integer up
+// to 2^53 exactly, so both figures are exact while a fleet has fewer than
+// 2^32 samples and 2^21 (two million) series in a minute.
+const seriesUnit = "4294967296"
+
+// SamplesQuery is a fleet's samples and series in the minute, kept apart by
+// the labels by, packed into one number: each series with a sample adds its
+// number of samples and 2^32. One read of the series HealthCountsQuery
+// counts (native histograms as they are, classic ones by their +Inf bucket)
+// gives both figures; HealthFromSamples unpacks them.
+func SamplesQuery(metric string, sel selector.Selector, kind Kind, by []string) string {
+	return "sum" + grouping(by) + "(count_over_time(" + countedSeries(metric, sel, kind) + "[1m]) + " + seriesUnit + ")"
 }
 
 // HealthFromSamples is Health's figures (those HealthCountsQuery reads),
-// kept apart by the labels by, computed from samples, an expression of the per-series sample
-// counts of the minute (SamplesPerSeriesQuery, as recorded), and the down
-// figure from the fleet's up series of the last complete minute.
+// kept apart by the labels by, computed from samples, an expression of the
+// fleet's packed samples and series of the minute (SamplesQuery, as
+// recorded), and the down figure from the fleet's up series of the last
+// complete minute. Reporting is the series: every series with a sample in
+// the minute reports, as ReportingSamples is 1 (TestReportingIsEverySeries).
 func HealthFromSamples(samples string, sel selector.Selector, by []string) string {
 	g := grouping(by)
 	figure := func(name, expr string) string {
 		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
 	}
-	return figure(HealthSamples, "sum"+g+"("+samples+")") +
-		" or " + figure(HealthSeries, "count"+g+"("+samples+")") +
-		" or " + figure(HealthReporting, "count"+g+"("+samples+" >= "+strconv.Itoa(ReportingSamples)+")") +
+	packed := "sum" + g + "(" + samples + ")"
+	series := "floor(" + packed + " / " + seriesUnit + ")"
+	return figure(HealthSamples, packed+" % "+seriesUnit) +
+		" or " + figure(HealthSeries, series) +
+		" or " + figure(HealthReporting, series) +
 		" or last_over_time((" + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)") + ")[1m:1m])"
 }
 

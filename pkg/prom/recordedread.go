@@ -229,7 +229,7 @@ func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matr
 }
 
 // HasSamples says whether any series a fleet's minutes of r read (its
-// histogram series, counted as SamplesPerSeriesQuery counts them, and its targets'
+// histogram series, counted as HealthCountsQuery counts them, and its targets'
 // up) has a sample in them: one instant query over the span, far cheaper
 // than a range query of minutes that turn out empty (the minutes before
 // a record starts, for example). kind must be Native or Classic.

@@ -440,7 +440,7 @@ func (r resolved) withPromote(v vote, kb, bb, kd, bd, share, rows expr) expr {
 	}
 	alt := math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0])
 	limit := fn("clamp_max", llrOf(shallow(kb, kd), shallow(bb, bd), share, alt), num(-r.config.DeepPromoteCap()))
-	llr := expr(op(op(llrOf(kb, bb, share, alt), ">=", limit), "or", limit))
+	llr := seriesWise("max", llrOf(kb, bb, share, alt), limit)
 	if v.index > 0 {
 		llr = op(llr, "or", op(share, "*", leaf("0")))
 	}
@@ -456,12 +456,23 @@ func llrOf(k, b, share expr, alt float64) expr {
 
 // held is a minute's log likelihood ratios as verdict's Config.voteLLR holds
 // them: at most MinuteCap, and at most the larger of DeepMinuteCap and the
-// LLRs band of the observations short of the deep tail, series by series
-// (the smaller of two matched series is the first where it is at most the
-// second, else the second).
+// LLRs band of the observations short of the deep tail, series by series.
 func (r resolved) held(llr, band expr) expr {
-	limit := fn("clamp_min", band, num(r.config.DeepMinuteCap()))
-	return op(op(fn("clamp_max", llr, num(r.config.MinuteCap())), "<=", limit), "or", limit)
+	return seriesWise("min", fn("clamp_max", llr, num(r.config.MinuteCap())), fn("clamp_min", band, num(r.config.DeepMinuteCap())))
+}
+
+// heldLabel tells apart the two figures seriesWise compares.
+const heldLabel = "pairwise_held"
+
+// seriesWise is the smaller (agg "min") or the larger ("max") of a and b,
+// series by series: both told apart by a label of their own and aggregated
+// without it, so that each is evaluated once (PromQL shares no
+// subexpression, and a rule costs what its selectors read). a and b must
+// have the same labels and be present together, as a vote's LLRs of all its
+// observations beyond the threshold and of those short of the deep tail are:
+// both are computed from the same minute's counts.
+func seriesWise(agg string, a, b expr) expr {
+	return call{fn: agg + " without (" + heldLabel + ") ", args: []expr{op(labelled(a, heldLabel, "a"), "or", labelled(b, heldLabel, "b"))}}
 }
 
 // terms is the minute's evidence, a series per term, computed from its

@@ -40,7 +40,7 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 				labels       int
 			}{
 				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by, prom.DefaultScrapeInterval) + ")[1m:1m])", 0},
-				{prom.MinuteSamplesRecord(g.Metric, k), "last_over_time((" + prom.SamplesPerSeriesQuery(g.Metric, sel, k) + ")[1m:1m])", 1},
+				{prom.MinuteSamplesRecord(g.Metric, k), "last_over_time((" + prom.SamplesQuery(g.Metric, sel, k, by) + ")[1m:1m])", 1},
 				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by), 0},
 			} {
 				r := rf.Groups[0].Rules[i]

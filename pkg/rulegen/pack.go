@@ -429,8 +429,8 @@ func (r resolved) rawRules() []rule {
 		out = append(out,
 			rule{record: prom.MinuteHistogramRecord(r.Metric, r.kind), expr: lastMinute(leaf(hist)), labels: labels,
 				comment: "the " + f.name + " fleet's merged histogram of the last complete minute (the raw series are read here only)"},
-			rule{record: prom.MinuteSamplesRecord(r.Metric, r.kind), expr: lastMinute(leaf(prom.SamplesPerSeriesQuery(r.Metric, f.sel, r.kind))), labels: labels,
-				comment: "the samples of each of its series in that minute"},
+			rule{record: prom.MinuteSamplesRecord(r.Metric, r.kind), expr: lastMinute(leaf(prom.SamplesQuery(r.Metric, f.sel, r.kind, nil))), labels: labels,
+				comment: "its samples and its series in that minute, packed as samples + 2^32 x series"},
 			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), f.sel, nil)), labels: labels,
 				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 		)
@@ -447,8 +447,8 @@ func (g *resolvedGeneric) rules() []rule {
 	return []rule{
 		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by(), g.defaults.ScrapeInterval()))),
 			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
-		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesPerSeriesQuery(g.Metric, g.sel, g.kind))), labels: mark,
-			comment: "the samples of each of their series in that minute"},
+		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesQuery(g.Metric, g.sel, g.kind, g.by()))), labels: mark,
+			comment: "each fleet's samples and series in that minute, packed as samples + 2^32 x series"},
 		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.sel, g.by())),
 			comment: "each fleet's health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 	}

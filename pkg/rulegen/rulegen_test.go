@@ -156,14 +156,14 @@ func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
 					query = prom.ClassicQuery
 				}
 				// The raw reads, in this order, each once: the histogram and
-				// the samples of each series, then the health from those
+				// the samples and series of the fleet, then the health from those
 				// samples (and the targets' up).
 				const m = "http_request_duration_seconds"
 				reads := func(sel selector.Selector, fleet string) []struct{ record, expr, fleet string } {
 					samples := fmt.Sprintf(`last_over_time(%s{canary="checkout",fleet=%q}[1m])`, prom.MinuteSamplesRecord(m, k), fleet)
 					return []struct{ record, expr, fleet string }{
 						{prom.MinuteHistogramRecord(m, k), "last_over_time((" + query(m, sel, prom.DefaultScrapeInterval) + ")[1m:1m])", fleet},
-						{prom.MinuteSamplesRecord(m, k), "last_over_time((" + prom.SamplesPerSeriesQuery(m, sel, k) + ")[1m:1m])", fleet},
+						{prom.MinuteSamplesRecord(m, k), "last_over_time((" + prom.SamplesQuery(m, sel, k, nil) + ")[1m:1m])", fleet},
 						{prom.MinuteHealthRecord(m, k), prom.HealthFromSamples(samples, sel, nil), fleet},
 					}
 				}

@@ -1,0 +1,65 @@
+package prom
+
+import (
+	"math"
+	"strconv"
+	"testing"
+)
+
+// TestReportingIsEverySeries holds HealthFromSamples to the engine's reading
+// of the same minute: the rule pack records a fleet's samples and series
+// packed in one number (SamplesQuery) and takes its reporting series to be
+// every series with a sample, which is the engine's count only while
+// ReportingSamples is 1. For fleets of a few series and of many, with 1 to
+// 60 samples each, the figures unpacked as the pack unpacks them equal
+// those the engine reads off HealthCountsQuery's count_values answer.
+func TestReportingIsEverySeries(t *testing.T) {
+	unit, err := strconv.ParseFloat(seriesUnit, 64)
+	if err != nil || unit != math.Exp2(32) {
+		t.Fatalf("seriesUnit %s, want 2^32", seriesUnit)
+	}
+	for _, tc := range []struct {
+		name string
+		// samples[n] series had n samples in the minute
+		samples map[int]float64
+	}{
+		{"one series, one sample", map[int]float64{1: 1}},
+		{"ten pods, a missed scrape", map[int]float64{4: 9, 3: 1}},
+		{"a pod that started in the minute", map[int]float64{5: 19, 1: 1}},
+		{"two million series scraped every second", map[int]float64{60: 2_000_000, 59: 97_151}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The engine's read: one count_values series per number of samples.
+			answer := &matrixData{}
+			packed := 0.0
+			for n, series := range tc.samples {
+				answer.Result = append(answer.Result, matrixSeries{
+					Metric: map[string]string{samplesLabel: strconv.Itoa(n)},
+					Values: []floatSample{{T: 60, V: series}},
+				})
+				// The pack's read: each series adds n and 2^32 (in order, as sum() does).
+				for range int(series) {
+					packed += float64(n) + unit
+				}
+			}
+			engine, err := healthByMinute(answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The pack's figures, as HealthFromSamples computes them.
+			series := math.Floor(packed / unit)
+			pack := &matrixData{Result: []matrixSeries{
+				{Metric: map[string]string{HealthLabel: HealthSamples}, Values: []floatSample{{T: 60, V: math.Mod(packed, unit)}}},
+				{Metric: map[string]string{HealthLabel: HealthSeries}, Values: []floatSample{{T: 60, V: series}}},
+				{Metric: map[string]string{HealthLabel: HealthReporting}, Values: []floatSample{{T: 60, V: series}}},
+			}}
+			recorded, err := healthByMinute(pack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if engine[60] != recorded[60] {
+				t.Errorf("the engine reads %+v, the pack records %+v", engine[60], recorded[60])
+			}
+		})
+	}
+}
