@@ -62,6 +62,11 @@ func TestRulesEndToEnd(t *testing.T) {
 	// series its groups record.
 	reference := variantFile(t, "-reference", func(c *rulegen.Canary) { r := verdict.RuleReference; c.Rule = &r })
 	gated := variantFile(t, "-gated", func(c *rulegen.Canary) { s := 0.99; c.Significance = &s })
+	// The committed native canary with a rollback resting on at least 3
+	// minutes instead of 2 (minRollbackMinutes): each minute's cap is
+	// then smaller, in the pack as in the engine.
+	slower := variantFile(t, "-min3", func(c *rulegen.Canary) { m := 3; c.MinRollbackMinutes = &m })
+	slower.Canaries = slices.DeleteFunc(slower.Canaries, func(c rulegen.Canary) bool { return c.Histogram != "native" })
 	// The committed native canary read from the same buckets recorded as a
 	// native histogram with custom buckets (NHCB, as Prometheus's
 	// convert_classic_histograms_to_nhcb records classic buckets; every
@@ -75,6 +80,7 @@ func TestRulesEndToEnd(t *testing.T) {
 	variants := reference
 	variants.Canaries = append(slices.Clone(reference.Canaries), gated.Canaries...)
 	variants.Canaries = append(variants.Canaries, nhcb.Canaries...)
+	variants.Canaries = append(variants.Canaries, slower.Canaries...)
 	// And one generic group judging every service of the generated data by
 	// the same rule as the committed native canary, vectorised over the
 	// service label: its figures and its rollback alert must be the
@@ -181,6 +187,9 @@ func TestRulesEndToEnd(t *testing.T) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, false) })
 			}
 			for _, q := range ruleQueries(t, nhcb) {
+				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, true) })
+			}
+			for _, q := range ruleQueries(t, slower) {
 				t.Run("parity/"+q.Name, func(t *testing.T) { st.parity(t, q, true) })
 			}
 			t.Run("parity/every", func(t *testing.T) { st.everyParity(t, string(variantSrc), sc.want == "rollback") })
