@@ -163,7 +163,8 @@ func sameBuckets(a, b *Histogram) bool {
 		return false
 	}
 	for i := range a.Buckets {
-		x, y := a.iterBucket(i), b.iterBucket(i)
+		x, _ := a.iterBucket(i)
+		y, _ := b.iterBucket(i)
 		if x.Lower != y.Lower || x.Upper != y.Upper || x.LowerInclusive != y.LowerInclusive || x.UpperInclusive != y.UpperInclusive || math.Abs(x.Count-y.Count) > 1e-12 {
 			return false
 		}

@@ -196,6 +196,31 @@ func TestGetBound(t *testing.T) {
 	}
 }
 
+// TestBoundIndexReadsEveryBound: boundIndex finds each bound of each
+// schema by its exponent and fraction, and finds nothing between bounds,
+// as the search near the logarithm's estimate does, across the whole
+// range of float64 bounds (subnormal, huge and infinite ones included).
+func TestBoundIndexReadsEveryBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for s := int32(ExponentialSchemaMin); s <= ExponentialSchemaMax; s++ {
+		top := int32(1024) << max(s, 0) >> max(-s, 0)
+		step := max(1, top/997)
+		for idx := -top - 1; idx <= top+1; idx += step {
+			v := getBoundExponential(idx, s)
+			for _, probe := range []float64{v, math.Nextafter(v, 0), math.Nextafter(v, inf), v * (1 + rng.Float64()*1e-3)} {
+				got, ok := boundIndex(probe, s)
+				want, wantOK := boundIndexAnywhere(probe, s)
+				if ok != wantOK || (ok && got != want) {
+					t.Fatalf("schema %d, %v (bound %d is %v): boundIndex %d %v, the search %d %v", s, probe, idx, v, got, ok, want, wantOK)
+				}
+				if probe == v && v > 0 && !math.IsInf(v, 0) && (!ok || getBoundExponential(got, s) != v) {
+					t.Fatalf("schema %d: bound %v of index %d not found (got %d %v)", s, v, idx, got, ok)
+				}
+			}
+		}
+	}
+}
+
 // inferenceCases are native histograms' buckets and the schema inferred
 // from them.
 var inferenceCases = []struct {
@@ -435,6 +460,25 @@ func TestBucketBound(t *testing.T) {
 				t.Errorf("CountAbove(BucketBound(%v)) = %v, want %v", tc.v, got, tc.tail)
 			}
 		})
+	}
+	// It is the highest upper bound of the populated buckets reaching below
+	// v, whatever the signs of the buckets.
+	negative := mustNotation(t, "{{schema:0 count:12 sum:-100 z_bucket:2 z_bucket_w:0.001 n_buckets:[2 3 0 1 4]}}")
+	both := mustNotation(t, "{{schema:1 count:21 sum:0 z_bucket:1 z_bucket_w:0.001 buckets:[1 2 0 4 5 6] offset:0 n_buckets:[2 3] n_offset:1}}")
+	emptyZero := mustNotation(t, "{{schema:1 count:20 sum:0 z_bucket:0 z_bucket_w:0.001 buckets:[1 2 0 4 5 6] offset:0 n_buckets:[2 0] n_offset:1}}")
+	for _, h := range []*Histogram{classic, native, custom, negative, both, emptyZero} {
+		for _, v := range []float64{ninf, -40, -9, -4, -3, -1.5, -1, -0.001, -0.0005, 0, 0.0005, 0.001, 0.7, 1, 1.2, 1.5, 2, 3, 8, 10, 100, inf} {
+			want := nan
+			e := effective{h: h}
+			for i := range h.Buckets {
+				if b, ok := e.at(i); ok && b.Count > 0 && b.Lower < v && (math.IsNaN(want) || b.Upper > want) {
+					want = b.Upper
+				}
+			}
+			if got := h.BucketBound(v); !sameFloat(got, want) {
+				t.Errorf("%s %v: BucketBound(%v) = %v, the highest bound of a populated bucket below it %v", h.Kind, h.Buckets, v, got, want)
+			}
+		}
 	}
 	// The bound is never below v, and what lies beyond it never more than
 	// what lies beyond v.

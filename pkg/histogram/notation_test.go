@@ -183,7 +183,7 @@ func (n *notation) histogram() *Histogram {
 func apiBuckets(h *Histogram) []APIBucket {
 	var out []APIBucket
 	for i := range h.Buckets {
-		b := h.iterBucket(i)
+		b, _ := h.iterBucket(i)
 		if b.Count == 0 {
 			continue
 		}

@@ -92,26 +92,25 @@ func (h *Histogram) classicQuantile(q float64) float64 {
 
 // iterBucket returns bucket i as Prometheus's bucket iterator yields it:
 // bounds of negative/positive buckets inside the zero bucket are clamped to
-// the zero threshold.
-func (h *Histogram) iterBucket(i int) Bucket {
-	b := h.Buckets[i]
+// the zero threshold. yielded is false for a bucket the iterator skips: the
+// zero bucket is only yielded if it is populated.
+func (h *Histogram) iterBucket(i int) (b Bucket, yielded bool) {
+	b = h.Buckets[i]
 	zt := h.ZeroThreshold
+	if b.Lower > 0 {
+		// A positive bucket, the common case: never the zero bucket.
+		if b.Lower < zt {
+			b.Lower = zt
+		}
+		return b, true
+	}
 	if h.isZeroBucket(b) {
-		return b
+		return b, b.Count != 0
 	}
-	switch {
-	case b.Upper < 0 && b.Upper > -zt:
+	if b.Upper < 0 && b.Upper > -zt {
 		b.Upper = -zt
-	case b.Lower > 0 && b.Lower < zt:
-		b.Lower = zt
 	}
-	return b
-}
-
-// skipInIteration reports whether Prometheus's iterator would not yield
-// bucket b at all (the zero bucket is only yielded if it is populated).
-func (h *Histogram) skipInIteration(b Bucket) bool {
-	return h.isZeroBucket(b) && b.Count == 0
+	return b, true
 }
 
 func (h *Histogram) nativeQuantile(q float64) float64 {
@@ -193,8 +192,8 @@ func (h *Histogram) walkRanks(qs, out []float64, idx []int, forward bool) {
 		if !forward {
 			i = n - 1 - k
 		}
-		b := h.iterBucket(i)
-		if h.skipInIteration(b) {
+		b, yielded := h.iterBucket(i)
+		if !yielded {
 			continue
 		}
 		bucket = b
@@ -297,8 +296,8 @@ func (e *effective) at(i int) (ib interpBucket, ok bool) {
 		}
 		return ib, true
 	}
-	b := h.iterBucket(i)
-	if h.skipInIteration(b) {
+	b, yielded := h.iterBucket(i)
+	if !yielded {
 		return ib, false
 	}
 	ib = interpBucket{Bucket: b, linear: h.Kind != NativeExponential}
@@ -549,14 +548,12 @@ func (h *Histogram) BucketBound(v float64) float64 {
 	if math.IsNaN(v) {
 		return bound
 	}
+	// The buckets ascend, and so do the bounds Quantile assumes for them:
+	// the first such bucket from the top has the highest upper bound.
 	e := effective{h: h}
-	for i := range h.Buckets {
-		b, ok := e.at(i)
-		if !ok || !(b.Count > 0) || !(b.Lower < v) {
-			continue
-		}
-		if math.IsNaN(bound) || b.Upper > bound {
-			bound = b.Upper
+	for i := len(h.Buckets) - 1; i >= 0; i-- {
+		if b, ok := e.at(i); ok && b.Count > 0 && b.Lower < v {
+			return b.Upper
 		}
 	}
 	return bound

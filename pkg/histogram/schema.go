@@ -4,7 +4,10 @@ package histogram
 // buckets of a native histogram in the HTTP API's JSON belong to, if any
 // (FromNative). The bounds are computed bit-exactly as Prometheus does.
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // isZeroBucketShape reports whether b looks like a native zero bucket.
 func isZeroBucketShape(b Bucket) bool {
@@ -182,10 +185,40 @@ func getBoundExponential(idx, schema int32) float64 {
 }
 
 // boundIndex returns idx with getBoundExponential(idx, s) == v exactly.
+//
+// A bound of a normal magnitude is f * 2^e with f one of the schema's
+// fractions in [0.5, 1) (2^e itself for s < 0), which is exactly what
+// math.Frexp splits it into: its index is read off e and the table without
+// a logarithm. Bounds are strictly increasing in idx, so the index found
+// is the only one; subnormal, huge and infinite values take the general
+// path.
 func boundIndex(v float64, s int32) (int32, bool) {
 	if !(v > 0) {
 		return 0, false
 	}
+	if v >= 0x1p-1000 && v <= 0x1p+1000 {
+		f, e := math.Frexp(v)
+		var g int32
+		if s >= 0 {
+			j, found := slices.BinarySearch(expBoundFrac[s], f)
+			if !found {
+				return 0, false
+			}
+			g = int32(e-1)<<s + int32(j)
+		} else {
+			if f != 0.5 {
+				return 0, false
+			}
+			g = int32(e-1) >> -s
+		}
+		return g, getBoundExponential(g, s) == v
+	}
+	return boundIndexAnywhere(v, s)
+}
+
+// boundIndexAnywhere is boundIndex for any v > 0, searched near the
+// logarithm's estimate.
+func boundIndexAnywhere(v float64, s int32) (int32, bool) {
 	var guess float64
 	switch {
 	case math.IsInf(v, +1):
