@@ -79,6 +79,7 @@ func Meta(res *engine.Result) map[string]any {
 		"rule":                 c.Rule,
 		"falseRollback":        c.FalseRollback,
 		"falsePromote":         c.FalsePromote,
+		"settings":             c.Settings(),
 		"since":                since(res),
 		"anchored":             res.Evidence.Anchored,
 		"flagTexts":            verdict.FlagTexts(res.Flags, c),

@@ -81,6 +81,17 @@ func (c Config) numbers() []struct {
 		{"scrapeIntervalSeconds", float64(c.ScrapeIntervalSeconds)}, {"minRollbackMinutes", float64(c.MinRollbackMinutes)}}
 }
 
+// Settings are c's numbers by their JSON names: every number the minutes'
+// verdicts and the window's decision rest on, set or default, as a frame's
+// metadata carries them.
+func (c Config) Settings() map[string]float64 {
+	out := make(map[string]float64)
+	for _, f := range c.numbers() {
+		out[f.name] = f.v
+	}
+	return out
+}
+
 func (c Config) number(name string) float64 {
 	for _, f := range c.numbers() {
 		if f.name == name {

@@ -136,3 +136,32 @@ func TestFlagText(t *testing.T) {
 		t.Fatal("an unknown flag is its own text")
 	}
 }
+
+// TestSettingsCarryEveryNumber: Settings holds every number of Config by
+// its JSON name, with the value the JSON encoding of the configuration has,
+// so a frame's metadata names every setting its decision rests on.
+func TestSettingsCarryEveryNumber(t *testing.T) {
+	c := Default()
+	c.MinRollbackMinutes, c.ScrapeIntervalSeconds, c.Significance = 3, 30, 0.99
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var encoded map[string]any
+	if err := json.Unmarshal(b, &encoded); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Settings()
+	for name, v := range encoded {
+		f, ok := v.(float64)
+		if !ok {
+			continue // not a number: the rule, the quantile list
+		}
+		if s, ok := got[name]; !ok || s != f {
+			t.Errorf("Settings()[%q] = %v (present %v), the configuration has %v", name, s, ok, f)
+		}
+	}
+	if len(got) == 0 {
+		t.Fatal("no settings")
+	}
+}
