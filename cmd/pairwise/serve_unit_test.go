@@ -192,7 +192,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--timeout", "31m"}, "--timeout"},
 		{[]string{"--prometheus", "ftp://x"}, "--prometheus"},
 		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, "read rule pack config"},
-		{[]string{"--config", badConfig}, "selects the same series as baseline"},
+		{[]string{"--config", badConfig}, "the baseline and canary selectors are the same"},
 		{[]string{"--basic-auth-password-file", "/nonexistent"}, "needs --basic-auth-user"},
 		{[]string{"extra"}, "unexpected argument"},
 	}

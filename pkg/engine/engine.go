@@ -178,6 +178,9 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if err := selector.ValidMetricName(req.Metric); err != nil {
 		return nil, 0, err
 	}
+	if err := selector.Apart(req.Baseline, req.Canary); err != nil {
+		return nil, 0, err
+	}
 	sp, err := req.span()
 	if err != nil {
 		return nil, 0, err

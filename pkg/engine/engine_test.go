@@ -298,6 +298,18 @@ func TestAnalyzeRejectsBadRequests(t *testing.T) {
 	if _, err := Analyze(context.Background(), &fleetSource{}, req); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "invalid metric name") {
 		t.Fatalf("error %v", err)
 	}
+	// A canary selector that lost its track label holds the baseline's
+	// pods: refused before anything is read, never judged.
+	req = request(t, 0)
+	service := selector.Matcher{Name: "service", Op: selector.Equal, Value: "checkout"}
+	req.Baseline, req.Canary = append(selector.Selector{service}, req.Baseline...), selector.Selector{service}
+	src := &fleetSource{}
+	if _, err := Analyze(context.Background(), src, req); err == nil || !strings.Contains(err.Error(), "also selects every series of the baseline selector") {
+		t.Fatalf("error %v", err)
+	}
+	if len(src.ranges) > 0 {
+		t.Fatalf("the fleets were read %d times", len(src.ranges))
+	}
 }
 
 // TestAnalyzeCompleteness: minutes in which a canary pod did not report are

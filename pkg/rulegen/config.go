@@ -331,8 +331,8 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 	if r.canary, err = parseFleet(c.Canary); err != nil {
 		return r, fmt.Errorf("canary: %w", err)
 	}
-	if sameMatchers(r.baseline, r.canary) {
-		return r, fmt.Errorf("canary: selects the same series as baseline (%s)", r.baseline)
+	if err := selector.Apart(r.baseline, r.canary); err != nil {
+		return r, err
 	}
 	switch prom.Kind(c.Histogram) {
 	case prom.Native, prom.Classic:
@@ -391,17 +391,4 @@ func parseFleet(text string) (selector.Selector, error) {
 		}
 	}
 	return sel, nil
-}
-
-// sameMatchers reports whether two selectors hold the same matchers in any order.
-func sameMatchers(a, b selector.Selector) bool {
-	key := func(s selector.Selector) string {
-		parts := make([]string, len(s))
-		for i, m := range s {
-			parts[i] = selector.Selector{m}.String()
-		}
-		slices.Sort(parts)
-		return strings.Join(parts, ",")
-	}
-	return key(a) == key(b)
 }

@@ -100,6 +100,36 @@ describe('validateQuery', () => {
 
   it('rejects identical fleets', () => {
     expect(validateQuery({ ...valid, canarySelector: '{ track="baseline" }' }).canarySelector).toMatch(/identical/);
+    expect(
+      validateQuery({
+        ...valid,
+        baselineSelector: '{service="a",track="b"}',
+        canarySelector: '{track=\'b\', service="a"}',
+      }).canarySelector
+    ).toMatch(/identical/);
+  });
+
+  it('rejects a fleet that holds the other, as the backend does', () => {
+    const lost = validateQuery({
+      ...valid,
+      baselineSelector: '{service="a",track="baseline"}',
+      canarySelector: '{service="a"}',
+    });
+    expect(lost.canarySelector).toMatch(/canary selector also selects every baseline series/);
+    const whole = validateQuery({
+      ...valid,
+      baselineSelector: '{service="a"}',
+      canarySelector: '{service="a",track="canary"}',
+    });
+    expect(whole.baselineSelector).toMatch(/baseline selector also selects every canary series/);
+    expect(whole.canarySelector).toBeUndefined();
+    expect(
+      validateQuery({
+        ...valid,
+        baselineSelector: '{service="a",track!="canary"}',
+        canarySelector: '{service="a",track="canary"}',
+      })
+    ).toEqual({});
   });
 
   it('checks thresholds, counts and quantiles', () => {

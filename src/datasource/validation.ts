@@ -7,16 +7,25 @@ import { PairwiseQuery, VerdictFields } from './types';
  * Template variables inside values ($var, ${var}) are allowed; the backend validates again.
  */
 export function validateSelector(selector: string): string | undefined {
+  return readSelector(selector).error;
+}
+
+/**
+ * Reads a selector's matchers, each as the JSON of [name, op, value] (value unquoted), or the sentence
+ * describing its first problem.
+ */
+function readSelector(selector: string): { error?: string; matchers: string[] } {
+  const fail = (error: string) => ({ error, matchers: [] });
   const text = selector.trim();
   if (text === '') {
-    return 'Enter a label selector such as {app="api",track="canary"}.';
+    return fail('Enter a label selector such as {app="api",track="canary"}.');
   }
   if (!text.startsWith('{') || !text.endsWith('}')) {
-    return 'A selector is wrapped in braces: {label="value",...}.';
+    return fail('A selector is wrapped in braces: {label="value",...}.');
   }
   const body = text.slice(1, -1);
   let pos = 0;
-  let matchers = 0;
+  const matchers: string[] = [];
   const skipSpace = () => {
     while (pos < body.length && /\s/.test(body[pos])) {
       pos++;
@@ -55,33 +64,33 @@ export function validateSelector(selector: string): string | undefined {
       name = readQuoted();
     }
     if (!name) {
-      return `Expected a label name at "${body.slice(pos, pos + 12)}".`;
+      return fail(`Expected a label name at "${body.slice(pos, pos + 12)}".`);
     }
     skipSpace();
     const op = /^(=~|!~|!=|=)/.exec(body.slice(pos));
     if (!op) {
-      return `Expected =, !=, =~ or !~ after "${name}".`;
+      return fail(`Expected =, !=, =~ or !~ after "${name}".`);
     }
     pos += op[0].length;
     skipSpace();
     const value = readQuoted();
     if (value === undefined) {
-      return `The value of "${name}" must be in double quotes, e.g. ${name}${op[0]}"value".`;
+      return fail(`The value of "${name}" must be in double quotes, e.g. ${name}${op[0]}"value".`);
     }
-    matchers++;
+    matchers.push(JSON.stringify([name, op[0], value]));
     skipSpace();
     if (pos < body.length) {
       if (body[pos] !== ',') {
-        return `Separate matchers with commas (after "${name}").`;
+        return fail(`Separate matchers with commas (after "${name}").`);
       }
       pos++;
       skipSpace();
     }
   }
-  if (matchers === 0) {
-    return 'An empty selector matches every series: name at least one label, e.g. {track="canary"}.';
+  if (matchers.length === 0) {
+    return fail('An empty selector matches every series: name at least one label, e.g. {track="canary"}.');
   }
-  return undefined;
+  return { matchers };
 }
 
 /** Checks that a metric name is a Prometheus metric name without selector. */
@@ -143,9 +152,19 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   set('baselineSelector', validateSelector(query.baselineSelector ?? ''));
   set('canarySelector', validateSelector(query.canarySelector ?? ''));
   if (!errors.baselineSelector && !errors.canarySelector) {
-    const norm = (s: string) => s.replace(/\s+/g, '');
-    if (norm(query.baselineSelector) === norm(query.canarySelector)) {
+    // One fleet holds the other when every matcher of its selector is one of the other's,
+    // as the backend refuses it (selector.Apart).
+    const baseline = readSelector(query.baselineSelector).matchers;
+    const canary = readSelector(query.canarySelector).matchers;
+    const covers = (a: string[], b: string[]) => a.every((m) => b.includes(m));
+    if (covers(baseline, canary) && covers(canary, baseline)) {
       errors.canarySelector = 'Baseline and canary selectors are identical: the canary would be compared with itself.';
+    } else if (covers(canary, baseline)) {
+      errors.canarySelector =
+        'The canary selector also selects every baseline series: add the matcher only the canary\'s series match, such as track="canary".';
+    } else if (covers(baseline, canary)) {
+      errors.baselineSelector =
+        'The baseline selector also selects every canary series: add a matcher the canary\'s series do not match, such as track!="canary".';
     }
   }
   const quantiles = query.quantiles ?? [];
