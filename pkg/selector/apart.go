@@ -1,25 +1,50 @@
 package selector
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+	"slices"
+)
 
 // Covers reports whether a selects every series b selects, as far as the
-// matchers alone tell: every matcher of a is also one of b's, so b only
-// narrows a. A selector covers itself. Selectors that overlap only through
-// their values (two regular expressions that share a value) are not found.
+// matchers tell: each matcher of a is one of b's, or b fixes its label to a
+// value it accepts (b's track="baseline" meets a's track=~"canary|baseline").
+// A selector covers itself. Overlaps that depend on values b leaves open
+// (two regular expressions that share a value) are not found.
 func (a Selector) Covers(b Selector) bool {
 	for _, m := range a {
-		found := false
-		for _, n := range b {
-			if m == n {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(b, func(n Matcher) bool { return n.implies(m) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// implies reports whether every series n matches is matched by m.
+func (n Matcher) implies(m Matcher) bool {
+	if n == m {
+		return true
+	}
+	if n.Name != m.Name || n.Op != Equal {
+		return false
+	}
+	return m.accepts(n.Value)
+}
+
+// accepts reports whether m matches a series whose label has value v (""
+// when it has no such label).
+func (m Matcher) accepts(v string) bool {
+	switch m.Op {
+	case Equal:
+		return v == m.Value
+	case NotEqual:
+		return v != m.Value
+	}
+	re, err := regexp.Compile("^(?:" + m.Value + ")$")
+	if err != nil {
+		return false // Parse refuses such a selector; unknown: not implied
+	}
+	return re.MatchString(v) == (m.Op == Regex)
 }
 
 // Apart is an error when one fleet's selector covers the other's: then one

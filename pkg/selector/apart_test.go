@@ -20,7 +20,12 @@ func TestApart(t *testing.T) {
 		{"canary without its label", `{service="checkout",track="baseline"}`, `{service="checkout"}`, `canary selector {service="checkout"} also selects every series of the baseline`},
 		{"baseline is the whole service", `{service="checkout"}`, `{service="checkout",track="canary"}`, `baseline selector {service="checkout"} also selects every series of the canary`},
 		{"a repeated matcher changes nothing", `{service="checkout",service="checkout"}`, `{service="checkout"}`, "selectors are the same"},
-		{"the same series written otherwise are not found: matchers alone do not tell", `{track=~"canary"}`, `{track="canary"}`, ""},
+		{"a canary regex that takes the baseline's value", `{service="checkout",track="baseline"}`, `{service="checkout",track=~"canary|baseline"}`, "canary selector"},
+		{"a baseline that only excludes another value", `{service="checkout",track!="stable"}`, `{service="checkout",track="canary"}`, "baseline selector"},
+		{"a baseline regex that takes the canary's value", `{track=~"base.*|canary"}`, `{track="canary"}`, "baseline selector"},
+		{"a negative regex that excludes the canary", `{service="checkout",track!~"canary"}`, `{service="checkout",track="canary"}`, ""},
+		{"the same series written otherwise: one reads as holding the other", `{track=~"canary"}`, `{track="canary"}`, "baseline selector"},
+		{"regexes that share a value are not found: their values are open", `{track=~"a|b"}`, `{track=~"b|c"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := Parse(tc.baseline)

@@ -152,8 +152,9 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   set('baselineSelector', validateSelector(query.baselineSelector ?? ''));
   set('canarySelector', validateSelector(query.canarySelector ?? ''));
   if (!errors.baselineSelector && !errors.canarySelector) {
-    // One fleet holds the other when every matcher of its selector is one of the other's,
-    // as the backend refuses it (selector.Apart).
+    // One fleet holds the other when every matcher of its selector is one of the other's: the
+    // plain case of what the backend refuses (selector.Apart also reads the values a matcher
+    // accepts).
     const baseline = readSelector(query.baselineSelector).matchers;
     const canary = readSelector(query.canarySelector).matchers;
     const covers = (a: string[], b: string[]) => a.every((m) => b.includes(m));
