@@ -56,6 +56,7 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 		extra    []string
 		wantCode int
 		wantLine string
+		wantErr  string // an error on stderr instead of a table
 	}{
 		{name: "regressed window rolls back", url: regression, at: judgeEnd, wantCode: 2, wantLine: "ROLLBACK: "},
 		// Every canary pod is slower: the tail is spread over them all.
@@ -71,6 +72,9 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 		{name: "load-balancer divergence is flagged", url: regression, at: judgeEnd, extra: []string{"--lb-metric", "http_request_duration_seconds", "--lb-canary", `{service="checkout",track="baseline"}`}, wantCode: 2, wantLine: "flag measurement-divergence: in 20 minutes"},
 		{name: "matching load balancer is not flagged", url: regression, at: judgeEnd.Add(-20 * time.Minute), extra: []string{"--lb-metric", "http_request_duration_seconds"}, wantCode: 0, wantLine: "PROMOTE"},
 		{name: "thresholds from flags", url: regression, at: judgeEnd, extra: []string{"--rule", "reference", "--rollback-threshold", "1.6"}, wantCode: 1, wantLine: "HOLD"},
+		// A canary chosen by pod name that takes the baseline's pods too:
+		// the selectors name different labels, so only the series tell.
+		{name: "fleets that share pods are refused", url: regression, at: judgeEnd, extra: []string{"--canary", `{service="checkout",pod=~"checkout-.+"}`}, wantCode: 3, wantErr: "are selected by both the baseline selector"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,6 +83,12 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 				args = append(args, "--at", tt.at.Format(time.RFC3339))
 			}
 			code, out, errOut := runJudge(append(args, tt.extra...)...)
+			if tt.wantErr != "" {
+				if code != tt.wantCode || out != "" || !strings.Contains(errOut, tt.wantErr) {
+					t.Fatalf("exit %d, want %d and an error with %q; stdout %q, stderr %q", code, tt.wantCode, tt.wantErr, out, errOut)
+				}
+				return
+			}
 			if code != tt.wantCode || !strings.Contains(out, tt.wantLine) {
 				t.Fatalf("exit %d, want %d; output lacks %q:\n%s\n%s", code, tt.wantCode, tt.wantLine, out, errOut)
 			}

@@ -232,7 +232,12 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	defer pending.Wait()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	shared := sharedSeries(ctx, &pending, src, req, fetch.End)
 	results, err := fetchAll(ctx, cancel, &pending, src, read, queries, req.Kind, fetch)
+	if err != nil {
+		return nil, 0, err
+	}
+	sharedNote, err := (<-shared)()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -291,6 +296,9 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if kindNote != "" {
 		res.Warnings = append(res.Warnings, kindNote)
 	}
+	if sharedNote != "" {
+		res.Warnings = append(res.Warnings, sharedNote)
+	}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: no minute carries evidence, so the window cannot promote or roll back; record both fleets' classic buckets too (Prometheus's always_scrape_classic_histograms: true) or judge both as one kind", base.kind, canary.kind))
 	}
@@ -335,6 +343,41 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	}
 	res.Window = verdict.Decide(req.Config, minutes, opts)
 	return res, seen, nil
+}
+
+// sharedSeries asks, beside the fleets' histograms, how many series at the
+// window's end both fleets select, when src can tell and the selectors do
+// not already tell them apart (track="baseline" and track="canary" need no
+// question: the usual fleets cost nothing more). Its answer, once in,
+// is ErrSharedSeries when there are some; a warning when the backend does
+// not serve the question (a proxy without the instant query API, as for the
+// record's look-up), and the fleets are judged unchecked; the error when
+// the backend failed to answer it.
+func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, at time.Time) <-chan func() (string, error) {
+	out := make(chan func() (string, error), 1)
+	ss, ok := src.(SharedSource)
+	if !ok || selector.Disjoint(req.Baseline, req.Canary) {
+		out <- func() (string, error) { return "", nil }
+		return out
+	}
+	pending.Add(1)
+	go func() {
+		defer pending.Done()
+		n, err := ss.SharedSeries(ctx, req.Metric, req.Baseline, req.Canary, at)
+		out <- func() (string, error) {
+			switch {
+			case err != nil && lookupUnsupported(err):
+				return "whether a series is in both fleets could not be checked: " + err.Error(), nil
+			case err != nil:
+				return "", fmt.Errorf("count the series both fleets select: %w", err)
+			case n > 0:
+				return "", fmt.Errorf("%w: %d series of %s at %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests would count on both sides; make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"",
+					ErrSharedSeries, n, req.Metric, at.UTC().Format(time.RFC3339), req.Baseline, req.Canary)
+			}
+			return "", nil
+		}
+	}()
+	return out
 }
 
 // readAlike reads a fleet that auto read from native histograms again from

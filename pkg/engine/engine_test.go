@@ -615,3 +615,76 @@ func lognormalNative(t *testing.T, schema int32) *histogram.Histogram {
 	}
 	return h
 }
+
+// sharedSource is a fleetSource that counts the series both selectors
+// select with a fixed answer.
+type sharedSource struct {
+	*fleetSource
+	n     int
+	err   error
+	asked int
+}
+
+func (s *sharedSource) SharedSeries(_ context.Context, _ string, _, _ selector.Selector, _ time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked++
+	return s.n, s.err
+}
+
+// TestSharedSeries: fleets whose selectors name different labels are asked
+// whether they share a series; one they share is refused, a backend that
+// cannot answer is a warning, one that fails fails the analysis. Fleets
+// the selectors tell apart are not asked.
+func TestSharedSeries(t *testing.T) {
+	byPod := `{pod=~"canary-.+"}`
+	req := request(t, 0)
+	req.Canary, _ = selector.Parse(byPod)
+	fleets := func() *fleetSource {
+		return &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: minutes(t, 10, 10), byPod: minutes(t, 10, 10)}}
+	}
+	for _, tc := range []struct {
+		name      string
+		n         int
+		err       error
+		wantErr   error
+		wantNote  string
+		tellApart bool
+	}{
+		{name: "none shared", n: 0},
+		{name: "shared pods are refused", n: 3, wantErr: ErrSharedSeries},
+		{name: "a backend without the instant query API: a warning", err: prom.ErrNotProm, wantNote: "whether a series is in both fleets could not be checked"},
+		{name: "a backend that fails: the analysis fails", err: prom.ErrServer, wantErr: prom.ErrServer},
+		{name: "fleets the selectors tell apart are not asked", n: 3, tellApart: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &sharedSource{fleetSource: fleets(), n: tc.n, err: tc.err}
+			r := req
+			if tc.tellApart {
+				r = request(t, 0)
+				src.series[`{track="canary"}`] = src.series[byPod]
+			}
+			res, err := Analyze(context.Background(), src, r)
+			want := 1
+			if tc.tellApart {
+				want = 0
+			}
+			if src.asked != want {
+				t.Fatalf("asked %d times, want %d", src.asked, want)
+			}
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("error %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := strings.Contains(strings.Join(res.Warnings, "\n"), "whether a series is in both fleets")
+			if noted != (tc.wantNote != "") || !strings.Contains(strings.Join(res.Warnings, "\n"), tc.wantNote) {
+				t.Fatalf("warnings %q, want %q", res.Warnings, tc.wantNote)
+			}
+		})
+	}
+}

@@ -24,6 +24,24 @@ type RecordedSource interface {
 	HasSamples(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error)
 }
 
+// SharedSource is what a Source offers when it can count the series two
+// selectors both select at a time (*prom.Client implements it): Analyze
+// refuses fleets that share a series, which selector.Apart cannot see when
+// the selectors name different labels ({track="baseline"} beside
+// {pod=~"checkout-.+"}).
+type SharedSource interface {
+	SharedSeries(ctx context.Context, metric string, a, b selector.Selector, t time.Time) (int, error)
+}
+
+// The client offers the record, and counts shared series.
+var (
+	_ RecordedSource = (*prom.Client)(nil)
+	_ SharedSource   = (*prom.Client)(nil)
+)
+
+// ErrSharedSeries means some series are selected by both fleets' selectors.
+var ErrSharedSeries = errors.New("the fleets share series")
+
 // Reading says where Analyze reads the fleets.
 type Reading string
 

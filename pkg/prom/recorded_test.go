@@ -1,6 +1,8 @@
 package prom
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"testing"
@@ -59,6 +61,33 @@ func TestReportingIsEverySeries(t *testing.T) {
 			}
 			if engine[60] != recorded[60] {
 				t.Errorf("the engine reads %+v, the pack records %+v", engine[60], recorded[60])
+			}
+		})
+	}
+}
+
+// TestCountData: an instant count's answer is its value, 0 when empty, and
+// anything else is not Prometheus's answer to a count.
+func TestCountData(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       int
+		wantErr    bool
+	}{
+		{"empty: nothing counted", `{"resultType":"vector","result":[]}`, 0, false},
+		{"a count", `{"resultType":"vector","result":[{"metric":{},"value":[1780315200,"20"]}]}`, 20, false},
+		{"not whole", `{"resultType":"vector","result":[{"metric":{},"value":[1780315200,"2.5"]}]}`, 0, true},
+		{"two samples", `{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]},{"metric":{},"value":[1,"1"]}]}`, 0, true},
+		{"a matrix", `{"resultType":"matrix","result":[]}`, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d countData
+			err := json.Unmarshal([]byte(tc.body), &d)
+			if (err != nil) != tc.wantErr || d.N != tc.want {
+				t.Fatalf("got %d, %v; want %d, error %v", d.N, err, tc.want, tc.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrNotProm) {
+				t.Fatalf("error %v is not ErrNotProm", err)
 			}
 		})
 	}

@@ -266,3 +266,56 @@ func (v *vectorData) UnmarshalJSON(b []byte) error {
 	v.Samples = len(d.Result)
 	return nil
 }
+
+// SharedSeries counts the series of metric that both selectors select at t
+// (within Prometheus's lookback): native histograms, and classic buckets
+// by their +Inf bucket. Fleets must not share one: a pod in both fleets
+// puts the same requests on both sides of the comparison.
+func (c *Client) SharedSeries(ctx context.Context, metric string, a, b selector.Selector, t time.Time) (int, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return 0, err
+	}
+	both := func(kind Kind) string {
+		return "(" + countedSeries(metric, a, kind) + " and " + countedSeries(metric, b, kind) + ")"
+	}
+	query := "count(" + both(Native) + " or " + both(Classic) + ")"
+	form := url.Values{"query": {query}, "time": {strconv.FormatInt(t.Unix(), 10)}}
+	c.setTimeout(form)
+	var data countData
+	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
+		return 0, fmt.Errorf("%w (query %s)", err, query)
+	}
+	return data.N, nil
+}
+
+// countData is the answer of an instant count(...): its value, 0 when the
+// answer is empty (nothing to count).
+type countData struct{ N int }
+
+func (d *countData) UnmarshalJSON(b []byte) error {
+	var v struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Value [2]json.RawMessage `json:"value"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.ResultType != "vector" || len(v.Result) > 1 {
+		return fmt.Errorf("%w: a count returned %d samples of type %q, not one vector sample", ErrNotProm, len(v.Result), v.ResultType)
+	}
+	if len(v.Result) == 0 {
+		return nil
+	}
+	var text string
+	if err := json.Unmarshal(v.Result[0].Value[1], &text); err != nil {
+		return fmt.Errorf("%w: a count's value: %v", ErrNotProm, err)
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil {
+		return fmt.Errorf("%w: a count's value %q is not a whole number", ErrNotProm, text)
+	}
+	d.N = n
+	return nil
+}

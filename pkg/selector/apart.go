@@ -62,3 +62,23 @@ func Apart(baseline, canary Selector) error {
 	}
 	return nil
 }
+
+// Disjoint reports whether no series can match both selectors, as the
+// matchers tell: one fixes a label to a value the other's matcher of that
+// label rejects (track="baseline" beside track="canary" or track!="baseline").
+func Disjoint(a, b Selector) bool {
+	rejects := func(fixed, other Selector) bool {
+		for _, n := range fixed {
+			if n.Op != Equal {
+				continue
+			}
+			for _, m := range other {
+				if m.Name == n.Name && !m.accepts(n.Value) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return rejects(a, b) || rejects(b, a)
+}

@@ -46,3 +46,32 @@ func TestApart(t *testing.T) {
 		})
 	}
 }
+
+// TestDisjoint: selectors that fix a label apart select no series in
+// common; others may.
+func TestDisjoint(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`, true},
+		{`{track="baseline"}`, `{track!="baseline",service="checkout"}`, true},
+		{`{track=~"base.*"}`, `{track="canary"}`, true},
+		{`{track="baseline"}`, `{track=~"canary|baseline"}`, false},
+		{`{service="checkout",track="baseline"}`, `{service="checkout",pod=~"checkout-.+"}`, false},
+		{`{track=~"a|b"}`, `{track=~"c"}`, false}, // disjoint, but only the values tell
+		{`{service="checkout"}`, `{service="checkout"}`, false},
+	} {
+		a, err := Parse(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Parse(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Disjoint(a, b); got != tc.want || Disjoint(b, a) != tc.want {
+			t.Errorf("Disjoint(%s, %s) = %v, want %v (both ways)", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
