@@ -40,11 +40,17 @@ func (m Matcher) accepts(v string) bool {
 	case NotEqual:
 		return v != m.Value
 	}
-	re, err := regexp.Compile("^(?:" + m.Value + ")$")
+	re, err := m.regexp()
 	if err != nil {
 		return false // Parse refuses such a selector; unknown: not implied
 	}
 	return re.MatchString(v) == (m.Op == Regex)
+}
+
+// regexp is a regular-expression matcher's value anchored at both ends, as
+// Prometheus matches it.
+func (m Matcher) regexp() (*regexp.Regexp, error) {
+	return regexp.Compile("^(?:" + m.Value + ")$")
 }
 
 // Apart is an error when one fleet's selector covers the other's: then one

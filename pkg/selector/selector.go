@@ -188,20 +188,12 @@ func (s Selector) validate() error {
 		if m.Name == "__name__" {
 			return fmt.Errorf("__name__ is set by the metric, not by a fleet selector")
 		}
-		matchesEmpty := false
-		switch m.Op {
-		case Regex, NotRegexp:
-			re, err := regexp.Compile("^(?:" + m.Value + ")$")
-			if err != nil {
+		if m.Op == Regex || m.Op == NotRegexp {
+			if _, err := m.regexp(); err != nil {
 				return fmt.Errorf("regular expression for label %q does not compile: %w", m.Name, err)
 			}
-			matchesEmpty = re.MatchString("") == (m.Op == Regex)
-		case Equal:
-			matchesEmpty = m.Value == ""
-		case NotEqual:
-			matchesEmpty = m.Value != ""
 		}
-		if !matchesEmpty {
+		if !m.accepts("") {
 			allMatchEmpty = false
 		}
 	}
