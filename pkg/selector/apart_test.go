@@ -28,15 +28,7 @@ func TestApart(t *testing.T) {
 		{"regexes that share a value are not found: their values are open", `{track=~"a|b"}`, `{track=~"b|c"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := Parse(tc.baseline)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Parse(tc.canary)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = Apart(b, c)
+			err := Apart(mustParse(t, tc.baseline), mustParse(t, tc.canary))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused fleets that are apart: %v", err)
@@ -62,16 +54,18 @@ func TestDisjoint(t *testing.T) {
 		{`{track=~"a|b"}`, `{track=~"c"}`, false}, // disjoint, but only the values tell
 		{`{service="checkout"}`, `{service="checkout"}`, false},
 	} {
-		a, err := Parse(tc.a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Parse(tc.b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := mustParse(t, tc.a), mustParse(t, tc.b)
 		if got := Disjoint(a, b); got != tc.want || Disjoint(b, a) != tc.want {
 			t.Errorf("Disjoint(%s, %s) = %v, want %v (both ways)", tc.a, tc.b, got, tc.want)
 		}
 	}
+}
+
+func mustParse(t *testing.T, text string) Selector {
+	t.Helper()
+	s, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
