@@ -237,9 +237,9 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if err != nil {
 		return nil, 0, err
 	}
-	sharedNote, err := (<-shared)()
-	if err != nil {
-		return nil, 0, err
+	sh := <-shared
+	if sh.err != nil {
+		return nil, 0, sh.err
 	}
 	kindNote, err := readAlike(ctx, src, read, req, queries, results, fetch)
 	if err != nil {
@@ -296,8 +296,8 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if kindNote != "" {
 		res.Warnings = append(res.Warnings, kindNote)
 	}
-	if sharedNote != "" {
-		res.Warnings = append(res.Warnings, sharedNote)
+	if sh.note != "" {
+		res.Warnings = append(res.Warnings, sh.note)
 	}
 	if base.kind != canary.kind && len(base.series) > 0 && len(canary.series) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the baseline is read from %s histograms and the canary from %s histograms: no minute carries evidence, so the window cannot promote or roll back; record both fleets' classic buckets too (Prometheus's always_scrape_classic_histograms: true) or judge both as one kind", base.kind, canary.kind))
@@ -353,31 +353,37 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 // not serve the question (a proxy without the instant query API, as for the
 // record's look-up), and the fleets are judged unchecked; the error when
 // the backend failed to answer it.
-func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, at time.Time) <-chan func() (string, error) {
-	out := make(chan func() (string, error), 1)
+func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, at time.Time) <-chan sharedAnswer {
+	out := make(chan sharedAnswer, 1)
 	ss, ok := src.(SharedSource)
 	if !ok || selector.Disjoint(req.Baseline, req.Canary) {
-		out <- func() (string, error) { return "", nil }
+		out <- sharedAnswer{}
 		return out
 	}
 	pending.Add(1)
 	go func() {
 		defer pending.Done()
 		n, err := ss.SharedSeries(ctx, req.Metric, req.Baseline, req.Canary, at)
-		out <- func() (string, error) {
-			switch {
-			case err != nil && lookupUnsupported(err):
-				return "whether a series is in both fleets could not be checked: " + err.Error(), nil
-			case err != nil:
-				return "", fmt.Errorf("count the series both fleets select: %w", err)
-			case n > 0:
-				return "", fmt.Errorf("%w: %d series of %s at %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests would count on both sides; make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"",
-					ErrSharedSeries, n, req.Metric, at.UTC().Format(time.RFC3339), req.Baseline, req.Canary)
-			}
-			return "", nil
+		switch {
+		case err != nil && lookupUnsupported(err):
+			out <- sharedAnswer{note: "whether a series is in both fleets could not be checked: " + err.Error()}
+		case err != nil:
+			out <- sharedAnswer{err: fmt.Errorf("count the series both fleets select: %w", err)}
+		case n > 0:
+			out <- sharedAnswer{err: fmt.Errorf("%w: %d series of %s at %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests would count on both sides; make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"",
+				ErrSharedSeries, n, req.Metric, at.UTC().Format(time.RFC3339), req.Baseline, req.Canary)}
+		default:
+			out <- sharedAnswer{}
 		}
 	}()
 	return out
+}
+
+// sharedAnswer is sharedSeries's answer: a warning for the result, or the
+// error that ends the analysis.
+type sharedAnswer struct {
+	note string
+	err  error
 }
 
 // readAlike reads a fleet that auto read from native histograms again from

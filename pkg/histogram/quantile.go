@@ -544,9 +544,8 @@ func (h *Histogram) negPos() (hasNeg, hasPos bool) {
 // bound, a rank in the +Inf bucket, gives that bound). NaN for v NaN or
 // when no populated bucket reaches below v.
 func (h *Histogram) BucketBound(v float64) float64 {
-	bound := math.NaN()
 	if math.IsNaN(v) {
-		return bound
+		return math.NaN()
 	}
 	// The buckets ascend, and so do the bounds Quantile assumes for them:
 	// the first such bucket from the top has the highest upper bound.
@@ -556,5 +555,5 @@ func (h *Histogram) BucketBound(v float64) float64 {
 			return b.Upper
 		}
 	}
-	return bound
+	return math.NaN()
 }

@@ -187,9 +187,9 @@ func getBoundExponential(idx, schema int32) float64 {
 // boundIndex returns idx with getBoundExponential(idx, s) == v exactly.
 //
 // A bound of a normal magnitude is f * 2^e with f one of the schema's
-// fractions in [0.5, 1) (2^e itself for s < 0), which is exactly what
+// fractions in [0.5, 1) (f = 0.5 for s < 0), which is exactly what
 // math.Frexp splits it into: its index is read off e and the table without
-// a logarithm. Bounds are strictly increasing in idx, so the index found
+// a logarithm, and checked. Bounds are strictly increasing in idx, so the index found
 // is the only one; subnormal, huge and infinite values take the general
 // path.
 func boundIndex(v float64, s int32) (int32, bool) {
@@ -206,9 +206,6 @@ func boundIndex(v float64, s int32) (int32, bool) {
 			}
 			g = int32(e-1)<<s + int32(j)
 		} else {
-			if f != 0.5 {
-				return 0, false
-			}
 			g = int32(e-1) >> -s
 		}
 		return g, getBoundExponential(g, s) == v

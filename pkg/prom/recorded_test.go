@@ -81,10 +81,14 @@ func TestCountData(t *testing.T) {
 		{"a matrix", `{"resultType":"matrix","result":[]}`, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var d countData
+			var d vectorData
 			err := json.Unmarshal([]byte(tc.body), &d)
-			if (err != nil) != tc.wantErr || d.N != tc.want {
-				t.Fatalf("got %d, %v; want %d, error %v", d.N, err, tc.want, tc.wantErr)
+			n := 0
+			if err == nil {
+				n, err = d.count()
+			}
+			if (err != nil) != tc.wantErr || n != tc.want {
+				t.Fatalf("got %d, %v; want %d, error %v", n, err, tc.want, tc.wantErr)
 			}
 			if err != nil && !errors.Is(err, ErrNotProm) {
 				t.Fatalf("error %v is not ErrNotProm", err)

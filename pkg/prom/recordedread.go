@@ -248,14 +248,19 @@ func (c *Client) HasSamples(ctx context.Context, metric string, sel selector.Sel
 	return data.Samples > 0, nil
 }
 
-// vectorData is an instant query's answer, of which only the number of
-// samples is kept.
-type vectorData struct{ Samples int }
+// vectorData is an instant query's answer: its number of samples, and the
+// first one's value as Prometheus writes it (a quoted number).
+type vectorData struct {
+	Samples int
+	First   json.RawMessage
+}
 
 func (v *vectorData) UnmarshalJSON(b []byte) error {
 	var d struct {
-		ResultType string            `json:"resultType"`
-		Result     []json.RawMessage `json:"result"`
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Value [2]json.RawMessage `json:"value"`
+		} `json:"result"`
 	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		return err
@@ -264,6 +269,9 @@ func (v *vectorData) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("%w: an instant query returned %q, not a vector", ErrNotProm, d.ResultType)
 	}
 	v.Samples = len(d.Result)
+	if v.Samples > 0 {
+		v.First = d.Result[0].Value[1]
+	}
 	return nil
 }
 
@@ -281,41 +289,34 @@ func (c *Client) SharedSeries(ctx context.Context, metric string, a, b selector.
 	query := "count(" + both(Native) + " or " + both(Classic) + ")"
 	form := url.Values{"query": {query}, "time": {strconv.FormatInt(t.Unix(), 10)}}
 	c.setTimeout(form)
-	var data countData
+	var data vectorData
 	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
 		return 0, fmt.Errorf("%w (query %s)", err, query)
 	}
-	return data.N, nil
+	n, err := data.count()
+	if err != nil {
+		return 0, fmt.Errorf("%w (query %s)", err, query)
+	}
+	return n, nil
 }
 
-// countData is the answer of an instant count(...): its value, 0 when the
-// answer is empty (nothing to count).
-type countData struct{ N int }
-
-func (d *countData) UnmarshalJSON(b []byte) error {
-	var v struct {
-		ResultType string `json:"resultType"`
-		Result     []struct {
-			Value [2]json.RawMessage `json:"value"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	if v.ResultType != "vector" || len(v.Result) > 1 {
-		return fmt.Errorf("%w: a count returned %d samples of type %q, not one vector sample", ErrNotProm, len(v.Result), v.ResultType)
-	}
-	if len(v.Result) == 0 {
-		return nil
+// count is the value of a count(...)'s answer, 0 when it is empty
+// (nothing to count).
+func (v vectorData) count() (int, error) {
+	switch v.Samples {
+	case 0:
+		return 0, nil
+	case 1:
+	default:
+		return 0, fmt.Errorf("%w: a count returned %d samples, not one", ErrNotProm, v.Samples)
 	}
 	var text string
-	if err := json.Unmarshal(v.Result[0].Value[1], &text); err != nil {
-		return fmt.Errorf("%w: a count's value: %v", ErrNotProm, err)
+	if err := json.Unmarshal(v.First, &text); err != nil {
+		return 0, fmt.Errorf("%w: a count's value: %v", ErrNotProm, err)
 	}
 	n, err := strconv.Atoi(text)
 	if err != nil {
-		return fmt.Errorf("%w: a count's value %q is not a whole number", ErrNotProm, text)
+		return 0, fmt.Errorf("%w: a count's value %q is not a whole number", ErrNotProm, text)
 	}
-	d.N = n
-	return nil
+	return n, nil
 }
