@@ -275,18 +275,24 @@ func (v *vectorData) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SharedSeries counts the series of metric that both selectors select at t
-// (within Prometheus's lookback): native histograms, and classic buckets
-// by their +Inf bucket. Fleets must not share one: a pod in both fleets
-// puts the same requests on both sides of the comparison.
+// SharedSeriesQuery counts the series of metric that both selectors
+// select (within Prometheus's lookback): native histograms, and classic
+// buckets by their +Inf bucket; nothing when there are none. Fleets must
+// not share one: a pod in both fleets puts the same requests on both sides
+// of the comparison. metric must be valid (selector.ValidMetricName).
+func SharedSeriesQuery(metric string, a, b selector.Selector) string {
+	both := func(kind Kind) string {
+		return "(" + countedSeries(metric, a, kind) + " and " + countedSeries(metric, b, kind) + ")"
+	}
+	return "count(" + both(Native) + " or " + both(Classic) + ")"
+}
+
+// SharedSeries is SharedSeriesQuery's count at t, 0 when there are none.
 func (c *Client) SharedSeries(ctx context.Context, metric string, a, b selector.Selector, t time.Time) (int, error) {
 	if err := selector.ValidMetricName(metric); err != nil {
 		return 0, err
 	}
-	both := func(kind Kind) string {
-		return "(" + countedSeries(metric, a, kind) + " and " + countedSeries(metric, b, kind) + ")"
-	}
-	query := "count(" + both(Native) + " or " + both(Classic) + ")"
+	query := SharedSeriesQuery(metric, a, b)
 	form := url.Values{"query": {query}, "time": {strconv.FormatInt(t.Unix(), 10)}}
 	c.setTimeout(form)
 	var data vectorData

@@ -31,6 +31,26 @@ func (r resolved) flagMinutes(m minuteExprs) flagExprs {
 // The flags verdict raises from other sources (a load-balancer histogram, a
 // partial response) have no counterpart here.
 func (r resolved) windowFlags() expr {
+	var out expr
+	for _, f := range r.flagConditions() {
+		raised := labelled(op(leaf("vector(1)"), "and on()", f.cond), flagLabel, f.name)
+		if out == nil {
+			out = raised
+		} else {
+			out = op(out, "or", raised)
+		}
+	}
+	return out
+}
+
+// flagCondition is one window flag and the condition that raises it.
+type flagCondition struct {
+	name string
+	cond expr
+}
+
+// flagConditions are the flags windowFlags can raise for the canary.
+func (r resolved) flagConditions() []flagCondition {
 	c := r.config
 	n := r.minuteNames()
 
@@ -49,25 +69,19 @@ func (r resolved) windowFlags() expr {
 	if e := c.ExpectedCanaryShare; e > 0 {
 		parity = op(parity, "or", op(fn("abs", op(op(median, "/", num(e)), "-", leaf("1"))), ">", num(c.MaxShareDeviation)))
 	}
+	seen := func(name string) expr { return op(fn("count_over_time", r.overWindow(name, 0)), ">", leaf("0")) }
 
-	var out expr
-	for _, f := range []struct {
-		name string
-		cond expr
-	}{
+	out := []flagCondition{
 		{verdict.FlagSuspiciousWin, suspicious},
 		{verdict.FlagTrafficParity, parity},
 		// One fleet served while the other had none.
-		{verdict.FlagFleetMissing, op(fn("count_over_time", r.overWindow(n.missing, 0)), ">", leaf("0"))},
+		{verdict.FlagFleetMissing, seen(n.missing)},
 		// A fleet was incomplete.
-		{verdict.FlagPartialFleet, op(fn("count_over_time", r.overWindow(n.partial, 0)), ">", leaf("0"))},
-	} {
-		raised := labelled(op(leaf("vector(1)"), "and on()", f.cond), flagLabel, f.name)
-		if out == nil {
-			out = raised
-		} else {
-			out = op(out, "or", raised)
-		}
+		{verdict.FlagPartialFleet, seen(n.partial)},
+	}
+	if r.mayShare() {
+		// Some series were in both fleets.
+		out = append(out, flagCondition{verdict.FlagSharedSeries, seen(r.sharedName())})
 	}
 	return out
 }
@@ -75,4 +89,13 @@ func (r resolved) windowFlags() expr {
 // labelled sets label to value on every series of e.
 func labelled(e expr, label, value string) expr {
 	return fn("label_replace", e, leaf(strconv.Quote(label)), leaf(strconv.Quote(value)), leaf(`""`), leaf(`""`))
+}
+
+// flagNames are the names of flagConditions.
+func (r resolved) flagNames() []string {
+	var out []string
+	for _, f := range r.flagConditions() {
+		out = append(out, f.name)
+	}
+	return out
 }

@@ -348,8 +348,8 @@ func (r resolved) rules(runbookBase string) []rule {
 		rule{record: badName, expr: r.minuteCount(r.minuteNames().bad), labels: labels,
 			comment: "bad minutes among the last " + window + " of recorded wall-clock minutes" + countsNote},
 		rule{record: flagsName, expr: r.windowFlags(), labels: labels,
-			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s, %s, %s, %s; %s over its last %dm), 1 while raised; a flagged window never promotes",
-				window, verdict.FlagSuspiciousWin, verdict.FlagTrafficParity, verdict.FlagFleetMissing, verdict.FlagPartialFleet, verdict.FlagTrafficParity, c.ShareMinutes())},
+			comment: fmt.Sprintf("flags raised over the last %s (label flag: %s; %s over its last %dm), 1 while raised; a flagged window never promotes",
+				window, strings.Join(r.flagNames(), ", "), verdict.FlagTrafficParity, c.ShareMinutes())},
 	)
 
 	runbook := func(alert string) [2]string {
@@ -359,6 +359,7 @@ func (r resolved) rules(runbookBase string) []rule {
 		records, alerts := r.evidenceRules(m, labels, runbook)
 		out = append(out, records...)
 		out = append(out, alerts[0], r.fleetMissingAlert(m, runbook), r.scrapeIntervalAlert(m, runbook))
+		out = append(out, r.sharedSeriesAlerts(runbook)...)
 		return append(out, alerts[1:]...)
 	}
 	out = append(out,
@@ -396,6 +397,9 @@ func (r resolved) rules(runbookBase string) []rule {
 			}},
 		r.fleetMissingAlert(m, runbook),
 		r.scrapeIntervalAlert(m, runbook),
+	)
+	out = append(out, r.sharedSeriesAlerts(runbook)...)
+	out = append(out,
 		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless on()", r.referenceRollback(bad)), "unless on()", flags),
 			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
 			annotations: [][2]string{
@@ -435,7 +439,41 @@ func (r resolved) rawRules() []rule {
 				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 		)
 	}
+	if r.mayShare() {
+		out = append(out, rule{record: r.sharedName(), expr: leaf(prom.SharedSeriesQuery(r.Metric, r.baseline, r.canary)), labels: [][2]string{{"canary", r.Name}},
+			comment: "the series both fleets' selectors select, absent when none: the selectors do not tell the fleets apart by themselves, so the series must (flag " + verdict.FlagSharedSeries + ")"})
+	}
 	return out
+}
+
+// mayShare reports whether the canary's own group must watch for series
+// that both its fleets select: the judge refuses such fleets
+// (engine.ErrSharedSeries), and asks Prometheus exactly when the selectors
+// do not already keep the fleets apart (selector.Disjoint), as here. The
+// fleets of a generic group differ by its fleet label.
+func (r resolved) mayShare() bool {
+	return r.generic == nil && r.every == nil && !selector.Disjoint(r.baseline, r.canary)
+}
+
+// sharedName is the record of the series both fleets select (mayShare).
+func (r resolved) sharedName() string { return RecordName(r.Metric, "shared_series", false) }
+
+// sharedSeriesAlerts is the alert that fires while some series are in both
+// fleets, which the judge refuses to judge (the pack holds promotion, flag
+// shared-series, and says so); none where the fleets cannot share one.
+func (r resolved) sharedSeriesAlerts(runbook func(string) [2]string) []rule {
+	if !r.mayShare() {
+		return nil
+	}
+	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
+	return []rule{{alert: "PairwiseCanarySharedSeries", expr: r.recordedSeries(r.sharedName()),
+		labels: r.alertLabels([2]string{"severity", "warning"}),
+		annotations: [][2]string{
+			{"summary", "Canary " + templateSafe(r.Name) + ": {{ $value }} series of " + r.Metric + " are in both fleets"},
+			{"description", fmt.Sprintf("{{ $value }} series of %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests count on both sides of the comparison. The window cannot promote while it holds such a minute (flag %s), and the judge refuses these fleets. Make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\".",
+				r.Metric, baselineSel, canarySel, verdict.FlagSharedSeries)},
+			runbook("PairwiseCanarySharedSeries"),
+		}}}
 }
 
 // rules are a generic group's rules: each fleet's merged histogram of the

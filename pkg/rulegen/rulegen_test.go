@@ -421,3 +421,62 @@ func TestScrapeInterval(t *testing.T) {
 		}
 	}
 }
+
+// A canary's own group counts the series both fleets select exactly when
+// the judge asks Prometheus (the selectors do not keep the fleets apart),
+// raises the shared-series flag from that count, which holds promotion,
+// and alerts on it; under either rule.
+func TestSharedSeriesWatchedWhereSelectorsMayShare(t *testing.T) {
+	const m = "http_request_duration_seconds"
+	for _, tt := range []struct {
+		name, canary string
+		watched      bool
+	}{
+		{"fleets apart by track", `{service="checkout",track="canary"}`, false},
+		{"canary by pod name", `{service="checkout",pod=~"checkout-v2-.+"}`, true},
+		{"canary by another track regex", `{service="checkout",track=~"canary|blue"}`, false},
+		{"canary without track, other label", `{service="checkout",version="v2"}`, true},
+	} {
+		for _, rule := range []func(Canary) Canary{func(c Canary) Canary { return c }, reference} {
+			c := rule(checkout("native"))
+			c.Canary = tt.canary
+			t.Run(fmt.Sprintf("%s/%v", tt.name, c.Rule != nil), func(t *testing.T) {
+				rf := renderFile(t, File{Canaries: []Canary{c}})
+				rules := rf.Groups[0].Rules
+				exprs := map[string]string{}
+				for _, r := range rules {
+					exprs[r.Record+r.Alert] = oneLine(r.Expr)
+				}
+				name := RecordName(m, "shared_series", false)
+				shared, recorded := exprs[name]
+				flags := exprs[RecordName(m, "flags_60m", false)]
+				alert, alerted := exprs["PairwiseCanarySharedSeries"]
+				flagged := strings.Contains(flags, `"shared-series"`)
+				if recorded != tt.watched || alerted != tt.watched || flagged != tt.watched {
+					t.Fatalf("record %v, alert %v, flag %v; want all %v", recorded, alerted, flagged, tt.watched)
+				}
+				if !tt.watched {
+					return
+				}
+				base, _ := selector.Parse(c.Baseline)
+				can, _ := selector.Parse(c.Canary)
+				if want := prom.SharedSeriesQuery(m, base, can); shared != want {
+					t.Errorf("shared series recorded as\n%s\nwant the judge's query\n%s", shared, want)
+				}
+				if !strings.Contains(flags, `count_over_time(`+name+`{canary="checkout"}[60m]) > 0`) {
+					t.Errorf("the flag does not read the window's shared series:\n%s", flags)
+				}
+				if alert != name+`{canary="checkout"}` {
+					t.Errorf("alert expression %s", alert)
+				}
+				// It reads raw series, so it sits with the raw reads, before
+				// any rule that reads what they record.
+				for i, r := range rules {
+					if r.Record == name && i != 6 {
+						t.Errorf("the shared-series record is rule %d, want 6, right after the fleets' raw reads", i)
+					}
+				}
+			})
+		}
+	}
+}

@@ -71,15 +71,17 @@ func Apart(baseline, canary Selector) error {
 
 // Disjoint reports whether no series can match both selectors, as the
 // matchers tell: one fixes a label to a value the other's matcher of that
-// label rejects (track="baseline" beside track="canary" or track!="baseline").
+// label rejects (track="baseline" beside track="canary" or track!="baseline"),
+// or one's regex matcher is the other's negated (pod=~"checkout-primary-.+"
+// beside pod!~"checkout-primary-.+").
 func Disjoint(a, b Selector) bool {
 	rejects := func(fixed, other Selector) bool {
 		for _, n := range fixed {
-			if n.Op != Equal {
-				continue
-			}
 			for _, m := range other {
-				if m.Name == n.Name && !m.accepts(n.Value) {
+				if m.Name != n.Name {
+					continue
+				}
+				if n.Op == Equal && !m.accepts(n.Value) || n.Op == Regex && m.Op == NotRegexp && m.Value == n.Value {
 					return true
 				}
 			}

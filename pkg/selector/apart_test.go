@@ -53,6 +53,10 @@ func TestDisjoint(t *testing.T) {
 		{`{service="checkout",track="baseline"}`, `{service="checkout",pod=~"checkout-.+"}`, false},
 		{`{track=~"a|b"}`, `{track=~"c"}`, false}, // disjoint, but only the values tell
 		{`{service="checkout"}`, `{service="checkout"}`, false},
+		// Flagger's fleets by pod name (rules/README.md).
+		{`{pod=~"checkout-primary-.+"}`, `{pod=~"checkout-.+",pod!~"checkout-primary-.+"}`, true},
+		{`{pod=~"checkout-primary-.+"}`, `{app="checkout",pod!~"checkout-primary-.*"}`, false}, // another regex: only the values tell
+		{`{pod=~"checkout-primary-.+"}`, `{app="checkout",node!~"checkout-primary-.+"}`, false},
 	} {
 		a, b := mustParse(t, tc.a), mustParse(t, tc.b)
 		if got := Disjoint(a, b); got != tc.want || Disjoint(b, a) != tc.want {

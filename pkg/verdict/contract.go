@@ -149,12 +149,14 @@ func FlagText(flag string, c Config) string {
 		return "Partial fleet: in some minutes a serving fleet member did not report, so those minutes are neither good nor bad."
 	case FlagPartialResponse:
 		return "Partial response: Prometheus (or Thanos, Mimir) warned that its answer may be incomplete; the window holds."
+	case FlagSharedSeries:
+		return "Shared series: some series were selected by both the baseline and the canary selector, so those pods' requests count on both sides; make the selectors exclusive."
 	}
 	return flag
 }
 
 // Flags lists every window flag.
-var Flags = []string{FlagTrafficParity, FlagSuspiciousWin, FlagMeasurementDivergence, FlagFleetMissing, FlagPartialFleet, FlagPartialResponse}
+var Flags = []string{FlagTrafficParity, FlagSuspiciousWin, FlagMeasurementDivergence, FlagFleetMissing, FlagPartialFleet, FlagPartialResponse, FlagSharedSeries}
 
 // FlagTexts are the texts of flags under c, by flag.
 func FlagTexts(flags []string, c Config) map[string]string {

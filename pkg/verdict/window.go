@@ -56,6 +56,11 @@ const (
 	// FlagPartialResponse: Prometheus (or Thanos, Mimir) answered with
 	// warnings that its answer may be partial.
 	FlagPartialResponse = "partial-response"
+	// FlagSharedSeries: some series were selected by both fleets. The
+	// judge and the data source refuse such fleets outright
+	// (engine.ErrSharedSeries); the rule pack, which cannot refuse, raises
+	// this flag over the window instead.
+	FlagSharedSeries = "shared-series"
 )
 
 // Every flag means the comparison may not be what it seems: a window with
