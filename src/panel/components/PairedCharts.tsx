@@ -509,6 +509,11 @@ const getStyles = (theme: GrafanaTheme2) => ({
   firingLabel: css({
     fontSize: theme.typography.bodySmall.fontSize,
     fontWeight: theme.typography.fontWeightMedium,
+    // A halo in the panel's background keeps the label legible over the lines and marks it crosses.
+    stroke: theme.colors.background.primary,
+    strokeWidth: 3,
+    strokeLinejoin: 'round',
+    paintOrder: 'stroke',
   }),
   badMark: css({
     fontSize: theme.typography.bodySmall.fontSize,
