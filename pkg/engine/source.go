@@ -18,10 +18,10 @@ import (
 type RecordedSource interface {
 	RecordedHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, error)
 	RecordedHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error)
-	// HasSamples says whether raw series have any sample the minutes of r
-	// read, so that minutes the record lacks are only read raw when there
-	// is something to read.
-	HasSamples(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error)
+	// SampledSpan is the part of r whose minutes may hold a raw sample of
+	// the series the minutes read (false when none can), so that minutes
+	// the record lacks are only read raw where there is something to read.
+	SampledSpan(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Range, bool, error)
 }
 
 // SharedSource is what a Source offers when it can count the series two
@@ -239,36 +239,26 @@ func readHealth(ctx context.Context, src Source, histograms Served, metric strin
 	return rec, served, nil
 }
 
-// sampledSpan narrows a run of minutes the record lacks to the part that
-// holds raw samples, so that a long run whose raw data sit at one end (the
-// minutes before a fleet's first scrape, after its last) is not read whole.
-// A short run is read as it is, which costs no more than asking. A long one
-// is asked about in halves: a half without samples is dropped and the other
-// narrowed in turn; when both halves have samples the run is read whole, so
-// a run full of raw data costs one pass of questions, as one question about
-// the whole run would.
+// sampledSpan narrows a run of minutes the record lacks to the minutes that
+// can hold raw data: the span whose minutes may hold a raw sample
+// (RecordedSource.SampledSpan), widened by a minute on each side (within
+// the run), since a minute's increase() also reads the last samples of the
+// minute before it. A short run is read as it is, which costs no more than
+// asking; a longer one costs one question, however long it is and wherever
+// its samples lie.
 func sampledSpan(ctx context.Context, rs RecordedSource, metric string, sel selector.Selector, kind prom.Kind, run prom.Range) (prom.Range, bool, error) {
-	for run.Minutes() > shortRun {
-		mid := run.Start.Add(time.Duration(run.Minutes()/2) * time.Minute)
-		left, right := prom.Range{Start: run.Start, End: mid.Add(-time.Minute), Scrape: run.Scrape}, prom.Range{Start: mid, End: run.End, Scrape: run.Scrape}
-		inLeft, err := rs.HasSamples(ctx, metric, sel, kind, left)
-		if err != nil {
-			return run, false, err
-		}
-		inRight, err := rs.HasSamples(ctx, metric, sel, kind, right)
-		if err != nil {
-			return run, false, err
-		}
-		switch {
-		case inLeft && inRight:
-			return run, true, nil
-		case inLeft:
-			run = left
-		case inRight:
-			run = right
-		default:
-			return run, false, nil
-		}
+	if run.Minutes() <= shortRun {
+		return run, true, nil
+	}
+	span, has, err := rs.SampledSpan(ctx, metric, sel, kind, run)
+	if err != nil || !has {
+		return run, false, err
+	}
+	if first := span.Start.Add(-time.Minute); first.After(run.Start) {
+		run.Start = first
+	}
+	if last := span.End.Add(time.Minute); last.Before(run.End) {
+		run.End = last
 	}
 	return run, true, nil
 }

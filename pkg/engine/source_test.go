@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -279,9 +281,21 @@ func (s *classicSource) RecordedHealth(_ context.Context, _ string, sel selector
 	return s.health(s.rec[sel.String()], kind, r), nil
 }
 
-func (s *classicSource) HasSamples(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (bool, error) {
-	s.note("has samples", kind)
-	return kind == prom.Classic && len(within(s.raw[sel.String()], r)) > 0, nil
+func (s *classicSource) SampledSpan(_ context.Context, _ string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Range, bool, error) {
+	s.note("sampled span", kind)
+	if kind != prom.Classic {
+		return r, false, nil
+	}
+	return spanOf(slices.Sorted(maps.Keys(within(s.raw[sel.String()], r))), r)
+}
+
+// spanOf is the span from the first sampled minute to the last, at the
+// finest resolution SampledSpan can have.
+func spanOf(sampled []int64, r prom.Range) (prom.Range, bool, error) {
+	if len(sampled) == 0 {
+		return r, false, nil
+	}
+	return prom.Range{Start: time.Unix(sampled[0], 0), End: time.Unix(sampled[len(sampled)-1], 0), Scrape: r.Scrape}, true, nil
 }
 
 // TestAutoKindReadsClassicRecord: with the histogram kind left to the judge
@@ -328,22 +342,23 @@ func TestAutoKindReadsClassicRecord(t *testing.T) {
 }
 
 // sampledMinutes is a RecordedSource whose raw series have samples in the
-// given minutes only (HasSamples answers for the minutes of a range, as the
-// Prometheus reader does), and counts the questions.
+// given minutes only (SampledSpan answers with the span from the first to the
+// last of those in a range, as the Prometheus reader does at its finest), and counts the questions.
 type sampledMinutes struct {
 	RecordedSource
 	minutes   map[int64]bool
 	questions int
 }
 
-func (s *sampledMinutes) HasSamples(_ context.Context, _ string, _ selector.Selector, _ prom.Kind, r prom.Range) (bool, error) {
+func (s *sampledMinutes) SampledSpan(_ context.Context, _ string, _ selector.Selector, _ prom.Kind, r prom.Range) (prom.Range, bool, error) {
 	s.questions++
+	var sampled []int64
 	for t := r.Start; !t.After(r.End); t = t.Add(time.Minute) {
 		if s.minutes[t.Unix()] {
-			return true, nil
+			sampled = append(sampled, t.Unix())
 		}
 	}
-	return false, nil
+	return spanOf(sampled, r)
 }
 
 func TestSampledSpan(t *testing.T) {
@@ -358,11 +373,12 @@ func TestSampledSpan(t *testing.T) {
 		maxAsked int
 	}{
 		{name: "a short run is read without asking", run: [2]int{0, 4}, want: [2]int{0, 4}},
-		{name: "no raw samples", run: [2]int{0, 1439}, none: true, maxAsked: 2},
-		{name: "samples at the end only: the day before a fleet's first scrape", run: [2]int{0, 1438}, sampled: []int{1437, 1438}, want: [2]int{1436, 1438}, maxAsked: 2 * 11},
-		{name: "samples at the start only: after a fleet's last scrape", run: [2]int{0, 999}, sampled: []int{0}, want: [2]int{0, 2}, maxAsked: 2 * 10},
-		{name: "samples on both sides: the run is read whole", run: [2]int{0, 599}, sampled: []int{3, 590}, want: [2]int{0, 599}, maxAsked: 2},
-		{name: "samples throughout a half", run: [2]int{0, 99}, sampled: []int{60, 70, 80, 99}, want: [2]int{50, 99}, maxAsked: 4},
+		{name: "no raw samples", run: [2]int{0, 1439}, none: true, maxAsked: 1},
+		{name: "samples at the end only: the day before a fleet's first scrape", run: [2]int{0, 1438}, sampled: []int{1437, 1438}, want: [2]int{1436, 1438}, maxAsked: 1},
+		{name: "samples at the start only: after a fleet's last scrape", run: [2]int{0, 999}, sampled: []int{0}, want: [2]int{0, 1}, maxAsked: 1},
+		{name: "samples near both ends: the minutes between them are read", run: [2]int{0, 599}, sampled: []int{3, 590}, want: [2]int{2, 591}, maxAsked: 1},
+		{name: "samples in the second half", run: [2]int{0, 99}, sampled: []int{60, 70, 80, 99}, want: [2]int{59, 99}, maxAsked: 1},
+		{name: "one sampled minute in a day", run: [2]int{0, 1439}, sampled: []int{700}, want: [2]int{699, 701}, maxAsked: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

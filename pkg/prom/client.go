@@ -264,11 +264,16 @@ type apiResponse struct {
 }
 
 func (c *Client) rangeQuery(ctx context.Context, query string, r Range) (*matrixData, error) {
+	return c.rangeQueryStep(ctx, query, r.Start, r.End, time.Minute)
+}
+
+// rangeQueryStep is a range query from start to end every step.
+func (c *Client) rangeQueryStep(ctx context.Context, query string, start, end time.Time, step time.Duration) (*matrixData, error) {
 	form := url.Values{
 		"query": {query},
-		"start": {strconv.FormatInt(r.Start.Unix(), 10)},
-		"end":   {strconv.FormatInt(r.End.Unix(), 10)},
-		"step":  {"60"},
+		"start": {strconv.FormatInt(start.Unix(), 10)},
+		"end":   {strconv.FormatInt(end.Unix(), 10)},
+		"step":  {strconv.FormatInt(int64(step/time.Second), 10)},
 	}
 	c.setTimeout(form)
 	var data matrixData

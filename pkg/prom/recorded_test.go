@@ -1,11 +1,15 @@
 package prom
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/internal/testenv"
 )
 
 // TestReportingIsEverySeries holds HealthFromSamples to the engine's reading
@@ -95,4 +99,71 @@ func TestCountData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSampledSpan: on generated fleets in a real Prometheus, the span
+// SampledSpan finds holds every minute with a sample and starts at most a
+// part (of SpanParts) before the data's first minute; every minute the raw
+// histogram query gives lies in it widened by a minute (what the engine
+// reads raw for a run the record lacks); a range without data has none;
+// native and classic, for ranges of a few parts and of many.
+func TestSampledSpan(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5")
+	c, err := New(testenv.Prometheus(t, testenv.PromOptions{DataDir: dir}).URL, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const metric = "http_request_duration_seconds"
+	base, _ := testenv.GeneratedFleets(t)
+	dataStart := end.Add(-20 * time.Minute) // the data are (end-20m, end]
+	for _, tc := range []struct {
+		name string
+		r    Range
+		part time.Duration // the span's resolution
+		none bool
+	}{
+		{"an hour before the data to ten minutes after it", Range{Start: end.Add(-80 * time.Minute), End: end.Add(10 * time.Minute)}, 2 * time.Minute, false},
+		{"a day ending with the data", Range{Start: end.Add(-1440 * time.Minute), End: end}, 23 * time.Minute, false},
+		{"a day before the data", Range{Start: dataStart.Add(-1445 * time.Minute), End: dataStart.Add(-5 * time.Minute)}, 0, true},
+	} {
+		for _, kind := range []Kind{Native, Classic} {
+			t.Run(tc.name+"/"+string(kind), func(t *testing.T) {
+				span, has, err := c.SampledSpan(context.Background(), metric, base, kind, tc.r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if has == tc.none {
+					t.Fatalf("has samples %v, want %v", has, !tc.none)
+				}
+				if tc.none {
+					return
+				}
+				if span.Start.Before(tc.r.Start) || span.End.After(tc.r.End) || span.Start.After(dataStart) ||
+					span.Start.Before(dataStart.Add(-tc.part)) || span.End.Before(minTime(end, tc.r.End)) {
+					t.Errorf("span %s..%s, want within the range, from at most %s before the data's first minute (after %s) to its last (%s)",
+						span.Start.Format(time.TimeOnly), span.End.Format(time.TimeOnly), tc.part, dataStart.Format(time.TimeOnly), end.Format(time.TimeOnly))
+				}
+				raw, _, err := c.FleetHistograms(context.Background(), metric, base, kind, tc.r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(raw) == 0 {
+					t.Fatal("no raw minute")
+				}
+				for m := range raw {
+					if m < span.Start.Unix()-60 || m > span.End.Unix()+60 {
+						t.Errorf("the raw query gives minute %s, outside the span widened by a minute", time.Unix(m, 0).UTC().Format(time.TimeOnly))
+					}
+				}
+			})
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -228,25 +228,50 @@ func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matr
 	return data.Result, nil
 }
 
-// HasSamples says whether any series a fleet's minutes of r read (its
-// histogram series, counted as HealthCountsQuery counts them, and its targets'
-// up) has a sample in them: one instant query over the span, far cheaper
-// than a range query of minutes that turn out empty (the minutes before
-// a record starts, for example). kind must be Native or Classic.
-func (c *Client) HasSamples(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (bool, error) {
+// SampledSpan is the part of r whose minutes may hold a raw sample of the
+// series a fleet's minutes read (its histogram series, counted as
+// HealthCountsQuery counts them, and its targets' up), each minute M being
+// (M-60s, M]: r is cut into at most SpanParts parts of whole minutes, the
+// last ending with r (the first may begin before it, and then also counts
+// samples just before r), and the span runs from the first part that holds
+// a sample to the last; false when none does. One range query of at most SpanParts steps, whatever r's
+// length, so that a run of minutes the record lacks is read raw only where
+// there is something to read (not the day before a fleet's first scrape,
+// for example) at the cost of one round trip and one pass over its samples.
+// kind must be Native or Classic.
+func (c *Client) SampledSpan(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (Range, bool, error) {
 	if err := selector.ValidMetricName(metric); err != nil {
-		return false, err
+		return r, false, err
 	}
-	span := "[" + strconv.FormatInt(int64((r.End.Sub(r.Start)+time.Minute)/time.Second), 10) + "s]"
+	minutes := r.Minutes()
+	part := (minutes + SpanParts - 1) / SpanParts // minutes a part
+	width := time.Duration(part) * time.Minute
+	span := "[" + strconv.FormatInt(int64(width/time.Second), 10) + "s]"
 	query := "count(count_over_time(" + countedSeries(metric, sel, kind) + span + ")) or count(count_over_time(" + sel.With("up") + span + "))"
-	form := url.Values{"query": {query}, "time": {strconv.FormatInt(r.End.Unix(), 10)}}
-	c.setTimeout(form)
-	var data vectorData
-	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
-		return false, fmt.Errorf("%w (query %s)", err, query)
+	// Each part is evaluated at its last minute; the last part's is r.End.
+	first := r.End.Add(-time.Duration((minutes-1)/part) * width)
+	res, err := c.rangeQueryStep(ctx, query, first, r.End, width)
+	if err != nil {
+		return r, false, err
 	}
-	return data.Samples > 0, nil
+	var ends []int64
+	for _, s := range res.Result {
+		for _, fs := range s.Values {
+			ends = append(ends, unixSeconds(fs.T))
+		}
+	}
+	if len(ends) == 0 {
+		return r, false, nil
+	}
+	out := Range{Start: time.Unix(slices.Min(ends), 0).UTC().Add(time.Minute - width), End: time.Unix(slices.Max(ends), 0).UTC(), Scrape: r.Scrape}
+	if out.Start.Before(r.Start) {
+		out.Start = r.Start
+	}
+	return out, true, nil
 }
+
+// SpanParts is how many parts SampledSpan cuts a range into at most.
+const SpanParts = 64
 
 // vectorData is an instant query's answer: its number of samples, and the
 // first one's value as Prometheus writes it (a quoted number).
