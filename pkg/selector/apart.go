@@ -3,6 +3,7 @@ package selector
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 )
 
@@ -20,15 +21,99 @@ func (a Selector) Covers(b Selector) bool {
 	return true
 }
 
-// implies reports whether every series n matches is matched by m.
+// implies reports whether every series n matches is matched by m: n is m,
+// or n takes a few values (track="baseline", track=~"baseline|stable") and
+// m accepts each.
 func (n Matcher) implies(m Matcher) bool {
 	if n == m {
 		return true
 	}
-	if n.Name != m.Name || n.Op != Equal {
+	if n.Name != m.Name {
 		return false
 	}
-	return m.accepts(n.Value)
+	values, ok := n.values()
+	return ok && !slices.ContainsFunc(values, func(v string) bool { return !m.accepts(v) })
+}
+
+// values are the label values m accepts ("" for a series without the
+// label) when they are few and m names them: an equality matcher's value,
+// or a regular expression made of literals, alternatives and small
+// character classes (canary|baseline, canary(-v2)?, pod-[0-3]). ok is false
+// for anything else, which may take many values.
+func (m Matcher) values() (values []string, ok bool) {
+	switch m.Op {
+	case Equal:
+		return []string{m.Value}, true
+	case Regex:
+		re, err := syntax.Parse(m.Value, syntax.Perl)
+		if err != nil {
+			return nil, false
+		}
+		return finite(re.Simplify())
+	}
+	return nil, false
+}
+
+// maxValues bounds the values Matcher.values lists.
+const maxValues = 64
+
+// finite lists the strings re matches, when there are at most maxValues.
+func finite(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return nil, false
+		}
+		return []string{string(re.Rune)}, true
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if int(re.Rune[i+1]-re.Rune[i])+1+len(out) > maxValues {
+				return nil, false
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				out = append(out, string(r))
+			}
+		}
+		return out, true
+	case syntax.OpCapture:
+		return finite(re.Sub[0])
+	case syntax.OpQuest:
+		vs, ok := finite(re.Sub[0])
+		if !ok || len(vs) >= maxValues {
+			return nil, false
+		}
+		return append(vs, ""), true
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			vs, ok := finite(sub)
+			if !ok || len(out)+len(vs) > maxValues {
+				return nil, false
+			}
+			out = append(out, vs...)
+		}
+		return out, true
+	case syntax.OpConcat:
+		out := []string{""}
+		for _, sub := range re.Sub {
+			vs, ok := finite(sub)
+			if !ok || len(out)*len(vs) > maxValues {
+				return nil, false
+			}
+			var next []string
+			for _, a := range out {
+				for _, b := range vs {
+					next = append(next, a+b)
+				}
+			}
+			out = next
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // accepts reports whether m matches a series whose label has value v (""
@@ -70,18 +155,20 @@ func Apart(baseline, canary Selector) error {
 }
 
 // Disjoint reports whether no series can match both selectors, as the
-// matchers tell: one fixes a label to a value the other's matcher of that
-// label rejects (track="baseline" beside track="canary" or track!="baseline"),
-// or one's regex matcher is the other's negated (pod=~"checkout-primary-.+"
-// beside pod!~"checkout-primary-.+").
+// matchers tell: one takes a few values of a label (Matcher.values), all of
+// which the other's matcher of that label rejects (track="baseline" beside
+// track="canary", track!="baseline" or track=~"canary|canary-v2"), or one's
+// regex matcher is the other's negated (pod=~"checkout-primary-.+" beside
+// pod!~"checkout-primary-.+").
 func Disjoint(a, b Selector) bool {
 	rejects := func(fixed, other Selector) bool {
 		for _, n := range fixed {
+			values, few := n.values()
 			for _, m := range other {
 				if m.Name != n.Name {
 					continue
 				}
-				if n.Op == Equal && !m.accepts(n.Value) || n.Op == Regex && m.Op == NotRegexp && m.Value == n.Value {
+				if few && !slices.ContainsFunc(values, m.accepts) || n.Op == Regex && m.Op == NotRegexp && m.Value == n.Value {
 					return true
 				}
 			}

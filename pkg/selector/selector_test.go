@@ -93,5 +93,17 @@ func FuzzParse(f *testing.F) {
 		if err != nil || again.String() != sel.String() {
 			t.Fatalf("%q -> %s does not round-trip: %v", in, sel, err)
 		}
+		// A matcher's few values are values it accepts.
+		for _, m := range sel {
+			values, _ := m.values()
+			if len(values) > maxValues {
+				t.Fatalf("%s lists %d values", m, len(values))
+			}
+			for _, v := range values {
+				if !m.accepts(v) {
+					t.Fatalf("%s lists %q, which it does not accept", m, v)
+				}
+			}
+		}
 	})
 }
