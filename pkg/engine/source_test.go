@@ -342,8 +342,9 @@ func TestAutoKindReadsClassicRecord(t *testing.T) {
 }
 
 // sampledMinutes is a RecordedSource whose raw series have samples in the
-// given minutes only (SampledSpan answers with the span from the first to the
-// last of those in a range, as the Prometheus reader does at its finest), and counts the questions.
+// given minutes only (SampledSpan answers with the span from the first to
+// the last of those in a range, as the Prometheus reader does at its
+// finest), and counts the questions.
 type sampledMinutes struct {
 	RecordedSource
 	minutes   map[int64]bool

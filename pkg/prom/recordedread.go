@@ -231,14 +231,15 @@ func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matr
 // SampledSpan is the part of r whose minutes may hold a raw sample of the
 // series a fleet's minutes read (its histogram series, counted as
 // HealthCountsQuery counts them, and its targets' up), each minute M being
-// (M-60s, M]: r is cut into at most SpanParts parts of whole minutes, the
-// last ending with r (the first may begin before it, and then also counts
-// samples just before r), and the span runs from the first part that holds
-// a sample to the last; false when none does. One range query of at most SpanParts steps, whatever r's
-// length, so that a run of minutes the record lacks is read raw only where
-// there is something to read (not the day before a fleet's first scrape,
-// for example) at the cost of one round trip and one pass over its samples.
-// kind must be Native or Classic.
+// (M-60s, M]. r is cut into at most SpanParts parts of whole minutes, the
+// last ending with r (the first may begin before r, and then also counts
+// samples just before it), and the span runs from the first part that
+// holds a sample to the last; false when none does. It costs one range
+// query of at most SpanParts steps, whatever r's length, so that a run of
+// minutes the record lacks is read raw only where there is something to
+// read (not the day before a fleet's first scrape, for example) at the cost
+// of one round trip and one pass over its samples. kind must be Native or
+// Classic.
 func (c *Client) SampledSpan(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (Range, bool, error) {
 	if err := selector.ValidMetricName(metric); err != nil {
 		return r, false, err
