@@ -8,10 +8,11 @@ import (
 )
 
 // Covers reports whether a selects every series b selects, as far as the
-// matchers tell: each matcher of a is one of b's, or b fixes its label to a
-// value it accepts (b's track="baseline" meets a's track=~"canary|baseline").
-// A selector covers itself. Overlaps that depend on values b leaves open
-// (two regular expressions that share a value) are not found.
+// matchers tell: each matcher of a is one of b's, or b takes a few values of
+// its label, all of which it accepts (b's track="baseline" or
+// track=~"baseline|stable" meets a's track=~"canary|baseline|stable"). A
+// selector covers itself. Overlaps that depend on values b leaves open
+// (a regular expression of many values) are not found.
 func (a Selector) Covers(b Selector) bool {
 	for _, m := range a {
 		if !slices.ContainsFunc(b, func(n Matcher) bool { return n.implies(m) }) {
