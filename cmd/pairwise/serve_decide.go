@@ -61,6 +61,11 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 		if req.Canary, err = selector.Parse(get("canary")); err != nil {
 			return req, fmt.Errorf("canary: %w", err)
 		}
+		// Fleets where one selector holds the other are a bad request, as a
+		// bad selector is (a canary of the --config was checked at start).
+		if err := selector.Apart(req.Baseline, req.Canary); err != nil {
+			return req, err
+		}
 		kind := get("histogram")
 		if kind == "" {
 			kind = string(prom.Auto)

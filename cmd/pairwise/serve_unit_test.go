@@ -159,6 +159,7 @@ func TestParseDecision(t *testing.T) {
 		{`canary=checkout&baseline={a="b"}`, "need metric"},
 		{"metric=m&canary=x", "needs baseline and canary"},
 		{`metric=m&baseline={a="b"}&canary={a="c"}&histogram=sparse`, "histogram"},
+		{`metric=m&baseline={a="b",t="base"}&canary={a="b"}`, "the canary selector {a=\"b\"} also selects every series of the baseline"},
 		{"canary=checkout&window=1441m", "not a whole number of minutes between 1m and 24h0m0s"},
 		{"canary=checkout&window=soon", "not a duration"},
 		{"canary=checkout&since=1e20", "since: "},
