@@ -4,8 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,7 +116,12 @@ func TestCountData(t *testing.T) {
 func TestSampledSpan(t *testing.T) {
 	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5")
-	c, err := New(testenv.Prometheus(t, testenv.PromOptions{DataDir: dir}).URL, time.Minute)
+	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+	c, err := New(srv.URL, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aligned, err := New(stepAligning(t, srv.URL), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,18 +131,25 @@ func TestSampledSpan(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		r    Range
-		part time.Duration // the span's resolution
+		part time.Duration // the span's resolution, at most (spanPart)
 		none bool
 	}{
-		{"an hour before the data to ten minutes after it", Range{Start: end.Add(-80 * time.Minute), End: end.Add(10 * time.Minute)}, 2 * time.Minute, false},
-		{"a day ending with the data", Range{Start: end.Add(-1440 * time.Minute), End: end}, 23 * time.Minute, false},
-		{"a day before the data", Range{Start: dataStart.Add(-1445 * time.Minute), End: dataStart.Add(-5 * time.Minute)}, 0, true},
+		{"an hour before the data to ten minutes after it", Range{Start: end.Add(-80 * time.Minute), End: end.Add(10 * time.Minute)}, 2 * 2 * time.Minute, false},
+		{"a day ending with the data", Range{Start: end.Add(-1440 * time.Minute), End: end}, 2 * 23 * time.Minute, false},
+		{"a day before the data", Range{Start: dataStart.Add(-1470 * time.Minute), End: dataStart.Add(-30 * time.Minute)}, 0, true},
 	} {
 		for _, kind := range []Kind{Native, Classic} {
 			t.Run(tc.name+"/"+string(kind), func(t *testing.T) {
 				span, has, err := c.SampledSpan(context.Background(), metric, base, kind, tc.r)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// Through a query frontend that aligns range queries with
+				// their step, as Thanos's does by default, the same span.
+				span2, has2, err := aligned.SampledSpan(context.Background(), metric, base, kind, tc.r)
+				if err != nil || has2 != has || !span2.Start.Equal(span.Start) || !span2.End.Equal(span.End) {
+					t.Errorf("through a frontend that aligns with the step: %s..%s %v (%v), directly %s..%s %v",
+						span2.Start.Format(time.TimeOnly), span2.End.Format(time.TimeOnly), has2, err, span.Start.Format(time.TimeOnly), span.End.Format(time.TimeOnly), has)
 				}
 				if has == tc.none {
 					t.Fatalf("has samples %v, want %v", has, !tc.none)
@@ -166,4 +184,72 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// stepAligning is a proxy to the Prometheus at target that moves a range
+// query's start and end down to multiples of its step, as Thanos's query
+// frontend does by default (--query-range.align-range-with-step).
+func stepAligning(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/query_range" {
+			if err := r.ParseForm(); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			step, err := strconv.ParseInt(r.Form.Get("step"), 10, 64)
+			if err != nil || step <= 0 {
+				http.Error(w, "step", http.StatusBadRequest)
+				return
+			}
+			for _, k := range []string{"start", "end"} {
+				v, err := strconv.ParseInt(r.Form.Get(k), 10, 64)
+				if err != nil {
+					http.Error(w, k, http.StatusBadRequest)
+					return
+				}
+				r.Form.Set(k, strconv.FormatInt(v/step*step, 10))
+			}
+			body := r.Form.Encode()
+			r.Body = io.NopCloser(strings.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.URL.RawQuery = ""
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestSpanPart: a part is at least a range's length over SpanParts in whole
+// minutes, at most twice that, and ends the range when a length in between
+// divides its end.
+func TestSpanPart(t *testing.T) {
+	day := func(end time.Time) Range { return Range{Start: end.Add(-1439 * time.Minute), End: end} }
+	for _, tc := range []struct {
+		name string
+		r    Range
+		want int64
+	}{
+		{"a day ending at midnight: 23 minutes do not divide it, 1,440 s does", day(time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC)), 1440},
+		{"a day ending at a multiple of 23 minutes", day(time.Unix(1380*1290084, 0)), 1380},
+		{"an hour: one minute", Range{Start: time.Unix(6000, 0), End: time.Unix(6000+59*60, 0)}, 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := spanPart(tc.r)
+			least := int64((tc.r.Minutes()+SpanParts-1)/SpanParts) * 60
+			if got < least || got > 2*least {
+				t.Fatalf("part %d s, want between %d and %d", got, least, 2*least)
+			}
+			if got != tc.want || tc.r.End.Unix()%got != 0 {
+				t.Errorf("part %d s, want %d, which the range's end is a multiple of", got, tc.want)
+			}
+		})
+	}
 }

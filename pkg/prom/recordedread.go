@@ -231,27 +231,30 @@ func (c *Client) rangeSelector(ctx context.Context, sel string, r Range) ([]matr
 // SampledSpan is the part of r whose minutes may hold a raw sample of the
 // series a fleet's minutes read (its histogram series, counted as
 // HealthCountsQuery counts them, and its targets' up), each minute M being
-// (M-60s, M]. r is cut into at most SpanParts parts of whole minutes, the
-// last ending with r (the first may begin before r, and then also counts
-// samples just before it), and the span runs from the first part that
-// holds a sample to the last; false when none does. It costs one range
-// query of at most SpanParts steps, whatever r's length, so that a run of
-// minutes the record lacks is read raw only where there is something to
-// read (not the day before a fleet's first scrape, for example) at the cost
-// of one round trip and one pass over its samples. kind must be Native or
-// Classic.
+// (M-60s, M]. Time is cut into equal parts (spanPart), each ending at a
+// multiple of its length, so that a query frontend that aligns a range
+// query's start and end with its step (Thanos's does by default) changes
+// nothing; the span runs from the first minute of the first part that
+// holds a sample to the last minute of the last, within r, and is false
+// when none does. A part at r's ends may reach beyond it and count samples
+// there: the span is then wider than it need be, never narrower. It costs
+// one range query of at most SpanParts+2 steps, whatever r's length, so
+// that a run of minutes the record lacks is read raw only where there is
+// something to read (not the day before a fleet's first scrape, for
+// example) at the cost of one round trip and one pass over its samples.
+// kind must be Native or Classic.
 func (c *Client) SampledSpan(ctx context.Context, metric string, sel selector.Selector, kind Kind, r Range) (Range, bool, error) {
 	if err := selector.ValidMetricName(metric); err != nil {
 		return r, false, err
 	}
-	minutes := r.Minutes()
-	part := (minutes + SpanParts - 1) / SpanParts // minutes a part
-	width := time.Duration(part) * time.Minute
-	span := "[" + strconv.FormatInt(int64(width/time.Second), 10) + "s]"
+	part := spanPart(r)
+	span := "[" + strconv.FormatInt(part, 10) + "s]"
 	query := "count(count_over_time(" + countedSeries(metric, sel, kind) + span + ")) or count(count_over_time(" + sel.With("up") + span + "))"
-	// Each part is evaluated at its last minute; the last part's is r.End.
-	first := r.End.Add(-time.Duration((minutes-1)/part) * width)
-	res, err := c.rangeQueryStep(ctx, query, first, r.End, width)
+	// Each part (T-part, T] is evaluated at its end T: from the first that
+	// reaches into r's first minute to the first that holds its last.
+	ceil := func(t int64) int64 { return (t + part - 1) / part * part }
+	first, last := ceil(r.Start.Unix()-59), ceil(r.End.Unix())
+	res, err := c.rangeQueryStep(ctx, query, time.Unix(first, 0), time.Unix(last, 0), time.Duration(part)*time.Second)
 	if err != nil {
 		return r, false, err
 	}
@@ -264,14 +267,34 @@ func (c *Client) SampledSpan(ctx context.Context, metric string, sel selector.Se
 	if len(ends) == 0 {
 		return r, false, nil
 	}
-	out := Range{Start: time.Unix(slices.Min(ends), 0).UTC().Add(time.Minute - width), End: time.Unix(slices.Max(ends), 0).UTC(), Scrape: r.Scrape}
+	// The minutes the first part and the last reach into.
+	lo, hi := slices.Min(ends)-part, slices.Max(ends)
+	out := Range{Start: time.Unix(lo/60*60+60, 0).UTC(), End: time.Unix((hi+59)/60*60, 0).UTC(), Scrape: r.Scrape}
 	if out.Start.Before(r.Start) {
 		out.Start = r.Start
 	}
-	return out, true, nil
+	if out.End.After(r.End) {
+		out.End = r.End
+	}
+	return out, !out.Start.After(out.End), nil
 }
 
-// SpanParts is how many parts SampledSpan cuts a range into at most.
+// spanPart is SampledSpan's part length in seconds: r's length over
+// SpanParts in whole minutes at least, and if possible one that r.End is
+// a multiple of (up to twice as long), so that the last part ends with r
+// and counts no sample after it: the minutes after a run the record lacks
+// are usually recorded minutes, whose raw samples are there.
+func spanPart(r Range) int64 {
+	least := int64((r.Minutes()+SpanParts-1)/SpanParts) * 60
+	for s := least; s <= 2*least; s++ {
+		if r.End.Unix()%s == 0 {
+			return s
+		}
+	}
+	return least
+}
+
+// SpanParts is about how many parts SampledSpan cuts a range into.
 const SpanParts = 64
 
 // vectorData is an instant query's answer: its number of samples, and the
