@@ -189,9 +189,9 @@ func getBoundExponential(idx, schema int32) float64 {
 // A bound of a normal magnitude is f * 2^e with f one of the schema's
 // fractions in [0.5, 1) (f = 0.5 for s < 0), which is exactly what
 // math.Frexp splits it into: its index is read off e and the table without
-// a logarithm, and checked. Bounds are strictly increasing in idx, so the index found
-// is the only one; subnormal, huge and infinite values take the general
-// path.
+// a logarithm, and checked. Bounds are strictly increasing in idx, so the
+// index found is the only one; subnormal, huge and infinite values take the
+// general path.
 func boundIndex(v float64, s int32) (int32, bool) {
 	if !(v > 0) {
 		return 0, false

@@ -149,14 +149,16 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
     }
   };
   set('metric', validateMetric(query.metric ?? ''));
-  set('baselineSelector', validateSelector(query.baselineSelector ?? ''));
-  set('canarySelector', validateSelector(query.canarySelector ?? ''));
+  const baselineRead = readSelector(query.baselineSelector ?? '');
+  const canaryRead = readSelector(query.canarySelector ?? '');
+  set('baselineSelector', baselineRead.error);
+  set('canarySelector', canaryRead.error);
   if (!errors.baselineSelector && !errors.canarySelector) {
     // One fleet holds the other when every matcher of its selector is one of the other's: the
     // plain case of what the backend refuses (selector.Apart also reads the values a matcher
     // accepts).
-    const baseline = readSelector(query.baselineSelector).matchers;
-    const canary = readSelector(query.canarySelector).matchers;
+    const baseline = baselineRead.matchers;
+    const canary = canaryRead.matchers;
     const covers = (a: string[], b: string[]) => a.every((m) => b.includes(m));
     if (covers(baseline, canary) && covers(canary, baseline)) {
       errors.canarySelector = 'Baseline and canary selectors are identical: the canary would be compared with itself.';
