@@ -232,7 +232,7 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	defer pending.Wait()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	shared := sharedSeries(ctx, &pending, src, req, fetch.End)
+	shared := sharedSeries(ctx, &pending, src, req, sp.judged)
 	results, err := fetchAll(ctx, cancel, &pending, src, read, queries, req.Kind, fetch)
 	if err != nil {
 		return nil, 0, err
@@ -325,6 +325,7 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 		minutes[i].Baseline.Incomplete, minutes[i].Canary.Incomplete = incomplete[0][i], incomplete[1][i]
 		minutes[i].Evidence = counts[i].Evidence(req.Config,
 			req.Config.ScrapeScale(healths[0][ts].SamplesPerSeries()), req.Config.ScrapeScale(healths[1][ts].SamplesPerSeries()))
+		minutes[i].Shared = sh.minutes[ts]
 		if req.LB != nil {
 			minutes[i].LB = &verdict.LoadBalancerQuantiles{Baseline: verdictValue(req, results[2].series, p.Time), Canary: verdictValue(req, results[3].series, p.Time)}
 		}
@@ -345,15 +346,16 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	return res, seen, nil
 }
 
-// sharedSeries asks, beside the fleets' histograms, how many series at the
-// window's end both fleets select, when src can tell and the selectors do
-// not already tell them apart (track="baseline" and track="canary" need no
-// question: the usual fleets cost nothing more). Its answer, once in,
-// is ErrSharedSeries when there are some; a warning when the backend does
-// not serve the question (a proxy without the instant query API, as for the
-// record's look-up), and the fleets are judged unchecked; the error when
-// the backend failed to answer it.
-func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, at time.Time) <-chan sharedAnswer {
+// sharedSeries asks, beside the fleets' histograms, how many series both
+// fleets select at each judged minute, when src can tell and the selectors
+// do not already tell them apart (track="baseline" and track="canary" need
+// no question: the usual fleets cost nothing more). Its answer, once in, is
+// ErrSharedSeries when some are shared at the last minute; the minutes
+// that shared some before it (Minute.Shared), whose windows then hold, as
+// the rule pack's do; a warning when the backend does not serve the
+// question (a proxy without the range query API), and the fleets are
+// judged unchecked; the error when the backend failed to answer it.
+func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, judged pairing.Window) <-chan sharedAnswer {
 	out := make(chan sharedAnswer, 1)
 	ss, ok := src.(SharedSource)
 	if !ok || selector.Disjoint(req.Baseline, req.Canary) {
@@ -363,8 +365,9 @@ func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req 
 	pending.Add(1)
 	go func() {
 		defer pending.Done()
-		n, err := ss.SharedSeries(ctx, req.Metric, req.Baseline, req.Canary, at)
-		switch {
+		shared, err := ss.SharedSeries(ctx, req.Metric, req.Baseline, req.Canary, prom.Range{Start: judged.First, End: judged.Last})
+		at := judged.Last
+		switch n := shared[at.Unix()]; {
 		case err != nil && lookupUnsupported(err):
 			out <- sharedAnswer{note: "whether a series is in both fleets could not be checked: " + err.Error()}
 		case err != nil:
@@ -373,17 +376,19 @@ func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req 
 			out <- sharedAnswer{err: fmt.Errorf("%w: %d series of %s at %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests would count on both sides; make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"",
 				ErrSharedSeries, n, req.Metric, at.UTC().Format(time.RFC3339), req.Baseline, req.Canary)}
 		default:
-			out <- sharedAnswer{}
+			out <- sharedAnswer{minutes: shared}
 		}
 	}()
 	return out
 }
 
-// sharedAnswer is sharedSeries's answer: a warning for the result, or the
-// error that ends the analysis.
+// sharedAnswer is sharedSeries's answer: the series shared at each minute
+// that shared some (Unix seconds), a warning for the result, or the error
+// that ends the analysis.
 type sharedAnswer struct {
-	note string
-	err  error
+	minutes map[int64]int
+	note    string
+	err     error
 }
 
 // readAlike reads a fleet that auto read from native histograms again from

@@ -617,19 +617,26 @@ func lognormalNative(t *testing.T, schema int32) *histogram.Histogram {
 }
 
 // sharedSource is a fleetSource that counts the series both selectors
-// select with a fixed answer.
+// select with a fixed answer: shared, a count at each minute's end (Unix
+// seconds).
 type sharedSource struct {
 	*fleetSource
-	n     int
-	err   error
-	asked int
+	shared map[int64]int
+	err    error
+	asked  int
 }
 
-func (s *sharedSource) SharedSeries(_ context.Context, _ string, _, _ selector.Selector, _ time.Time) (int, error) {
+func (s *sharedSource) SharedSeries(_ context.Context, _ string, _, _ selector.Selector, r prom.Range) (map[int64]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked++
-	return s.n, s.err
+	out := map[int64]int{}
+	for t, n := range s.shared {
+		if u := time.Unix(t, 0); !u.Before(r.Start) && !u.After(r.End) {
+			out[t] = n
+		}
+	}
+	return out, s.err
 }
 
 // TestSharedSeries: fleets whose selectors name different labels are asked
@@ -652,13 +659,13 @@ func TestSharedSeries(t *testing.T) {
 		tellApart bool
 	}{
 		{name: "none shared", n: 0},
-		{name: "shared pods are refused", n: 3, wantErr: ErrSharedSeries},
-		{name: "a backend without the instant query API: a warning", err: prom.ErrNotProm, wantNote: "whether a series is in both fleets could not be checked"},
+		{name: "shared pods at the last minute are refused", n: 3, wantErr: ErrSharedSeries},
+		{name: "a backend without the range query API: a warning", err: prom.ErrNotProm, wantNote: "whether a series is in both fleets could not be checked"},
 		{name: "a backend that fails: the analysis fails", err: prom.ErrServer, wantErr: prom.ErrServer},
 		{name: "fleets the selectors tell apart are not asked", n: 3, tellApart: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &sharedSource{fleetSource: fleets(), n: tc.n, err: tc.err}
+			src := &sharedSource{fleetSource: fleets(), shared: map[int64]int{end.Unix(): tc.n}, err: tc.err}
 			r := req
 			if tc.tellApart {
 				r = request(t, 0)
@@ -686,5 +693,62 @@ func TestSharedSeries(t *testing.T) {
 				t.Fatalf("warnings %q, want %q", res.Warnings, tc.wantNote)
 			}
 		})
+	}
+}
+
+// TestSharedSeriesEarlierHolds: a series the fleets shared before the last
+// minute holds every window that holds its minute, with the flag and its
+// note, as the rule pack's shared_series record does; the windows after it
+// decide as if nothing had been shared.
+func TestSharedSeriesEarlierHolds(t *testing.T) {
+	byPod := `{pod=~"canary-.+"}`
+	req := request(t, 0)
+	req.Canary, _ = selector.Parse(byPod)
+	req.Config.Rule = verdict.RuleEvidence
+	w, err := pairing.Ending(end, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Window = w
+	sharedAt := end.Add(-12 * time.Minute)
+	analyze := func(shared map[int64]int) *Result {
+		t.Helper()
+		src := &sharedSource{fleetSource: &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: scaled(t, 40, 10, 100), byPod: scaled(t, 40, 10, 100)}}, shared: shared}
+		res, err := Analyze(context.Background(), src, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.asked != 1 {
+			t.Fatalf("asked %d times, want 1", src.asked)
+		}
+		return res
+	}
+	clean := analyze(nil)
+	res := analyze(map[int64]int{sharedAt.Unix(): 2})
+	if len(res.Minutes) != 10 || len(clean.Minutes) != 10 {
+		t.Fatalf("%d and %d minutes shown, want 10", len(res.Minutes), len(clean.Minutes))
+	}
+	held := 0
+	for i, m := range res.Minutes {
+		holdsIt := !m.Time.Add(-time.Duration(req.Config.WindowMinutes-1) * time.Minute).After(sharedAt)
+		flagged := strings.Contains(m.DecisionReason, verdict.FlagSharedSeries)
+		switch {
+		case holdsIt && (m.Decision != verdict.Hold || !flagged):
+			t.Errorf("%s: the window holds the shared minute: %s, %q", m.Time.Format("15:04"), m.Decision, m.DecisionReason)
+		case !holdsIt && (m.Decision != clean.Minutes[i].Decision || flagged):
+			t.Errorf("%s: after the shared minute's windows: %s, want %s as unshared (%q)", m.Time.Format("15:04"), m.Decision, clean.Minutes[i].Decision, m.DecisionReason)
+		}
+		if holdsIt && clean.Minutes[i].Decision == verdict.Promote {
+			held++
+		}
+	}
+	if held == 0 || clean.Decision != verdict.Promote || res.Decision != verdict.Promote {
+		t.Fatalf("the fleets must promote unshared, and in the windows after the shared minute: %d held that would promote, %s and %s", held, clean.Decision, res.Decision)
+	}
+	// The last window, when it holds such a minute, names the flag and
+	// says what to do.
+	res = analyze(map[int64]int{end.Add(-3 * time.Minute).Unix(): 2, end.Add(-4 * time.Minute).Unix(): 1})
+	if res.Decision != verdict.Hold || !slices.Equal(res.Flags, []string{verdict.FlagSharedSeries}) || !strings.Contains(res.Notes[0], "in 2 minutes some series were selected by both fleets' selectors") {
+		t.Fatalf("%s, flags %v, notes %q", res.Decision, res.Flags, res.Notes)
 	}
 }

@@ -25,12 +25,14 @@ type RecordedSource interface {
 }
 
 // SharedSource is what a Source offers when it can count the series two
-// selectors both select at a time (*prom.Client implements it): Analyze
-// refuses fleets that share a series, which selector.Apart cannot see when
-// the selectors name different labels ({track="baseline"} beside
-// {pod=~"checkout-.+"}).
+// selectors both select at each whole minute of a range, Unix seconds to
+// count, the minutes with none absent (*prom.Client implements it):
+// Analyze refuses fleets that share a series at the last minute and holds
+// the windows of earlier minutes that shared one, which selector.Apart
+// cannot see when the selectors name different labels
+// ({track="baseline"} beside {pod=~"checkout-.+"}).
 type SharedSource interface {
-	SharedSeries(ctx context.Context, metric string, a, b selector.Selector, t time.Time) (int, error)
+	SharedSeries(ctx context.Context, metric string, a, b selector.Selector, r prom.Range) (map[int64]int, error)
 }
 
 // The client offers the record, and counts shared series.

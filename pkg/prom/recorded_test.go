@@ -2,8 +2,6 @@ package prom
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
 )
 
 // TestReportingIsEverySeries holds HealthFromSamples to the engine's reading
@@ -76,34 +75,41 @@ func TestReportingIsEverySeries(t *testing.T) {
 	}
 }
 
-// TestCountData: an instant count's answer is its value, 0 when empty, and
-// anything else is not Prometheus's answer to a count.
-func TestCountData(t *testing.T) {
-	for _, tc := range []struct {
-		name, body string
-		want       int
-		wantErr    bool
-	}{
-		{"empty: nothing counted", `{"resultType":"vector","result":[]}`, 0, false},
-		{"a count", `{"resultType":"vector","result":[{"metric":{},"value":[1780315200,"20"]}]}`, 20, false},
-		{"not whole", `{"resultType":"vector","result":[{"metric":{},"value":[1780315200,"2.5"]}]}`, 0, true},
-		{"two samples", `{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]},{"metric":{},"value":[1,"1"]}]}`, 0, true},
-		{"a matrix", `{"resultType":"matrix","result":[]}`, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var d vectorData
-			err := json.Unmarshal([]byte(tc.body), &d)
-			n := 0
-			if err == nil {
-				n, err = d.count()
-			}
-			if (err != nil) != tc.wantErr || n != tc.want {
-				t.Fatalf("got %d, %v; want %d, error %v", n, err, tc.want, tc.wantErr)
-			}
-			if err != nil && !errors.Is(err, ErrNotProm) {
-				t.Fatalf("error %v is not ErrNotProm", err)
-			}
-		})
+// TestSharedSeriesMinutes: in a real Prometheus, the series both
+// selectors select are counted at each whole minute, native histograms and
+// classic buckets: a baseline pod that the canary's selector also takes is
+// counted at every minute of the data and none before it; fleets that
+// share no series give no minute.
+func TestSharedSeriesMinutes(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5")
+	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+	c, err := New(srv.URL, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const metric = "http_request_duration_seconds"
+	base, canary := testenv.GeneratedFleets(t)
+	byPod, err := selector.Parse(`{service="checkout",pod=~"checkout-canary-.+|checkout-baseline-0"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Range{Start: end.Add(-40 * time.Minute), End: end}
+	shared, err := c.SharedSeries(context.Background(), metric, base, byPod, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One pod's native histogram and its classic +Inf bucket.
+	const want = 2
+	for m := r.Start; !m.After(r.End); m = m.Add(time.Minute) {
+		inData := !m.Before(end.Add(-20 * time.Minute)) // its first samples are at 11:40:00
+		if n, ok := shared[m.Unix()]; ok != inData || (inData && n != want) {
+			t.Errorf("%s: %d shared (listed %v), want %d in the data's minutes only", m.Format(time.TimeOnly), n, ok, want)
+		}
+	}
+	apart, err := c.SharedSeries(context.Background(), metric, base, canary, r)
+	if err != nil || len(apart) != 0 {
+		t.Fatalf("fleets apart: %v, %v", apart, err)
 	}
 }
 

@@ -2,7 +2,6 @@ package prom
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -299,81 +298,40 @@ func spanPart(r Range) int64 {
 // SpanParts is about how many parts SampledSpan cuts a range into.
 const SpanParts = 64
 
-// vectorData is an instant query's answer: its number of samples, and the
-// first one's value as Prometheus writes it (a quoted number).
-type vectorData struct {
-	Samples int
-	First   json.RawMessage
-}
-
-func (v *vectorData) UnmarshalJSON(b []byte) error {
-	var d struct {
-		ResultType string `json:"resultType"`
-		Result     []struct {
-			Value [2]json.RawMessage `json:"value"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		return err
-	}
-	if d.ResultType != "vector" {
-		return fmt.Errorf("%w: an instant query returned %q, not a vector", ErrNotProm, d.ResultType)
-	}
-	v.Samples = len(d.Result)
-	if v.Samples > 0 {
-		v.First = d.Result[0].Value[1]
-	}
-	return nil
-}
-
 // SharedSeriesQuery counts the series of metric that both selectors
-// select (within Prometheus's lookback): native histograms, and classic
-// buckets by their +Inf bucket; nothing when there are none. Fleets must
+// select (within Prometheus's lookback): native histograms (read through
+// histogram_count, which Prometheus decodes without their buckets), and
+// classic buckets by their +Inf bucket; nothing when there are none. Fleets must
 // not share one: a pod in both fleets puts the same requests on both sides
 // of the comparison. metric must be valid (selector.ValidMetricName).
 func SharedSeriesQuery(metric string, a, b selector.Selector) string {
-	both := func(kind Kind) string {
-		return "(" + countedSeries(metric, a, kind) + " and " + countedSeries(metric, b, kind) + ")"
-	}
-	return "count(" + both(Native) + " or " + both(Classic) + ")"
+	native := "(histogram_count(" + countedSeries(metric, a, Native) + ") and histogram_count(" + countedSeries(metric, b, Native) + "))"
+	classic := "(" + countedSeries(metric, a, Classic) + " and " + countedSeries(metric, b, Classic) + ")"
+	return "count(" + native + " or " + classic + ")"
 }
 
-// SharedSeries is SharedSeriesQuery's count at t, 0 when there are none.
-func (c *Client) SharedSeries(ctx context.Context, metric string, a, b selector.Selector, t time.Time) (int, error) {
+// SharedSeries is SharedSeriesQuery's count at each whole minute of r
+// (the minute's end, Unix seconds), in one range query: the minutes
+// without a shared series are absent.
+func (c *Client) SharedSeries(ctx context.Context, metric string, a, b selector.Selector, r Range) (map[int64]int, error) {
 	if err := selector.ValidMetricName(metric); err != nil {
-		return 0, err
+		return nil, err
 	}
 	query := SharedSeriesQuery(metric, a, b)
-	form := url.Values{"query": {query}, "time": {strconv.FormatInt(t.Unix(), 10)}}
-	c.setTimeout(form)
-	var data vectorData
-	if err := c.post(ctx, "/api/v1/query", form, &data); err != nil {
-		return 0, fmt.Errorf("%w (query %s)", err, query)
-	}
-	n, err := data.count()
+	res, err := c.rangeQuery(ctx, query, r)
 	if err != nil {
-		return 0, fmt.Errorf("%w (query %s)", err, query)
+		return nil, err
 	}
-	return n, nil
-}
-
-// count is the value of a count(...)'s answer, 0 when it is empty
-// (nothing to count).
-func (v vectorData) count() (int, error) {
-	switch v.Samples {
-	case 0:
-		return 0, nil
-	case 1:
-	default:
-		return 0, fmt.Errorf("%w: a count returned %d samples, not one", ErrNotProm, v.Samples)
+	if len(res.Result) > 1 {
+		return nil, fmt.Errorf("%w: a count returned %d series, not one (query %s)", ErrNotProm, len(res.Result), query)
 	}
-	var text string
-	if err := json.Unmarshal(v.First, &text); err != nil {
-		return 0, fmt.Errorf("%w: a count's value: %v", ErrNotProm, err)
+	out := map[int64]int{}
+	for _, s := range res.Result {
+		for _, v := range s.Values {
+			if v.V > 0 {
+				out[unixSeconds(v.T)] = int(v.V)
+			}
+		}
 	}
-	n, err := strconv.Atoi(text)
-	if err != nil {
-		return 0, fmt.Errorf("%w: a count's value %q is not a whole number", ErrNotProm, text)
-	}
-	return n, nil
+	return out, nil
 }

@@ -31,6 +31,11 @@ type Minute struct {
 	// side histogram of the same requests (NaN where absent), checked
 	// against the application's (FlagMeasurementDivergence).
 	LB *LoadBalancerQuantiles
+	// Shared is how many series both fleets' selectors selected at the
+	// minute's end (prom.SharedSeriesQuery, the rule pack's shared_series
+	// record): a window that holds such a minute never promotes
+	// (FlagSharedSeries).
+	Shared int
 }
 
 // LoadBalancerQuantiles are both fleets' verdict quantiles read off a
@@ -56,10 +61,12 @@ const (
 	// FlagPartialResponse: Prometheus (or Thanos, Mimir) answered with
 	// warnings that its answer may be partial.
 	FlagPartialResponse = "partial-response"
-	// FlagSharedSeries: some series were selected by both fleets. The
-	// judge and the data source refuse such fleets outright
-	// (engine.ErrSharedSeries); the rule pack, which cannot refuse, raises
-	// this flag over the window instead.
+	// FlagSharedSeries: some series were selected by both fleets in a
+	// minute of the window (Minute.Shared). The judge and the data source
+	// refuse fleets that share one at the end of what they read
+	// (engine.ErrSharedSeries) and raise this flag over the windows of
+	// earlier such minutes; the rule pack, which cannot refuse, raises it
+	// over every window of such a minute.
 	FlagSharedSeries = "shared-series"
 )
 
@@ -243,8 +250,8 @@ type windowTally struct {
 	// ratios of counted minutes and the canary's shares of requests, in
 	// ascending order (cmp.Compare's). The shares are those of the last
 	// half of the window only (ShareMinutes).
-	ratios, shares             []float64
-	missing, partial, diverged int
+	ratios, shares                     []float64
+	missing, partial, diverged, shared int
 }
 
 // ShareMinutes is how many of the window's last minutes the traffic-parity
@@ -288,6 +295,9 @@ func (t *windowTally) addShare(m Minute, sign int) {
 // add counts minute m in (sign 1) or out (sign -1), all but its share;
 // warm-up minutes are not counted.
 func (t *windowTally) add(c Config, m Minute, sign int) {
+	if m.Shared > 0 {
+		t.shared += sign // in warm-up too: the rule pack's record knows no warm-up
+	}
 	if m.Warmup {
 		return
 	}
@@ -374,6 +384,11 @@ func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool
 	if t.partial > 0 {
 		add(FlagPartialFleet, func() string {
 			return fmt.Sprintf("in %d minutes a fleet member that was serving did not report (target down or series stopped): those minutes are neither good nor bad nor evidence", t.partial)
+		})
+	}
+	if t.shared > 0 {
+		add(FlagSharedSeries, func() string {
+			return fmt.Sprintf("in %d minutes some series were selected by both fleets' selectors, so their requests counted on both sides: make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"", t.shared)
 		})
 	}
 	if t.diverged > 0 {
