@@ -440,8 +440,8 @@ func (r resolved) rawRules() []rule {
 		)
 	}
 	if r.mayShare() {
-		out = append(out, rule{record: r.sharedName(), expr: leaf(prom.SharedSeriesQuery(r.Metric, r.baseline, r.canary)), labels: [][2]string{{"canary", r.Name}},
-			comment: "the series both fleets' selectors select, absent when none: the selectors do not tell the fleets apart by themselves, so the series must (flag " + verdict.FlagSharedSeries + ")"})
+		out = append(out, rule{record: r.sharedName(), expr: lastMinute(leaf(prom.SharedSeriesQuery(r.Metric, r.baseline, r.canary))), labels: [][2]string{{"canary", r.Name}},
+			comment: "the series both fleets' selectors select at the whole minute, as the judge counts them, absent when none: the selectors do not tell the fleets apart by themselves, so the series must (flag " + verdict.FlagSharedSeries + ")"})
 	}
 	return out
 }
