@@ -99,6 +99,9 @@ type jsonMinute struct {
 	DecisionCode   int            `json:"decision_code"`
 	DecisionReason string         `json:"decision_reason"`
 	Evidence       jsonEvidence   `json:"evidence"`
+	// SharedSeries is how many series both fleets' selectors selected at
+	// the minute (absent when none): its windows hold, flag shared-series.
+	SharedSeries int `json:"shared_series,omitempty"`
 }
 
 // jsonEvidence is the evidence rule's reading of a window.
@@ -236,7 +239,7 @@ func report(res *engine.Result) jsonReport {
 			Time: m.Time.Format(time.RFC3339), Verdict: string(m.Verdict), Ratio: number(m.Ratio), Warmup: m.Warmup, Reason: m.Reason,
 			Baseline: fleetJSON(res.Config, m.Baseline), Canary: fleetJSON(res.Config, m.Canary),
 			Tail:     minuteTailJSON(m.Evidence),
-			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window),
+			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window), SharedSeries: m.Shared,
 		})
 	}
 	return r

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
@@ -29,5 +31,20 @@ func TestMinuteTailJSON(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s\nlacks %s", b, want)
 		}
+	}
+}
+
+// TestSharedSeriesJSON: a minute whose series both fleets selected says how
+// many in the judge's JSON; the others say nothing of it.
+func TestSharedSeriesJSON(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	res := &engine.Result{Window: verdict.Window{Config: verdict.Default(), Worst: -1,
+		Minutes: []verdict.Minute{{Time: at.Add(-time.Minute), Shared: 2}, {Time: at}}}}
+	b, err := json.Marshal(report(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"shared_series"`); n != 1 || !strings.Contains(string(b), `"shared_series":2`) {
+		t.Fatalf("shared_series %d times in %s", n, b)
 	}
 }
