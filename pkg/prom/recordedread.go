@@ -301,13 +301,20 @@ const SpanParts = 64
 // SharedSeriesQuery counts the series of metric that both selectors
 // select (within Prometheus's lookback): native histograms (read through
 // histogram_count, which Prometheus decodes without their buckets), and
-// classic buckets by their +Inf bucket; nothing when there are none. Fleets must
-// not share one: a pod in both fleets puts the same requests on both sides
-// of the comparison. metric must be valid (selector.ValidMetricName).
+// classic buckets by their +Inf bucket; nothing when there are none. A
+// series is in both fleets when it matches every matcher of both
+// selectors, so one selector of them all finds it, and reads no series
+// that is in one fleet only. Fleets must not share one: a pod in both
+// fleets puts the same requests on both sides of the comparison. metric
+// must be valid (selector.ValidMetricName).
 func SharedSeriesQuery(metric string, a, b selector.Selector) string {
-	native := "(histogram_count(" + countedSeries(metric, a, Native) + ") and histogram_count(" + countedSeries(metric, b, Native) + "))"
-	classic := "(" + countedSeries(metric, a, Classic) + " and " + countedSeries(metric, b, Classic) + ")"
-	return "count(" + native + " or " + classic + ")"
+	both := slices.Clone(a)
+	for _, m := range b {
+		if !slices.Contains(both, m) {
+			both = append(both, m)
+		}
+	}
+	return "count(histogram_count(" + countedSeries(metric, both, Native) + ") or " + countedSeries(metric, both, Classic) + ")"
 }
 
 // SharedSeries is SharedSeriesQuery's count at each whole minute of r
