@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 const usage = `pairwise: paired-fleet canary analysis on Prometheus histograms
@@ -31,7 +32,14 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	// A panic is an error, never Go's exit status 2, which means rollback.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "pairwise: internal error (please report it with the command that caused it): %v\n%s", r, debug.Stack())
+			code = exitError
+		}
+	}()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitError

@@ -44,7 +44,8 @@ type PodShare struct {
 // the recent run if it reached its boundary, else the window's minutes
 // shown. podLabel names the label that tells pods apart; empty, nothing
 // is asked.
-func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string) (*Attribution, error) {
+func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string) (a *Attribution, err error) {
+	defer recovered(&err, "attributing the tail to pods")
 	minutes := rollbackRun(res.Window)
 	if len(minutes) == 0 || podLabel == "" {
 		return nil, nil

@@ -149,7 +149,11 @@ func (req Request) span() (span, error) {
 // that miss part of their observations. If that second read fails, the
 // first answer stands. Recorded minutes were read by the rule pack at its
 // own setting and are never read again.
-func Analyze(ctx context.Context, src Source, req Request) (*Result, error) {
+//
+// A panic inside it, on any of its goroutines, is returned as an
+// *ErrInternal.
+func Analyze(ctx context.Context, src Source, req Request) (res *Result, err error) {
+	defer recovered(&err, "judging the window")
 	res, seen, err := analyze(ctx, src, req)
 	if seen == 0 || seen == req.Config.ScrapeIntervalSeconds {
 		return res, err
@@ -365,18 +369,21 @@ func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req 
 	pending.Add(1)
 	go func() {
 		defer pending.Done()
+		var ans sharedAnswer
+		defer func() { out <- ans }()
+		defer recovered(&ans.err, "counting the series both fleets select")
 		shared, err := ss.SharedSeries(ctx, req.Metric, req.Baseline, req.Canary, prom.Range{Start: judged.First, End: judged.Last})
 		at := judged.Last
 		switch n := shared[at.Unix()]; {
 		case err != nil && lookupUnsupported(err):
-			out <- sharedAnswer{note: "whether a series is in both fleets could not be checked: " + err.Error()}
+			ans.note = "whether a series is in both fleets could not be checked: " + err.Error()
 		case err != nil:
-			out <- sharedAnswer{err: fmt.Errorf("count the series both fleets select: %w", err)}
+			ans.err = fmt.Errorf("count the series both fleets select: %w", err)
 		case n > 0:
-			out <- sharedAnswer{err: fmt.Errorf("%w: %d series of %s at %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests would count on both sides; make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"",
-				ErrSharedSeries, n, req.Metric, at.UTC().Format(time.RFC3339), req.Baseline, req.Canary)}
+			ans.err = fmt.Errorf("%w: %d series of %s at %s are selected by both the baseline selector %s and the canary selector %s, so those pods' requests would count on both sides; make the selectors exclusive, e.g. with track=\"baseline\" and track=\"canary\"",
+				ErrSharedSeries, n, req.Metric, at.UTC().Format(time.RFC3339), req.Baseline, req.Canary)
 		default:
-			out <- sharedAnswer{minutes: shared}
+			ans.minutes = shared
 		}
 	}()
 	return out
@@ -466,16 +473,19 @@ func inParallel(n int, f func(i int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var p firstPanic
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer p.catch("reading the minutes")
 			for i := w * n / workers; i < (w+1)*n/workers; i++ {
 				f(i)
 			}
 		}()
 	}
 	wg.Wait()
+	p.repanic()
 }
 
 // minPerWorker keeps short windows on one goroutine: a minute's quantiles
@@ -631,12 +641,16 @@ func fetchAll(ctx context.Context, cancel context.CancelCauseFunc, pending *sync
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.series, f.kind, f.served, f.warning, f.err = readFleet(ctx, src, read, spec, kind, r, hp)
+			func() {
+				defer recovered(&f.err, "reading the "+spec.what)
+				f.series, f.kind, f.served, f.warning, f.err = readFleet(ctx, src, read, spec, kind, r, hp)
+				if f.err == nil && spec.stats != nil {
+					spec.stats(f.series)
+				}
+			}()
 			if f.err != nil {
 				f.err = fmt.Errorf("query %s: %w", spec.what, f.err)
 				cancel(f.err) // the other queries are of no use now
-			} else if spec.stats != nil {
-				spec.stats(f.series)
 			}
 			if hp == nil {
 				return
@@ -652,6 +666,7 @@ func fetchAll(ctx context.Context, cancel context.CancelCauseFunc, pending *sync
 				defer pending.Done()
 				defer close(h.done)
 				defer hp.drop()
+				defer recovered(&h.err, "reading the "+spec.fleet+" health")
 				h.health, h.served, h.err = readHealth(ctx, src, served, spec.metric, spec.sel, kind, *spec.health, hp)
 				h.served.What = spec.fleet + " health"
 			}()
@@ -686,7 +701,8 @@ type Spread struct {
 
 // PodSpread fetches per-pod histograms (one query per fleet) and summarises
 // each minute's per-pod verdict quantiles. kind must be native or classic.
-func PodSpread(ctx context.Context, src PodSource, req Request, podLabel string, kind prom.Kind) ([]Spread, error) {
+func PodSpread(ctx context.Context, src PodSource, req Request, podLabel string, kind prom.Kind) (spread []Spread, err error) {
+	defer recovered(&err, "reading the pods' spread")
 	fetch := prom.Range{Start: req.Window.First, End: req.Window.Last, Scrape: req.Config.ScrapeInterval()}
 	var out []Spread
 	for _, fleet := range []struct {

@@ -346,6 +346,7 @@ func (hp *healthAhead) raw(kind prom.Kind) {
 	go func() {
 		defer hp.pending.Done()
 		defer close(h.done)
+		defer recovered(&h.err, "reading a fleet's health")
 		h.health, h.err = hp.src.FleetHealth(ctx, hp.metric, hp.sel, kind, hp.r)
 	}()
 }

@@ -266,7 +266,9 @@ func FromNativeAfter(prev *Histogram, buckets []APIBucket, count, sum float64) (
 		if ab.Boundaries < 0 || ab.Boundaries > 3 {
 			return nil, fmt.Errorf("%w: %d", ErrInvalidRule, ab.Boundaries)
 		}
-		if math.IsNaN(ab.Lower) || math.IsNaN(ab.Upper) || ab.Lower > ab.Upper {
+		// A bucket has a finite side: [+Inf, +Inf] and [-Inf, -Inf] hold
+		// nothing Prometheus can observe.
+		if math.IsNaN(ab.Lower) || math.IsNaN(ab.Upper) || ab.Lower > ab.Upper || math.IsInf(ab.Lower, 1) || math.IsInf(ab.Upper, -1) {
 			return nil, fmt.Errorf("%w: [%g, %g]", ErrInvalidBound, ab.Lower, ab.Upper)
 		}
 		bs = append(bs, Bucket{

@@ -304,6 +304,10 @@ func TestFromNativeBoundaryRules(t *testing.T) {
 		{"rule -1", []APIBucket{{-1, 1, 2, 1}}, ErrInvalidRule},
 		{"lower above upper", []APIBucket{{0, 2, 1, 1}}, ErrInvalidBound},
 		{"NaN bound", []APIBucket{{0, nan, 1, 1}}, ErrInvalidBound},
+		// Nothing observable lies in them, and counting beyond a bound
+		// of one would index past the layout's cuts.
+		{"a bucket at +Inf", []APIBucket{{0, 0.3, 1.3, 5}, {3, inf, inf, 5}}, ErrInvalidBound},
+		{"a bucket at -Inf", []APIBucket{{3, -inf, -inf, 5}, {0, 0.3, 1.3, 5}}, ErrInvalidBound},
 		{"overlap", []APIBucket{{0, 1, 3, 1}, {0, 2, 4, 1}}, ErrOverlap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -252,7 +252,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 			frame.RefID = q.RefID
 			return backend.DataResponse{Frames: data.Frames{frame}}
 		}
-		return errorResponse(err)
+		return d.failed(q, err)
 	}
 	var table frames.Table
 	switch pq.Type {
@@ -272,7 +272,7 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 		// their minutes were read at (engine.Analyze may correct it).
 		spread, err := engine.PodSpread(ctx, d.client, res.Request, pq.PodLabel, res.BaselineKind)
 		if err != nil {
-			return errorResponse(err)
+			return d.failed(q, err)
 		}
 		table = frames.Pods(res, spread)
 	default:
@@ -289,6 +289,18 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 		return pluginError("Pairwise could not build the result frame; the plugin log has the details")
 	}
 	return backend.DataResponse{Frames: []*dataFrame{frame}}
+}
+
+// failed answers a query that failed: a panic the engine caught is the
+// plugin's fault, logged with its stack and answered as such; anything
+// else is errorResponse's.
+func (d *Datasource) failed(q backend.DataQuery, err error) backend.DataResponse {
+	var ie *engine.ErrInternal
+	if errors.As(err, &ie) {
+		d.logger.Error("query panicked", "refId", q.RefID, "while", ie.What, "panic", fmt.Sprint(ie.Value), "stack", string(ie.Stack))
+		return pluginError("Pairwise hit an internal error on this query; the plugin log has the details")
+	}
+	return errorResponse(err)
 }
 
 // errorResponse gives Prometheus trouble an honest status, a sentence that

@@ -224,3 +224,18 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestEnginePanicIsThePluginsFault: a panic the engine caught (on any of
+// its goroutines) answers the query as the plugin's internal error, with
+// the details in the plugin's log only; other failures keep their status.
+func TestEnginePanicIsThePluginsFault(t *testing.T) {
+	ds := settingsInstance(t, `{}`, "")
+	q := backend.DataQuery{RefID: "A"}
+	dr := ds.failed(q, &engine.ErrInternal{What: "reading the minutes", Value: "index out of range", Stack: []byte("goroutine 1")})
+	if dr.Status != backend.StatusInternal || dr.ErrorSource != backend.ErrorSourcePlugin || strings.Contains(dr.Error.Error(), "index out of range") {
+		t.Fatalf("status %d, source %s: %v", dr.Status, dr.ErrorSource, dr.Error)
+	}
+	if dr := ds.failed(q, fmt.Errorf("%w: it starts 2026-06-01T12:30:00Z", engine.ErrSinceAfterWindow)); dr.Status != backend.StatusBadRequest {
+		t.Fatalf("status %d: %v", dr.Status, dr.Error)
+	}
+}
