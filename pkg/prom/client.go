@@ -92,6 +92,11 @@ func New(baseURL string, timeout time.Duration) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("prometheus URL %q must be an absolute http(s) URL", RedactURL(baseURL))
 	}
+	if strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
+		// Most likely a password holding '/', '?' or '#' unencoded, read
+		// as part of the path: the URL is not repeated.
+		return nil, errors.New("the prometheus URL has an '@' after its host: if it holds a user and password, percent-encode '/', '?' and '#' in the password (%2F, %3F, %23), or give the credentials separately")
+	}
 	if timeout < 0 {
 		return nil, fmt.Errorf("prometheus timeout %s is negative", timeout)
 	}

@@ -227,6 +227,13 @@ func TestCredentials(t *testing.T) {
 	if _, err := New("http://ci:s3cret-pass@[::1", 0); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("bad URL error shows the password: %v", err)
 	}
+	// A password holding '/', '?' or '#' unencoded parses as a host and a
+	// path: refused, without repeating the URL.
+	for _, u := range []string{"http://ci:s3cret/pass@prom:9090", "http://ci:1234/5678@127.0.0.1:1", "http://ci:s3c?ret@prom"} {
+		if _, err := New(u, 0); err == nil || strings.Contains(err.Error(), "s3c") || strings.Contains(err.Error(), "5678") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
 
 	bearer := testenv.FakePrometheus(t, testenv.FakeOptions{Authorization: "Bearer tok-123"})
 	c, _ = New(bearer.URL, 5*time.Second)
@@ -259,10 +266,14 @@ func TestRedactURL(t *testing.T) {
 		"https://user:p@ss:w@rd@host/x?y=1": "https://user:xxxxx@host/x?y=1",
 		"http://token@host":                 "http://xxxxx@host",
 		"user:pass@host:9090":               "user:xxxxx@host:9090",
-		"http://host:9090/a@b":              "http://host:9090/a@b",
-		"http://host:9090":                  "http://host:9090",
-		"http://u:pa ss@[::1":               "http://u:xxxxx@[::1",
-		"":                                  "",
+		"http://host:9090/a@b":              "http://host:xxxxx@b",
+		// A password holding '/', '?' or '#' unencoded: they end no host.
+		"http://sre:pa/ss@prom:9090":       "http://sre:xxxxx@prom:9090",
+		"http://sre:1234/5678@127.0.0.1:1": "http://sre:xxxxx@127.0.0.1:1",
+		"http://sre:a?b#c@prom/x":          "http://sre:xxxxx@prom/x",
+		"http://host:9090":                 "http://host:9090",
+		"http://u:pa ss@[::1":              "http://u:xxxxx@[::1",
+		"":                                 "",
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)

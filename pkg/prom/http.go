@@ -88,16 +88,15 @@ func (c Credentials) apply(req *http.Request) {
 // RedactURL returns s with the password of its userinfo replaced by xxxxx
 // (https://user:xxxxx@host), or the whole userinfo when it has no password
 // (a token used as user name). It works on text that does not parse as a URL.
+// A password may hold '/', '?' or '#' unencoded, which end a URL's host, so
+// everything before the last '@' counts as userinfo: an '@' in a path is
+// redacted with what precedes it, never a password left in the clear.
 func RedactURL(s string) string {
 	prefix, rest := "", s
 	if i := strings.Index(s, "://"); i >= 0 {
 		prefix, rest = s[:i+3], s[i+3:]
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
+	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return s
 	}
