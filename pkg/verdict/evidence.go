@@ -216,15 +216,16 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 		v.Baseline, v.Canary = mv.baseline*scaleB, mv.canary*scaleC
 		v.DeepBaseline, v.DeepCanary = mv.deepBaseline*scaleB, mv.deepCanary*scaleC
 		v.BoundBaseline, v.BoundCanary = mv.boundBaseline*scaleB, mv.boundCanary*scaleC
-		if math.IsNaN(v.BoundBaseline + v.BoundCanary) {
+		if !finite(v.BoundBaseline + v.BoundCanary) {
 			// No populated bucket reaches below the threshold: nothing to
-			// read beyond a bound, as the rule pack finds none.
+			// read beyond a bound, as the rule pack finds none (or a count
+			// is not finite: nothing to read either).
 			v.BoundBaseline, v.BoundCanary = 0, 0
 		}
 		// A vote whose threshold is not finite, or whose counts are not
-		// numbers, abstains; without the verdict quantile's the minute
-		// carries no evidence.
-		if math.IsNaN(v.Threshold) || math.IsInf(v.Threshold, 0) || math.IsNaN(v.Baseline+v.Canary) {
+		// finite numbers (a bucket's count was NaN or +Inf), abstains;
+		// without the verdict quantile's the minute carries no evidence.
+		if !finite(v.Threshold) || !finite(v.Baseline+v.Canary+v.DeepBaseline+v.DeepCanary) {
 			if i == 0 {
 				return e
 			}
@@ -674,7 +675,10 @@ func newRunningSums(ev []Evidence, changeCap float64) runningSums {
 		for i := range residual {
 			residual[i] = math.NaN()
 		}
-		if !e.Valid {
+		// A minute whose figures are not all finite carries no evidence:
+		// added to the running sums, it would make every later window's
+		// difference of sums NaN, not only the windows that hold it.
+		if !e.Valid || !e.finite() {
 			continue
 		}
 		r.minutes[k+1]++
@@ -905,4 +909,28 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	default:
 		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
 	}
+}
+
+// finite says whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// finite says whether every figure of the minute's votes is a finite
+// number (MinuteEvidence gives no other; evidence built elsewhere might).
+func (e Evidence) finite() bool {
+	if !finite(e.Share) {
+		return false
+	}
+	for _, v := range e.Votes {
+		if v.Quantile == 0 {
+			continue
+		}
+		sum := v.Canary + v.Baseline + v.DeepCanary + v.DeepBaseline + v.BoundCanary + v.BoundBaseline + v.Promote
+		for _, l := range v.LLR {
+			sum += l
+		}
+		if !finite(sum) {
+			return false
+		}
+	}
+	return true
 }

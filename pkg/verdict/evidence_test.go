@@ -949,3 +949,52 @@ func TestMinuteEvidenceCommonLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestInfiniteCountsCarryNoEvidence: a minute one of whose bucket counts is
+// +Inf (a broken exporter) carries no evidence, and evidence with a figure
+// that is not finite does not reach the running sums: before, its NaN made
+// every later window's statistic NaN, far beyond the windows that hold it,
+// and a regression after it could no longer roll back.
+func TestInfiniteCountsCarryNoEvidence(t *testing.T) {
+	c := Default()
+	native := func(c1, c2, count float64) *histogram.Histogram {
+		h, err := histogram.FromNative([]histogram.APIBucket{{Lower: 0.5, Upper: 1, Count: c1}, {Lower: 1, Upper: 2, Count: c2}, {Lower: 2, Upper: 4, Count: 1}}, count, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if e := MinuteEvidence(c, native(1900, 100, 2001), native(100, math.Inf(1), 200), 1, 1); e.Valid {
+		t.Fatalf("a minute with an infinite count carries evidence: %+v", e.Votes[0])
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	minutes := func(poisoned bool) []Minute {
+		ms := make([]Minute, 200)
+		for i := range ms {
+			ms[i] = Minute{Time: start.Add(time.Duration(i+1) * time.Minute), Baseline: fleet(1, 20), Canary: fleet(1, 20)}
+			ms[i].Baseline.Count, ms[i].Canary.Count = 1900, 100
+			ms[i].Evidence = nullMinute(r, c, 0.05, 15)
+			if i >= 140 { // the canary holds three times its share of the tail
+				ms[i].Evidence = nullMinute(r, c, 0.15, 15)
+				ms[i].Evidence.Share = 0.05
+				for v := range ms[i].Evidence.Votes {
+					if ms[i].Evidence.Votes[v].Quantile > 0 {
+						ms[i].Evidence.Votes[v].LLR, ms[i].Evidence.Votes[v].Promote = c.voteLLR(ms[i].Evidence.Votes[v], 0.05)
+					}
+				}
+			}
+		}
+		if poisoned { // far before the judged window, 141..200
+			ms[5].Evidence.Votes[0].Canary = math.Inf(1)
+			ms[5].Evidence.Votes[0].LLR[0] = math.NaN()
+		}
+		return ms
+	}
+	for _, poisoned := range []bool{false, true} {
+		w := Decide(c, minutes(poisoned), Options{Shown: 60})
+		if w.Decision != Rollback || math.IsNaN(w.Evidence.Statistic) {
+			t.Errorf("poisoned %v: %s, statistic %v", poisoned, w.Decision, w.Evidence.Statistic)
+		}
+	}
+}

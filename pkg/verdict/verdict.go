@@ -103,12 +103,17 @@ func Judge(c Config, baseline, canary FleetStats) (v Verdict, ratio float64, rea
 		ratio = 1
 	}
 	label := QuantileLabel(c.VerdictQuantile)
-	if tail := math.Min(baseline.Tail, canary.Tail); tail < c.TailNeeded() {
-		fleet := "canary"
-		if baseline.Tail < canary.Tail {
-			fleet = "baseline"
+	// A tail that is not a number (a bucket's count was NaN) is not enough
+	// to judge either: NaN < x is false, so the test is written the other way.
+	if tail := math.Min(baseline.Tail, canary.Tail); !(tail >= c.TailNeeded()) {
+		fleet, n := "canary", canary.Tail
+		if math.IsNaN(baseline.Tail) || baseline.Tail < canary.Tail {
+			fleet, n = "baseline", baseline.Tail
 		}
-		return Insufficient, ratio, fmt.Sprintf("the %s fleet has %.0f observations beyond its %s, fewer than the %.0f needed to judge it", fleet, math.Floor(tail), label, c.MinTailObservations)
+		if math.IsNaN(n) {
+			return Insufficient, ratio, fmt.Sprintf("the %s fleet's observations beyond its %s cannot be counted (a bucket's count is not a number)", fleet, label)
+		}
+		return Insufficient, ratio, fmt.Sprintf("the %s fleet has %.0f observations beyond its %s, fewer than the %.0f needed to judge it", fleet, math.Floor(n), label, c.MinTailObservations)
 	}
 	switch {
 	case ratio <= c.PromoteThreshold:

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/histogram"
 )
 
 func fleet(value, tail float64) FleetStats {
@@ -306,5 +308,35 @@ func TestExpectedShare(t *testing.T) {
 				t.Fatalf("flagged %v, want %v: %v", got, tt.want, w.Notes)
 			}
 		})
+	}
+}
+
+// TestNaNTailIsInsufficient: a fleet whose tail cannot be counted (one of
+// its buckets' counts is NaN, as a pod exporting a NaN sample gives) makes
+// the minute insufficient, naming that fleet, not a verdict on its ratio.
+func TestNaNTailIsInsufficient(t *testing.T) {
+	c := Default()
+	c.Rule = RuleReference
+	bounds := []float64{0.5, 1, 2, 4, math.Inf(1)}
+	b, err := histogram.FromClassic(bounds, []float64{math.NaN(), 100, 109.5, 110, 110})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough canary observations beyond the p99 to judge, were the
+	// baseline's countable, and a canary twice as slow.
+	cn, err := histogram.FromClassic(bounds, []float64{0, 0, 0, 1000, 1100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, cs := Stats(c, b), Stats(c, cn)
+	if !math.IsNaN(bs.Tail) || math.IsNaN(bs.Value) {
+		t.Fatalf("the case needs a finite baseline p99 with a NaN tail: %v, %v", bs.Value, bs.Tail)
+	}
+	v, _, reason := Judge(c, bs, cs)
+	if v != Insufficient || !strings.Contains(reason, "the baseline fleet's observations beyond its p99 cannot be counted") {
+		t.Fatalf("%s: %s", v, reason)
+	}
+	if v, _, reason := Judge(c, cs, bs); v != Insufficient || !strings.Contains(reason, "the canary fleet's") {
+		t.Fatalf("fleets swapped: %s: %s", v, reason)
 	}
 }
