@@ -39,6 +39,8 @@ export interface Contract {
   verdicts: Named[];
   decisions: Named[];
   flags: Named[];
+  /** How many quantiles a query may list. */
+  maxQuantiles: number;
 }
 
 export const CONTRACT = contractJson as Contract;

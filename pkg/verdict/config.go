@@ -167,8 +167,13 @@ func (c Config) Validate() error {
 	check(ok("falseRollback", c.FalseRollback), "falseRollback: %v is not a probability in (0, %v]", c.FalseRollback, max("falseRollback"))
 	check(ok("falsePromote", c.FalsePromote), "falsePromote: %v is not a probability in (0, %v]", c.FalsePromote, max("falsePromote"))
 	check(len(c.Quantiles) > 0, "quantiles: at least one quantile is needed")
+	check(len(c.Quantiles) <= MaxQuantiles, "quantiles: %d listed, at most %d are shown", len(c.Quantiles), MaxQuantiles)
+	seen := map[string]bool{}
 	for _, q := range c.Quantiles {
 		check(ok("quantiles", q), "quantiles: %v is not between 0 and 1", q)
+		label := QuantileLabel(q)
+		check(!seen[label], "quantiles: %s is listed twice", label)
+		seen[label] = true
 	}
 	check(ok("verdictQuantile", c.VerdictQuantile), "verdictQuantile: %v is not between 0 and 1", c.VerdictQuantile)
 	check(ok("promoteThreshold", c.PromoteThreshold), "promoteThreshold: %v must be positive", c.PromoteThreshold)
@@ -191,6 +196,11 @@ func (c Config) Validate() error {
 	check(ok("minRollbackMinutes", float64(c.MinRollbackMinutes)), "minRollbackMinutes: %d is not a whole number of minutes from %v to %v", c.MinRollbackMinutes, *Limits["minRollbackMinutes"].Min, max("minRollbackMinutes"))
 	return errors.Join(errs...)
 }
+
+// MaxQuantiles is how many quantiles a Config may show: each is a column
+// of every minute for each fleet, and a minute's quantiles are found in
+// one pass over its buckets in order.
+const MaxQuantiles = 16
 
 // QuantileLabel names a quantile as dashboards do: 0.99 -> "p99", 0.999 -> "p99.9".
 func QuantileLabel(q float64) string {

@@ -213,6 +213,8 @@ type ContractDoc struct {
 	Verdicts  []Named          `json:"verdicts"`
 	Decisions []Named          `json:"decisions"`
 	Flags     []Named          `json:"flags"`
+	// MaxQuantiles is how many quantiles a query may list.
+	MaxQuantiles int `json:"maxQuantiles"`
 }
 
 // Contract builds the front end's contract from Default and Limits.
@@ -226,7 +228,7 @@ func Contract() (ContractDoc, error) {
 	if err := json.Unmarshal(b, &all); err != nil {
 		return ContractDoc{}, err
 	}
-	doc := ContractDoc{Fields: QueryFields(), Defaults: map[string]any{}, Limits: map[string]Limit{}, Rules: []string{RuleEvidence, RuleReference}}
+	doc := ContractDoc{Fields: QueryFields(), Defaults: map[string]any{}, Limits: map[string]Limit{}, Rules: []string{RuleEvidence, RuleReference}, MaxQuantiles: MaxQuantiles}
 	for _, f := range doc.Fields {
 		v, ok := all[f]
 		if !ok {

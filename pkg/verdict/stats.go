@@ -16,7 +16,7 @@ func Stats(c Config, h *histogram.Histogram) FleetStats {
 	// Every quantile the figures need, read in one walk: those shown, the
 	// verdict quantile, and the two that span its standard error.
 	n, q := len(c.Quantiles), c.VerdictQuantile
-	var buf [16]float64
+	var buf [MaxQuantiles + 3]float64
 	qs := append(buf[:0], c.Quantiles...)
 	d := math.Sqrt(q * (1 - q) / h.Count)
 	qs = append(qs, q, math.Max(q-d, 0), math.Min(q+d, 1))

@@ -195,6 +195,15 @@ func TestConfigValidate(t *testing.T) {
 		{"negative warm-up", func(c *Config) { c.WarmupMinutes = -1 }, "warmupMinutes"},
 		{"no quantiles", func(c *Config) { c.Quantiles = nil }, "quantiles"},
 		{"quantile 1", func(c *Config) { c.Quantiles = []float64{1} }, "quantiles"},
+		// Each is a column per fleet, its name the quantile's label.
+		{"a quantile listed twice", func(c *Config) { c.Quantiles = []float64{0.5, 0.99, 0.99} }, "p99 is listed twice"},
+		{"more quantiles than shown", func(c *Config) {
+			c.Quantiles = nil
+			for i := range MaxQuantiles + 1 {
+				c.Quantiles = append(c.Quantiles, 0.5+float64(i)/100)
+			}
+			c.VerdictQuantile = 0.5
+		}, "at most 16"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,3 +1,4 @@
+import { CONTRACT } from '../contract';
 import { DEFAULT_QUERY, PairwiseQuery } from './types';
 import {
   parseQuantiles,
@@ -67,6 +68,13 @@ describe('validateQuery', () => {
     const errors = validateQuery({ ...valid, lbMetric: 'sum(up)', lbCanarySelector: '{a="b"} or up' });
     expect(errors.lbMetric).toBeDefined();
     expect(errors.lbCanarySelector).toBeDefined();
+  });
+
+  it('accepts each quantile once, and as many as pkg/verdict shows', () => {
+    expect(validateQuery({ ...valid, quantiles: [0.5, 0.99, 0.99] }).quantiles).toMatch(/listed once/);
+    const many = Array.from({ length: CONTRACT.maxQuantiles + 1 }, (_, i) => 0.5 + i / 100);
+    expect(validateQuery({ ...valid, quantiles: many, verdictQuantile: 0.5 }).quantiles).toMatch(/at most 16/);
+    expect(validateQuery({ ...valid, quantiles: many.slice(1), verdictQuantile: 0.51 })).toEqual({});
   });
 
   it('accepts an expected canary share of 0 or a fraction', () => {

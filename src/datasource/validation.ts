@@ -175,6 +175,10 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
     errors.quantiles = 'List at least one quantile, e.g. 0.5, 0.99, 0.999.';
   } else if (quantiles.some((q) => !withinLimit('quantiles', q, values))) {
     errors.quantiles = NUMBER_MESSAGES.quantiles;
+  } else if (quantiles.length > CONTRACT.maxQuantiles) {
+    errors.quantiles = `List at most ${CONTRACT.maxQuantiles} quantiles.`;
+  } else if (new Set(quantiles).size < quantiles.length) {
+    errors.quantiles = 'Each quantile is listed once.';
   }
   if (!quantiles.includes(query.verdictQuantile)) {
     errors.verdictQuantile = 'The verdict quantile must be one of the listed quantiles.';
