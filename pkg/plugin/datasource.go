@@ -43,8 +43,11 @@ var (
 // httpHeaderValue1 secret). Secrets live only in secureJsonData, are read
 // decrypted, and are never stored here nor logged.
 type Settings struct {
-	// Timeout is Grafana's standard jsonData.timeout, in seconds: how long a
-	// query (its retries included) may wait for Prometheus.
+	// Timeout is Grafana's standard jsonData.timeout, in seconds: how long
+	// each request to Prometheus (its retries included) may wait for its
+	// answer, as Grafana's own HTTP timeout does. A panel query makes a
+	// few requests, mostly side by side; one that reads the fleets again
+	// at a corrected scrape interval makes them twice.
 	Timeout jsonSeconds `json:"timeout"`
 	// ScrapeIntervalSeconds is how often Prometheus scrapes the fleets: the
 	// default of every query that does not set its own (0: verdict.Default's).
