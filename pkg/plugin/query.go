@@ -108,6 +108,9 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defau
 	if q.PodLabel == "" {
 		q.PodLabel = "pod"
 	}
+	if !prom.ValidLabel(q.PodLabel) {
+		return nil, bad("podLabel", "%q is not a label name: letters, digits and '_', not starting with a digit", q.PodLabel)
+	}
 	switch m.Format {
 	case "", FormatPanel:
 		q.Format = FormatPanel

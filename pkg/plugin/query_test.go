@@ -79,6 +79,12 @@ func TestParseQuery(t *testing.T) {
 		{name: "since empty or null", json: validQuery + `,"since":null}`, check: wantSince(time.Time{})},
 		{name: "since an unreplaced variable", json: validQuery + `,"since":"$deployed_at"}`, wantField: "since"},
 		{name: "since words", json: validQuery + `,"since":"yesterday"}`, wantField: "since"},
+		{name: "a pod label that is not a label name", json: validQuery + `,"podLabel":"pod) or vector(1"}`, wantField: "podLabel"},
+		{name: "a pod label of its own", json: validQuery + `,"podLabel":"kubernetes_pod_name"}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.PodLabel != "kubernetes_pod_name" {
+				t.Fatal(q.PodLabel)
+			}
+		}},
 		{name: "since negative", json: validQuery + `,"since":-5}`, wantField: "since"},
 		{name: "since a boolean", json: validQuery + `,"since":true}`, wantField: "since"},
 		{name: "since an object", json: validQuery + `,"since":{"a":1}}`, wantField: "since"},
