@@ -94,19 +94,26 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 	if cfg.WindowMinutes > maxServeWindow {
 		return req, fmt.Errorf("window %dm is longer than the server's %dm", cfg.WindowMinutes, maxServeWindow)
 	}
-	at := now
+	// at= names the window's end in the past. A minute that has not
+	// settled yet is left out as it is for a gate, whatever at says: its
+	// analysis would answer, from the cache, a gate asking a little later.
+	at := now.Add(-settle)
 	if s := get("at"); s != "" {
-		if at, err = parseTime(s, now); err != nil {
+		t, err := parseTime(s, now)
+		if err != nil {
 			return req, fmt.Errorf("at: %w", err)
 		}
-		settle = 0
+		at = minTime(t, at)
 	}
-	if req.Window, err = pairing.Ending(at, cfg.WindowMinutes, settle); err != nil {
+	if req.Window, err = pairing.Ending(at, cfg.WindowMinutes, 0); err != nil {
 		return req, err
 	}
 	if s := get("since"); s != "" {
 		if req.Since, err = parseTime(s, now); err != nil {
 			return req, fmt.Errorf("since: %w", err)
+		}
+		if req.Since.After(now) {
+			return req, fmt.Errorf("since: %s is after the server's clock (%s): a deployment that has not started cannot be judged", req.Since.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 		}
 	}
 	source := get("source")
@@ -247,4 +254,12 @@ func (a *analyses) evict(now time.Time) {
 			delete(a.entries, k)
 		}
 	}
+}
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -173,8 +174,14 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		req.Since = s.anchors.anchorFor(req, rev, replay, ref)
 		// Not an analysis (Analyze would refuse it): nothing to ask yet.
 		if engine.FirstMinute(req.Since).After(req.Window.Last) {
-			return judged{res: tooEarly(req, rev), status: http.StatusOK}
+			return judged{res: tooEarly(req, "revision "+rev+" was first asked about at"), status: http.StatusOK}
 		}
+	}
+	// A deployment that started after the window's last minute (its
+	// first minute still running, or not settled) holds, as a revision
+	// first seen then does.
+	if !req.Since.IsZero() && engine.FirstMinute(req.Since).After(req.Window.Last) {
+		return judged{res: tooEarly(req, "the deployment started at"), status: http.StatusOK}
 	}
 	res, byPod, err := s.analyses.get(ctx, req)
 	if err != nil {
@@ -186,17 +193,24 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 	return judged{res: res, byPod: byPod, status: http.StatusOK}
 }
 
-// tooEarly is the hold of a revision first seen after the window's last
-// minute: none of its minutes is whole yet.
-func tooEarly(req engine.Request, rev string) *engine.Result {
+// tooEarly is the hold of a deployment that started after the window's
+// last minute (a revision first seen then, or a since= that late): none of
+// its minutes is whole yet. started says when it started, before its time.
+func tooEarly(req engine.Request, started string) *engine.Result {
 	w := verdict.Window{Config: req.Config, Decision: verdict.Hold, Worst: -1,
-		Reason: fmt.Sprintf("revision %s was first asked about at %s: none of its minutes is whole yet (the window ends %s)",
-			rev, req.Since.UTC().Format(time.RFC3339), req.Window.Last.UTC().Format(time.RFC3339))}
+		Reason: fmt.Sprintf("%s %s: none of its minutes is whole yet (the window ends %s)",
+			started, req.Since.UTC().Format(time.RFC3339), req.Window.Last.UTC().Format(time.RFC3339))}
 	return &engine.Result{Window: w, Request: req}
 }
 
 func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	// url.Values drops the pairs it cannot read (a bad %-escape, a ';'):
+	// a since= lost so would judge the previous deployment's minutes.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.answer(w, http.StatusBadRequest, "", errorAnswer{Decision: inconclusive, Error: "the query string cannot be read: " + err.Error()})
+		return
+	}
 	for k := range q {
 		if !isDecisionParam(k) {
 			s.answer(w, http.StatusBadRequest, "", errorAnswer{Decision: inconclusive, Error: fmt.Sprintf("unknown parameter %q: use %v", k, decisionParams)})
@@ -307,6 +321,14 @@ func (s *decisionServer) flagger(h hookKind) http.Handler {
 		if err != nil {
 			s.answer(w, http.StatusBadRequest, "", hookAnswer{Hook: string(h), Decision: inconclusive, Error: "not a Flagger webhook payload: a JSON object with name, namespace and metadata"})
 			return
+		}
+		// A misspelt key would fall back to its default unseen, where the
+		// decision endpoint refuses it.
+		for k := range p.Metadata {
+			if !isDecisionParam(k) {
+				s.answer(w, http.StatusBadRequest, "", hookAnswer{Hook: string(h), Decision: inconclusive, Error: fmt.Sprintf("unknown metadata key %q: use %v", k, decisionParams)})
+				return
+			}
 		}
 		get := func(k string) string {
 			switch {

@@ -369,6 +369,16 @@ func serveFlagger(t *testing.T, e *serveEnv) {
 			}
 		})
 	}
+	// A misspelt key would fall back to its default unseen: every hook
+	// fails loudly instead, as the decision endpoint refuses it.
+	t.Run("a misspelt metadata key", func(t *testing.T) {
+		for hook := range hooks {
+			code, ans := postFlagger(t, e.baseURL, hooks[hook], name, namespace, map[string]string{"windw": "5m"})
+			if code != http.StatusBadRequest || ans.Decision != inconclusive || !strings.Contains(ans.Error, `unknown metadata key "windw"`) {
+				t.Errorf("%s hook: %d %+v", hook, code, ans)
+			}
+		}
+	})
 	t.Run("canary named by the Flagger canary's own name", func(t *testing.T) {
 		h := hooks["rollout"]
 		h.Metadata = nil
@@ -518,6 +528,10 @@ func serveBadRequests(t *testing.T, e *serveEnv) {
 		{"metric=" + url.QueryEscape("sum(up)") + "&baseline=" + url.QueryEscape(`{a="b"}`) + "&canary=" + url.QueryEscape(`{a="c"}`), 400, "invalid metric name"},
 		// Nothing to judge is not a decision either.
 		{"canary=checkout&at=2025-01-01T00:00:00Z", 503, "no data in the window"},
+		// Pairs the query string cannot hold are not dropped: a lost
+		// since= would judge the previous deployment's minutes.
+		{"canary=checkout&since=%ZZ", 400, "the query string cannot be read"},
+		{"canary=checkout&rule=reference;window=5m", 400, "the query string cannot be read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -527,6 +541,12 @@ func serveBadRequests(t *testing.T, e *serveEnv) {
 				t.Fatalf("%d %s; want %d inconclusive with %q", code, body, tt.code, tt.want)
 			}
 		})
+	}
+	// A deployment that started after the window's last minute holds, as
+	// a revision first seen then does; it is not Prometheus failing.
+	code, body := get(t, e.baseURL+"/api/v1/decision?canary=checkout&at=2026-06-01T12:00:00Z&since=2026-06-01T12:00:30Z")
+	if code != 200 || !strings.Contains(string(body), `"decision":"hold"`) || !strings.Contains(string(body), "the deployment started at 2026-06-01T12:00:30Z: none of its minutes is whole yet") {
+		t.Fatalf("since after the window: %d %s", code, body)
 	}
 	if code, _ := get(t, e.baseURL+"/healthz"); code != 200 {
 		t.Fatalf("/healthz %d", code)

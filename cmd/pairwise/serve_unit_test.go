@@ -138,6 +138,16 @@ func TestParseDecision(t *testing.T) {
 			t.Fatalf("%+v", req)
 		}
 	})
+	// A replay's window never ends on a minute a gate would not judge yet:
+	// its analysis, cached, would answer that gate a little later.
+	t.Run("at now or ahead of the clock ends where a gate's window ends", func(t *testing.T) {
+		for _, at := range []string{"2026-06-01T12:00:40Z", "2026-06-01T12:01:00Z", "2026-06-01T12:04:00Z"} {
+			req, err := parseDecision(params("canary=checkout&at="+at), canaries, time.Minute, now)
+			if err != nil || req.Window.Last != time.Date(2026, 6, 1, 11, 59, 0, 0, time.UTC) {
+				t.Fatalf("at %s: %v %+v", at, err, req.Window)
+			}
+		}
+	})
 	t.Run("selectors", func(t *testing.T) {
 		req, err := parseDecision(params(`metric=m&baseline={a="b"}&canary={a="c"}`), canaries, 0, now)
 		if err != nil || req.Kind != "auto" || req.Baseline.String() != `{a="b"}` || req.Config.Rule != verdict.Default().Rule {
@@ -164,6 +174,7 @@ func TestParseDecision(t *testing.T) {
 		{"canary=checkout&window=soon", "not a duration"},
 		{"canary=checkout&since=1e20", "since: "},
 		{"canary=checkout&at=2026-07-01T00:00:00Z", "at: "},
+		{"canary=checkout&since=2026-06-01T12:03:00Z", "since: 2026-06-01T12:03:00Z is after the server's clock"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.q, func(t *testing.T) {
