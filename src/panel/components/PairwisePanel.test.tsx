@@ -78,6 +78,22 @@ describe('PairwisePanel', () => {
     expect(within(banner).getByTestId(panelTestIds.bannerByPod)).toHaveTextContent(`By pod: ${byPod}`);
   });
 
+  it('shows a flag named __proto__ by its code instead of crashing', () => {
+    const series = sampleWindow(START).map((frame) =>
+      frame.name === 'decision'
+        ? {
+            ...frame,
+            fields: frame.fields.map((f) => (f.name === 'flags' ? { ...f, values: ['traffic-parity,__proto__'] } : f)),
+          }
+        : frame
+    );
+    render(<PairwisePanel {...createProps({}, series)} />);
+    const flags = within(screen.getByTestId(panelTestIds.bannerFlags)).getAllByRole('listitem');
+    expect(flags).toHaveLength(2);
+    expect(flags[0]).toHaveTextContent(/^Traffic parity: /);
+    expect(flags[1]).toHaveTextContent(/^__proto__$/);
+  });
+
   it('draws one strip cell per minute with a symbol and an accessible name', () => {
     const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, series)} />);

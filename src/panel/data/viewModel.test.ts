@@ -133,6 +133,58 @@ describe('buildViewModel', () => {
     expect(ready(buildViewModel(frames(''), options)).decision!.headline).toBe('HOLD');
   });
 
+  it('reads flag texts only from own string entries: a flag named __proto__ or toString reads as its code', () => {
+    const decision = (flags: string, meta: object = SAMPLE_META) =>
+      ready(
+        buildViewModel(
+          [
+            minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }], meta),
+            decisionFrame(START, {
+              decision: 'hold',
+              good: 0,
+              bad: 0,
+              neutral: 1,
+              insufficient: 0,
+              noData: 0,
+              warmup: 0,
+              worstMinute: null,
+              worstRatio: null,
+              reason: '',
+              flags,
+            }),
+          ],
+          options
+        )
+      ).decision!;
+    const plain = decision('traffic-parity,__proto__,toString,constructor');
+    expect(plain.flags.map((f) => f.text)).toEqual([
+      expect.stringMatching(/^Traffic parity: /),
+      '__proto__',
+      'toString',
+      'constructor',
+    ]);
+    expect(plain.flags.every((f) => typeof f.text === 'string')).toBe(true);
+
+    // The meta's texts are used only when they are strings; else the contract's text, else the code.
+    const meta = {
+      ...SAMPLE_META,
+      flagTexts: JSON.parse(
+        '{"traffic-parity": {"text": "not a string"}, "new-flag": 42, "other-flag": "Other flag: in the meta\'s words", "__proto__": {"x": 1}}'
+      ),
+    };
+    expect(decision('traffic-parity,new-flag,other-flag,__proto__', meta).flags).toEqual([
+      { code: 'traffic-parity', text: expect.stringMatching(/^Traffic parity: /) },
+      { code: 'new-flag', text: 'new-flag' },
+      { code: 'other-flag', text: "Other flag: in the meta's words" },
+      { code: '__proto__', text: '__proto__' },
+    ]);
+    expect(
+      ready(buildViewModel([minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }], meta)], options)).meta.flagTexts
+    ).toEqual({
+      'other-flag': "Other flag: in the meta's words",
+    });
+  });
+
   it("reads each minute's window decision of the golden hour, where rollback fires and promote was there first", () => {
     const series = goldenFrames('hour');
     const vm = ready(buildViewModel(series, options));

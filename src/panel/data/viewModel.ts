@@ -292,11 +292,28 @@ function readMeta(minutes: DataFrame): PairwiseMeta {
     minTailObservations: num('minTailObservations'),
     confidence: num('confidence'),
     exploreQueries: readExploreQueries(custom.exploreQueries),
-    flagTexts:
-      custom.flagTexts && typeof custom.flagTexts === 'object' ? (custom.flagTexts as Record<string, string>) : {},
+    flagTexts: readFlagTexts(custom.flagTexts),
     rule: str('rule') === 'reference' ? 'reference' : 'evidence',
     since: str('since') && !Number.isNaN(Date.parse(str('since'))) ? Date.parse(str('since')) : null,
   };
+}
+
+/** The meta's flag sentences: only its own entries whose text is a string. */
+function readFlagTexts(raw: unknown): Record<string, string> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    return {};
+  }
+  // Object.fromEntries defines each key as an own property, "__proto__" too: it sets no prototype.
+  return Object.fromEntries(Object.entries(raw).filter(([, text]) => typeof text === 'string'));
+}
+
+/**
+ * The text a table gives a code, only from its own properties and only when it is a string: a
+ * flag named "__proto__" or "toString" must not read Object.prototype's.
+ */
+function ownText(table: Record<string, unknown>, code: string): string | undefined {
+  const text = Object.hasOwn(table, code) ? table[code] : undefined;
+  return typeof text === 'string' ? text : undefined;
 }
 
 function decisionOf(text: string, code: number | null): Decision | null {
@@ -625,7 +642,7 @@ function buildDecision(
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-    .map((code) => ({ code, text: meta.flagTexts[code] ?? CONTRACT_FLAG_TEXT[code] ?? code }));
+    .map((code) => ({ code, text: ownText(meta.flagTexts, code) ?? ownText(CONTRACT_FLAG_TEXT, code) ?? code }));
 
   return {
     decision,
