@@ -128,7 +128,9 @@ function LatencyChart({
   const values = minutes
     .flatMap((m) => [m.quantiles[vq]?.baseline ?? null, m.quantiles[vq]?.canary ?? null])
     .filter(finite);
-  const yMax = values.length ? Math.max(...values) * 1.25 : 1;
+  // A positive range even when every value is 0 (or none is known): y() divides by it.
+  const top = values.length ? Math.max(...values) : 0;
+  const yMax = top > 0 ? top * 1.25 : 1;
   const y = (v: number) => margin.top + innerHeight - (Math.min(v, yMax) / yMax) * innerHeight;
   const series = (pick: (m: MinuteView) => number | null) =>
     minutes.map((m) => {
@@ -313,8 +315,12 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
   const rollback = meta.rollbackThreshold;
   const ratios = minutes.map((m) => m.ratio).filter(finite);
   // Keep both thresholds in view and cap the top so one wild minute does not flatten the rest.
-  const yMin = Math.max(0, Math.min(...ratios, (promote ?? 1) * 0.9) - 0.02);
-  const yMax = Math.min(Math.max(...ratios, (rollback ?? 1) * 1.1) + 0.02, Math.max(3, (rollback ?? 1) * 1.5));
+  const low = Math.max(0, Math.min(...ratios, (promote ?? 1) * 0.9) - 0.02);
+  const high = Math.min(Math.max(...ratios, (rollback ?? 1) * 1.1) + 0.02, Math.max(3, (rollback ?? 1) * 1.5));
+  // y() divides by yMax - yMin: thresholds and ratios that leave no range (nonsense ones, such as a
+  // rollback threshold below zero) still get one.
+  const yMin = Number.isFinite(low) ? low : 0;
+  const yMax = Number.isFinite(high) && high > yMin ? high : yMin + 1;
   const y = (v: number) =>
     margin.top + innerHeight - ((Math.min(Math.max(v, yMin), yMax) - yMin) / (yMax - yMin)) * innerHeight;
   const points = minutes.map((m) => (finite(m.ratio) ? ([x(m.time), y(m.ratio)] as Point) : null));
