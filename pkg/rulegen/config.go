@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -268,6 +270,9 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 	if len(f.Canaries) == 0 && len(f.Generic) == 0 {
 		return nil, nil, errors.New("canaries: the config lists no canary")
 	}
+	if err := checkRunbookBase(f.RunbookBase); err != nil {
+		return nil, nil, err
+	}
 	defaults := f.Defaults.Apply(verdict.Default())
 	if err := defaults.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("defaults: %w", err)
@@ -391,4 +396,19 @@ func parseFleet(text string) (selector.Selector, error) {
 		}
 	}
 	return sel, nil
+}
+
+// checkRunbookBase accepts an absolute http(s) URL without spaces, control
+// characters or template actions ("" is DefaultRunbookBase): it is written
+// into every alert's runbook_url, which Prometheus expands as a template.
+func checkRunbookBase(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		strings.ContainsAny(s, " \t\r\n{}") || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return fmt.Errorf("runbookBase: %q is not an absolute http(s) URL without spaces or braces", s)
+	}
+	return nil
 }

@@ -289,6 +289,9 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"unknown rule", func(f *File) { r := "counting"; f.Canaries[0].Rule = &r }, `canary checkout: rule: "counting"`},
 		{"bad false-rollback budget", func(f *File) { f.Canaries[0].FalseRollback = &neg }, "canary checkout: falseRollback:"},
 		{"bad false-promote budget", func(f *File) { f.Defaults.FalsePromote = &neg }, "defaults: falsePromote:"},
+		// Prometheus expands runbook_url as a template: no action gets in.
+		{"runbook base with a template action", func(f *File) { f.RunbookBase = `https://x/{{ printf "%s" (query "up") }}` }, "runbookBase:"},
+		{"runbook base not a URL", func(f *File) { f.RunbookBase = "wiki/runbooks" }, "runbookBase:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
