@@ -132,6 +132,28 @@ describe('PairwisePanel', () => {
     expect(document.getElementById(strip.getAttribute('aria-activedescendant')!)).toHaveAccessibleName(/^14:00 UTC/);
   });
 
+  it('names the zone of each minute across a daylight-saving change, in the strip and the table', () => {
+    // Berlin moves from CET to CEST at 01:00 UTC on 2026-03-29, read here in July.
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 6, 15, 12, 0));
+    try {
+      const series = sampleWindow(Date.UTC(2026, 2, 29, 0, 30), 60);
+      render(<PairwisePanel {...createProps({ timeZone: 'Europe/Berlin' }, series)} />);
+      const cells = screen.getAllByTestId(panelTestIds.stripCell);
+      expect(cells[0]).toHaveAccessibleName(/^01:30 CET, /);
+      expect(cells[29]).toHaveAccessibleName(/^01:59 CET, /);
+      expect(cells[30]).toHaveAccessibleName(/^03:00 CEST, /);
+      // The table's header names no single zone; each row names its own.
+      const table = screen.getByTestId(panelTestIds.table);
+      expect(within(table).getByRole('columnheader', { name: /^minute/ })).not.toHaveTextContent(/\(/);
+      expect(screen.getAllByTestId(panelTestIds.tableRow)[0]).toHaveTextContent(/^01:30 CET/);
+      // Latest first: the last minute is in summer time.
+      fireEvent.click(within(within(table).getByRole('columnheader', { name: /^minute/ })).getByRole('button'));
+      expect(screen.getAllByTestId(panelTestIds.tableRow)[0]).toHaveTextContent(/^03:29 CEST/);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('sorts the reference table by header click and marks bad rows in words', () => {
     const series = goldenFrames('hour');
     render(<PairwisePanel {...createProps({}, series)} />);

@@ -14,6 +14,7 @@ interface Props {
   sortOrder: SortOrder;
   height: number;
   formatLatency: (seconds: number | null) => string;
+  /** The zone of every minute, for the header; empty when they differ, and each row says its own. */
   zoneLabel: string;
 }
 
@@ -43,7 +44,12 @@ export function ReferenceTable({ minutes, quantiles, sortOrder, height, formatLa
 
   const rps = (v: number | null) => (v === null ? '—' : v.toFixed(1));
   const columns: Column[] = [
-    { key: 'time', label: `minute${zoneLabel ? ` (${zoneLabel})` : ''}`, render: (m) => m.timeLabel },
+    {
+      key: 'time',
+      label: `minute${zoneLabel ? ` (${zoneLabel})` : ''}`,
+      // Across a daylight-saving change the header names no zone: each minute names its own.
+      render: (m) => (zoneLabel || !m.zoneLabel ? m.timeLabel : `${m.timeLabel} ${m.zoneLabel}`),
+    },
     { key: 'baselineRps', label: 'rps baseline', render: (m) => rps(m.rps.baseline) },
     { key: 'canaryRps', label: 'rps canary', render: (m) => rps(m.rps.canary) },
     ...quantiles.flatMap((label): Column[] => [

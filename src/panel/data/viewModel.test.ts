@@ -71,6 +71,67 @@ describe('buildViewModel', () => {
     }
   });
 
+  it("names each minute's zone at its own time, not at the time the panel is read", () => {
+    // January minutes in Berlin are CET, even read in July (CEST).
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 6, 15, 12, 0));
+    try {
+      const january = Date.UTC(2026, 0, 15, 12, 0);
+      const vm = ready(
+        buildViewModel([minutesFrame(january, [{ ratio: 1.23, verdict: 'bad' }])], {
+          ...options,
+          timeZone: 'Europe/Berlin',
+        })
+      );
+      expect(vm.minutes[0].fullTimeLabel).toBe('2026-01-15 13:00 CET');
+      expect(vm.minutes[0].accessibleName).toBe('13:00 CET, bad, ratio 1.23');
+      expect(vm.zoneLabel).toBe('CET');
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('names the zone of each minute across a daylight-saving change, and of the worst minute and the deployment', () => {
+    // Berlin moves from CET to CEST at 01:00 UTC on 2026-03-29: 01:59 CET is followed by 03:00 CEST.
+    const start = Date.UTC(2026, 2, 29, 0, 58);
+    const frames = [
+      minutesFrame(
+        start,
+        [
+          { ratio: 1, verdict: 'neutral' },
+          { ratio: 1, verdict: 'neutral' },
+          { ratio: 1.3, verdict: 'bad' },
+          { ratio: 1, verdict: 'neutral' },
+        ],
+        { ...SAMPLE_META, since: '2026-03-29T00:30:00Z' }
+      ),
+      decisionFrame(start + 3 * 60_000, {
+        decision: 'hold',
+        good: 0,
+        bad: 1,
+        neutral: 3,
+        insufficient: 0,
+        noData: 0,
+        warmup: 0,
+        worstMinute: start + 2 * 60_000,
+        worstRatio: 1.3,
+        reason: '',
+      }),
+    ];
+    const vm = ready(buildViewModel(frames, { ...options, timeZone: 'Europe/Berlin' }));
+    expect(vm.minutes.map((m) => m.fullTimeLabel)).toEqual([
+      '2026-03-29 01:58 CET',
+      '2026-03-29 01:59 CET',
+      '2026-03-29 03:00 CEST',
+      '2026-03-29 03:01 CEST',
+    ]);
+    expect(vm.minutes.map((m) => m.zoneLabel)).toEqual(['CET', 'CET', 'CEST', 'CEST']);
+    expect(vm.minutes[2].accessibleName).toBe('03:00 CEST, bad, ratio 1.30');
+    // No one zone for the whole range.
+    expect(vm.zoneLabel).toBe('');
+    expect(vm.decision!.worst).toBe('Worst minute 03:00 CEST, ratio 1.30×');
+    expect(vm.decision!.rule).toBe('evidence rule, 60-minute window, deployed 2026-03-29 01:30 CET');
+  });
+
   it('falls back to verdict_code and to field shape when names are missing', () => {
     const frame = minutesFrame(START, [{ ratio: 1.3, verdict: 'bad' }]);
     const unnamed = {

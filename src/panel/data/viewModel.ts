@@ -130,6 +130,8 @@ export interface MinuteView {
   timeLabel: string;
   /** "2026-11-21 14:07 UTC" */
   fullTimeLabel: string;
+  /** The zone's abbreviation at this minute ("UTC", "CET", "CEST"), or empty when it has none. */
+  zoneLabel: string;
   rps: FleetPair;
   /** Seconds, per quantile label. */
   quantiles: Record<string, FleetPair>;
@@ -224,6 +226,7 @@ export interface ReadyViewModel {
   /** Quantile labels shown in the reference table, verdict quantile always included. */
   tableQuantiles: string[];
   formatLatency: (seconds: number | null) => string;
+  /** The zone's abbreviation when every minute shares it; empty when they differ (a daylight-saving change) or it has none. */
   zoneLabel: string;
 }
 
@@ -437,6 +440,40 @@ function countMinutes(minutes: MinuteView[]): VerdictCounts {
   return counts;
 }
 
+/** A time in the panel's zone: date, "HH:mm" and the zone's abbreviation at that time. */
+interface LocalTime {
+  date: string;
+  time: string;
+  zone: string;
+}
+
+/**
+ * Formats times in a zone, each with the zone's abbreviation at its own instant (a minute in
+ * January reads CET, one in July CEST). One format per time; the abbreviation is looked up once
+ * per distinct UTC offset, so a day of minutes costs two look-ups at most.
+ */
+function localTimeFormatter(timeZone: TimeZone): (time: number) => LocalTime {
+  const zoneByOffset = new Map<string, string>();
+  return (time) => {
+    const [date = '', hhmm = '', offset = ''] = dateTimeFormat(time, {
+      format: 'YYYY-MM-DD HH:mm Z',
+      timeZone,
+    }).split(' ');
+    let zone = zoneByOffset.get(offset);
+    if (zone === undefined) {
+      zone = timeZone === 'utc' ? 'UTC' : (getTimeZoneInfo(timeZone, time)?.abbreviation ?? '').trim();
+      zoneByOffset.set(offset, zone);
+    }
+    return { date, time: hhmm, zone };
+  };
+}
+
+/** "14:07 CET", or the text alone in a zone without an abbreviation. */
+const withZone = (text: string, zone: string) => (zone ? `${text} ${zone}` : text);
+
+/** "2026-11-21 14:07 UTC" */
+type FullTime = (time: number) => string;
+
 function readPods(frame: DataFrame | undefined): Map<number, PodSpread[]> {
   const byTime = new Map<number, PodSpread[]>();
   if (!frame || missingFields(frame, REQUIRED_FIELDS.pods).length > 0) {
@@ -481,9 +518,11 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
   }
 
   const timeZone = options.timeZone ?? 'utc';
-  const zoneLabel =
-    timeZone === 'utc' ? 'UTC' : (getTimeZoneInfo(timeZone, Date.now())?.abbreviation ?? '').trim() || '';
-  const withZone = (text: string) => (zoneLabel ? `${text} ${zoneLabel}` : text);
+  const local = localTimeFormatter(timeZone);
+  const fullTime: FullTime = (time) => {
+    const t = local(time);
+    return withZone(`${t.date} ${t.time}`, t.zone);
+  };
   const formatLatency = latencyFormatter(options.unit, options.decimals);
   const pods = readPods(frames.pods);
 
@@ -495,7 +534,7 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
     if (time === null) {
       continue;
     }
-    const timeLabel = dateTimeFormat(time, { format: 'HH:mm', timeZone });
+    const { date, time: timeLabel, zone } = local(time);
     const quantiles: Record<string, FleetPair> = {};
     for (const label of meta.quantiles) {
       quantiles[label] = {
@@ -518,7 +557,8 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       index: minutes.length,
       time,
       timeLabel,
-      fullTimeLabel: withZone(dateTimeFormat(time, { format: 'YYYY-MM-DD HH:mm', timeZone })),
+      fullTimeLabel: withZone(`${date} ${timeLabel}`, zone),
+      zoneLabel: zone,
       rps: { baseline: finiteAt(f('baseline_rps'), row), canary: finiteAt(f('canary_rps'), row) },
       quantiles,
       ratio,
@@ -529,7 +569,7 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       canaryBounds: { lower: numberAt(f('canary_lower'), row), upper: numberAt(f('canary_upper'), row) },
       reason: stringAt(f('reason'), row),
       pods: pods.get(time) ?? [],
-      accessibleName: `${withZone(timeLabel)}, ${VERDICT_TEXT[verdict]}, ratio ${ratio === null ? 'n/a' : ratio.toFixed(2)}${warmup ? ', warm-up' : ''}`,
+      accessibleName: `${withZone(timeLabel, zone)}, ${VERDICT_TEXT[verdict]}, ratio ${ratio === null ? 'n/a' : ratio.toFixed(2)}${warmup ? ', warm-up' : ''}`,
       exploreUrl: explore,
       windowDecision: readMinuteDecision(minutesFrame, row),
     });
@@ -541,12 +581,15 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       : meta.quantiles.filter((l) => l === vq || (l !== 'p50' && l !== 'p99.99'));
 
   const minuteCounts = countMinutes(minutes);
-  const fromMinutes = () => lastMinuteDecision(minutes, meta, minuteCounts, withZone, timeZone);
+  const fromMinutes = () => lastMinuteDecision(minutes, meta, minuteCounts, fullTime);
+  // One zone for the table's header only when every minute has it.
+  const zones = new Set(minutes.map((m) => m.zoneLabel));
+  const zoneLabel = zones.size === 1 ? [...zones][0] : '';
   return {
     status: 'ok',
     meta,
     minutes,
-    decision: buildDecision(frames.decision, meta, withZone, timeZone) ?? fromMinutes(),
+    decision: buildDecision(frames.decision, meta, local, fullTime) ?? fromMinutes(),
     track: buildTrack(minutes, meta),
     minuteCounts,
     tableQuantiles,
@@ -555,19 +598,13 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
   };
 }
 
-function ruleText(
-  rule: WindowRule,
-  windowMinutes: number | null,
-  since: number | null,
-  withZone: (t: string) => string,
-  timeZone: TimeZone
-): string {
+function ruleText(rule: WindowRule, windowMinutes: number | null, since: number | null, fullTime: FullTime): string {
   const parts = [rule === 'reference' ? 'reference rule (minute counts)' : 'evidence rule'];
   if (windowMinutes !== null && windowMinutes > 0) {
     parts.push(`${windowMinutes}-minute window`);
   }
   if (since !== null) {
-    parts.push(`deployed ${withZone(dateTimeFormat(since, { format: 'YYYY-MM-DD HH:mm', timeZone }))}`);
+    parts.push(`deployed ${fullTime(since)}`);
   }
   return parts.join(', ');
 }
@@ -585,8 +622,7 @@ function lastMinuteDecision(
   minutes: MinuteView[],
   meta: PairwiseMeta,
   counts: VerdictCounts,
-  withZone: (text: string) => string,
-  timeZone: TimeZone
+  fullTime: FullTime
 ): DecisionView | null {
   const last = minutes[minutes.length - 1]?.windowDecision;
   if (!last) {
@@ -595,7 +631,7 @@ function lastMinuteDecision(
   return {
     decision: last.decision,
     headline: headlineOf(last.decision, last.reason),
-    rule: ruleText(meta.rule, meta.windowMinutes, meta.since, withZone, timeZone),
+    rule: ruleText(meta.rule, meta.windowMinutes, meta.since, fullTime),
     thresholds: thresholdsText(meta.promoteThreshold, meta.rollbackThreshold),
     counts,
     worst: '',
@@ -609,8 +645,8 @@ function lastMinuteDecision(
 function buildDecision(
   frame: DataFrame | undefined,
   meta: PairwiseMeta,
-  withZone: (text: string) => string,
-  timeZone: TimeZone
+  local: (time: number) => LocalTime,
+  fullTime: FullTime
 ): DecisionView | null {
   if (!frame || frame.length === 0 || missingFields(frame, REQUIRED_FIELDS.decision).length > 0) {
     return null;
@@ -633,10 +669,10 @@ function buildDecision(
 
   const worstTime = timeAt(f('worst_minute'), row);
   const worstRatio = finiteAt(f('worst_ratio'), row);
-  const worst =
-    worstTime !== null
-      ? `Worst minute ${withZone(dateTimeFormat(worstTime, { format: 'HH:mm', timeZone }))}, ratio ${formatRatio(worstRatio)}`
-      : '';
+  const worstLocal = worstTime !== null ? local(worstTime) : null;
+  const worst = worstLocal
+    ? `Worst minute ${withZone(worstLocal.time, worstLocal.zone)}, ratio ${formatRatio(worstRatio)}`
+    : '';
 
   const flags = stringAt(f('flags'), row)
     .split(',')
@@ -647,7 +683,7 @@ function buildDecision(
   return {
     decision,
     headline,
-    rule: ruleText(rule, finiteAt(f('window_minutes'), row) ?? meta.windowMinutes, meta.since, withZone, timeZone),
+    rule: ruleText(rule, finiteAt(f('window_minutes'), row) ?? meta.windowMinutes, meta.since, fullTime),
     thresholds: thresholdsText(promote, rollback),
     counts: {
       good,
