@@ -138,6 +138,28 @@ describe('DecisionTrack', () => {
     expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent('14:12 UTC');
   });
 
+  it('keeps the pinned minute when an auto-refresh shifts a rolling range', () => {
+    const track = (vm: ReadyViewModel) => (
+      <DecisionTrack minutes={vm.minutes} track={vm.track!} meta={vm.meta} stripColumns={0} compact={false} />
+    );
+    const { rerender } = render(track(viewModel()));
+    const listbox = screen.getByRole('listbox');
+    const activeCell = () => document.getElementById(listbox.getAttribute('aria-activedescendant')!)!;
+    fireEvent.focus(listbox);
+    fireEvent.keyDown(listbox, { key: 'End' });
+    fireEvent.keyDown(listbox, { key: 'Enter' });
+    expect(activeCell()).toHaveAccessibleName(/^2026-11-21 14:59 UTC, /);
+
+    // A minute later 14:59 is the last cell but one, and its tooltip stays.
+    rerender(track(viewModel(sampleWindow(START + 60_000))));
+    expect(activeCell()).toHaveAttribute('data-index', '58');
+    expect(activeCell()).toHaveAccessibleName(/^2026-11-21 14:59 UTC, /);
+    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent('2026-11-21 14:59 UTC');
+    // The keys move from the minute it kept.
+    fireEvent.keyDown(listbox, { key: 'ArrowRight' });
+    expect(activeCell()).toHaveAccessibleName(/^2026-11-21 15:00 UTC, /);
+  });
+
   it('gives the reference rule its reason without the evidence table', () => {
     const series = goldenFrames('hour-reference');
     const reasons = series[0].fields.find((f) => f.name === 'decision_reason')!.values as string[];

@@ -1,4 +1,4 @@
-import React from 'react';
+import React, { useMemo } from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2 } from '@grafana/ui';
@@ -40,8 +40,9 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
   const styles = useStyles2(getStyles);
   const aligned = stripColumns >= minutes.length && stripColumns > 0;
   const columns = aligned ? stripColumns : Math.max(1, minutes.length);
+  const keys = useMemo(() => minutes.map((m) => m.time), [minutes]);
   const { active, visible, pinned, anchor, cellId, containerProps } = useCellNavigation({
-    count: minutes.length,
+    keys,
     rowStep: 60,
     jump: (key, current) =>
       key === 'n' ? nextChange(minutes, current, 1) : key === 'p' ? nextChange(minutes, current, -1) : null,

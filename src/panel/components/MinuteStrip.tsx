@@ -1,4 +1,4 @@
-import React from 'react';
+import React, { useMemo } from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2 } from '@grafana/ui';
@@ -35,10 +35,8 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
   const styles = useStyles2(getStyles);
   const colors = verdictColors(theme);
   const { perRow, cellHeight, showSymbols } = stripLayout(minutes.length, width, maxHeight, theme.spacing.gridSize);
-  const { active, visible, pinned, anchor, cellId, containerProps } = useCellNavigation({
-    count: minutes.length,
-    rowStep: perRow,
-  });
+  const keys = useMemo(() => minutes.map((m) => m.time), [minutes]);
+  const { active, visible, pinned, anchor, cellId, containerProps } = useCellNavigation({ keys, rowStep: perRow });
 
   const activeMinute = active !== null ? minutes[active] : undefined;
 

@@ -1,8 +1,11 @@
-import { FocusEvent, KeyboardEvent, MouseEvent, useCallback, useId, useState } from 'react';
+import { FocusEvent, KeyboardEvent, MouseEvent, useCallback, useId, useLayoutEffect, useRef, useState } from 'react';
 
 interface Options {
-  /** Number of cells. */
-  count: number;
+  /**
+   * The key of each cell, in order: its minute's time. The active cell is kept by its key, so an
+   * auto-refresh that shifts a rolling range keeps the tooltip on its minute, not on its place.
+   */
+  keys: readonly number[];
   /** Cells per visual row: ArrowUp and ArrowDown move by this many. */
   rowStep: number;
   /** Optional jumps for extra keys (e.g. "n"/"p"): the index to move to, or null for none. */
@@ -13,16 +16,28 @@ interface Options {
  * Keyboard, mouse and tooltip state of a row of minute cells (the minute strip and the decision
  * track share it): one tab stop with aria-activedescendant; arrows move by one, up and down by a
  * row, PageUp and PageDown by an hour, Home and End to the ends; Enter or Space pins the tooltip,
- * Escape closes it; hover shows it, click pins it.
+ * Escape closes it; hover shows it, click pins it. The active cell is its minute: when new minutes
+ * shift the cells it follows its minute, and when its minute leaves the range nothing is active.
  */
-export function useCellNavigation({ count, rowStep, jump }: Options) {
+export function useCellNavigation({ keys, rowStep, jump }: Options) {
   const idPrefix = useId().replace(/:/g, '');
-  const [active, setActive] = useState<number | null>(null);
+  const count = keys.length;
+  const [activeKey, setActiveKey] = useState<number | null>(null);
   const [visible, setVisible] = useState(false);
   const [pinned, setPinned] = useState(false);
   const [anchor, setAnchor] = useState<{ x: number; y: number } | null>(null);
 
+  const found = activeKey === null ? -1 : keys.indexOf(activeKey);
+  const active = found >= 0 ? found : null;
+  if (activeKey !== null && active === null) {
+    // The active minute left the range: nothing is active, shown or pinned any more.
+    setActiveKey(null);
+    setVisible(false);
+    setPinned(false);
+  }
+
   const cellId = useCallback((index: number) => `${idPrefix}-cell-${index}`, [idPrefix]);
+  const containerRef = useRef<HTMLDivElement>(null);
 
   // Anchor the tooltip to a cell (all cells are rendered, so the element exists).
   const anchorTo = (index: number, scroll: boolean) => {
@@ -36,10 +51,27 @@ export function useCellNavigation({ count, rowStep, jump }: Options) {
     }
   };
 
+  // New minutes move the active minute's cell (one place back in a rolling range, or to another
+  // row): the tooltip follows it. Nothing to do, and no render, when the cell stayed in place.
+  useLayoutEffect(() => {
+    const cell = visible && active !== null ? containerRef.current?.querySelector(`[data-index="${active}"]`) : null;
+    if (cell) {
+      const rect = cell.getBoundingClientRect();
+      if (rect.left !== anchor?.x || rect.bottom !== anchor?.y) {
+        const next = { x: rect.left, y: rect.bottom };
+        setAnchor(next);
+      }
+    }
+  }, [visible, active, keys, anchor]);
+
+  const select = (index: number) => {
+    setActiveKey(keys[index]);
+    setVisible(true);
+  };
+
   const move = (index: number) => {
     const next = Math.max(0, Math.min(count - 1, index));
-    setActive(next);
-    setVisible(true);
+    select(next);
     anchorTo(next, true);
   };
 
@@ -79,10 +111,12 @@ export function useCellNavigation({ count, rowStep, jump }: Options) {
 
   const indexFromEvent = (target: EventTarget): number | null => {
     const cell = (target as HTMLElement).closest?.('[data-index]');
-    return cell ? Number(cell.getAttribute('data-index')) : null;
+    const index = cell ? Number(cell.getAttribute('data-index')) : NaN;
+    return Number.isInteger(index) && index >= 0 && index < count ? index : null;
   };
 
   const containerProps = {
+    ref: containerRef,
     tabIndex: 0,
     'aria-activedescendant': active !== null ? cellId(active) : undefined,
     onKeyDown,
@@ -99,8 +133,7 @@ export function useCellNavigation({ count, rowStep, jump }: Options) {
     onMouseOver: (event: MouseEvent<HTMLElement>) => {
       const index = indexFromEvent(event.target);
       if (index !== null && !pinned && index !== active) {
-        setActive(index);
-        setVisible(true);
+        select(index);
         anchorTo(index, false);
       } else if (index !== null && !pinned) {
         setVisible(true);
@@ -110,13 +143,19 @@ export function useCellNavigation({ count, rowStep, jump }: Options) {
     onClick: (event: MouseEvent<HTMLElement>) => {
       const index = indexFromEvent(event.target);
       if (index !== null) {
-        setActive(index);
-        setVisible(true);
+        select(index);
         anchorTo(index, false);
         setPinned((p) => !(p && index === active));
       }
     },
   };
 
-  return { active, visible, pinned, anchor, cellId, containerProps };
+  return {
+    active,
+    visible: visible && active !== null,
+    pinned: pinned && active !== null,
+    anchor,
+    cellId,
+    containerProps,
+  };
 }
