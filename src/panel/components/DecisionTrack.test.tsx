@@ -1,6 +1,7 @@
 import React from 'react';
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { buildViewModel, ReadyViewModel } from '../data/viewModel';
+import { backgroundImagesOf } from '../testing/css';
 import { goldenFrames } from '../testing/goldens';
 import { sampleWindow } from '../testing/sampleFrames';
 import { panelTestIds } from '../testIds';
@@ -59,6 +60,29 @@ describe('DecisionTrack', () => {
     expect(screen.getByTestId(panelTestIds.track)).toHaveTextContent(
       `▼ rollback ${decisionsOf(vm).filter((d) => d === 'rollback').length}`
     );
+  });
+
+  it('tells promote, hold and rollback apart by pattern, not colour alone', () => {
+    const vm = viewModel();
+    renderTrack(vm);
+    const cells = screen.getAllByTestId(panelTestIds.trackCell);
+    const patternOf = (decision: string) =>
+      backgroundImagesOf(cells.find((c) => c.dataset.decision === decision)!).join(', ');
+    expect(patternOf('promote')).not.toBe('');
+    expect(patternOf('rollback')).not.toBe('');
+    expect(patternOf('promote')).not.toBe(patternOf('rollback'));
+    expect(patternOf('hold')).toBe('');
+    for (const cell of cells) {
+      expect(backgroundImagesOf(cell).join(', ')).toBe(patternOf(cell.dataset.decision!));
+    }
+    // The legend's swatches show them.
+    const legend = screen.getByText(/^Window decision/).parentElement!;
+    const swatches = Array.from(legend.querySelectorAll('[style*="background-color"]'));
+    expect(swatches.map((s) => backgroundImagesOf(s).join(', '))).toEqual([
+      patternOf('promote'),
+      patternOf('hold'),
+      patternOf('rollback'),
+    ]);
   });
 
   it('lines up with a one-row strip, and is a timeline otherwise', () => {

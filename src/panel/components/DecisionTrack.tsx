@@ -16,7 +16,7 @@ import { panelTestIds } from '../testIds';
 import { DecisionTooltip } from './DecisionTooltip';
 import { CellTooltip, getLegendStyles } from './cellParts';
 import { useCellNavigation } from './useCellNavigation';
-import { decisionColor } from './verdictStyle';
+import { decisionColor, decisionPatterns } from './verdictStyle';
 
 interface Props {
   minutes: MinuteView[];
@@ -84,6 +84,7 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
                   styles.cell,
                   aligned && styles.alignedCell,
                   decision === 'rollback' && styles.rollback,
+                  decision === 'promote' && styles.promote,
                   minute.index === active && styles.active
                 )}
                 style={{ backgroundColor: decisionColor(theme, decision) }}
@@ -129,7 +130,11 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
           {DECISIONS.map((decision) => (
             <span key={decision} className={styles.legendItem}>
               <span
-                className={cx(styles.swatch, decision === 'rollback' && styles.rollback)}
+                className={cx(
+                  styles.swatch,
+                  decision === 'rollback' && styles.rollback,
+                  decision === 'promote' && styles.promote
+                )}
                 style={{ backgroundColor: decisionColor(theme, decision) }}
               />
               {DECISION_SYMBOL[decision]} {DECISION_TEXT[decision]} {track.counts[decision]}
@@ -161,7 +166,8 @@ function firingSummary(track: DecisionTrackView, minutes: MinuteView[]): string 
 }
 
 const getStyles = (theme: GrafanaTheme2) => {
-  const hatch = `repeating-linear-gradient(135deg, rgba(0, 0, 0, 0.35) 0, rgba(0, 0, 0, 0.35) 1px, transparent 1px, transparent 4px)`;
+  // Colour is not the only cue: promote and rollback have their patterns, hold none.
+  const patterns = decisionPatterns();
   return {
     ...getLegendStyles(theme),
     wrapper: css({
@@ -198,9 +204,8 @@ const getStyles = (theme: GrafanaTheme2) => {
     alignedCell: css({
       borderRadius: theme.shape.radius.default,
     }),
-    rollback: css({
-      backgroundImage: hatch,
-    }),
+    rollback: css(patterns.rollback),
+    promote: css(patterns.promote),
     active: css({
       outline: `2px solid ${theme.colors.text.primary}`,
       outlineOffset: '-1px',

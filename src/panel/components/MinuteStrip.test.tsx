@@ -1,7 +1,9 @@
 import React from 'react';
 import { fireEvent, render, screen } from '@testing-library/react';
-import { buildViewModel, ReadyViewModel } from '../data/viewModel';
-import { sampleWindow } from '../testing/sampleFrames';
+import { buildViewModel, ReadyViewModel, Verdict, VERDICTS } from '../data/viewModel';
+import { stripLayout } from '../data/layout';
+import { backgroundImagesOf } from '../testing/css';
+import { minutesFrame, sampleWindow } from '../testing/sampleFrames';
 import { panelTestIds } from '../testIds';
 import { DEFAULT_OPTIONS } from '../types';
 import { MinuteStrip } from './MinuteStrip';
@@ -89,5 +91,46 @@ describe('MinuteStrip', () => {
     } finally {
       rects.mockRestore();
     }
+  });
+
+  it('tells the verdicts apart by pattern, not colour alone, when a day of minutes hides the symbols', () => {
+    // A day with every verdict, in a panel of ordinary size: the cells are too small for symbols.
+    const rows = Array.from({ length: 1440 }, (_, i) => {
+      const verdict = VERDICTS[i % VERDICTS.length];
+      return { ratio: verdict === 'no-data' ? null : 1, verdict };
+    });
+    const vm = buildViewModel([minutesFrame(START, rows)], options) as ReadyViewModel;
+    expect(stripLayout(1440, 1400, 144, 8).showSymbols).toBe(false);
+    render(strip(vm));
+    const cells = screen.getAllByTestId(panelTestIds.stripCell);
+    expect(cells.every((c) => c.textContent === '')).toBe(true);
+    const patternOf = (verdict: Verdict) =>
+      backgroundImagesOf(cells.find((c) => c.getAttribute('data-verdict') === verdict)!).join(', ');
+
+    // Bad is the verdict that matters most; partial, insufficient and no data each have their own.
+    const patterned: Verdict[] = ['bad', 'partial', 'insufficient', 'no-data'];
+    for (const verdict of patterned) {
+      expect(patternOf(verdict)).not.toBe('');
+    }
+    expect(new Set(patterned.map(patternOf)).size).toBe(patterned.length);
+    expect(patternOf('good')).toBe('');
+    expect(patternOf('neutral')).toBe('');
+    // Every cell of a verdict has its pattern.
+    for (const cell of cells.filter((c) => c.getAttribute('data-verdict') === 'bad')) {
+      expect(backgroundImagesOf(cell).join(', ')).toBe(patternOf('bad'));
+    }
+    // The legend shows the same patterns beside the symbols.
+    const swatch = (symbol: string) => screen.getByText(symbol, { selector: 'span' });
+    expect(backgroundImagesOf(swatch('✕')).join(', ')).toBe(patternOf('bad'));
+    expect(backgroundImagesOf(swatch('◐')).join(', ')).toBe(patternOf('partial'));
+  });
+
+  it('draws no patterns over cells large enough for their symbols, but no data', () => {
+    render(strip(viewModel()));
+    const cells = screen.getAllByTestId(panelTestIds.stripCell);
+    const bad = cells.find((c) => c.getAttribute('data-verdict') === 'bad')!;
+    expect(bad).toHaveTextContent('✕');
+    expect(backgroundImagesOf(bad)).toEqual([]);
+    expect(backgroundImagesOf(cells.find((c) => c.getAttribute('data-verdict') === 'no-data')!)).not.toEqual([]);
   });
 });

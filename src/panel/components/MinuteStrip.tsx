@@ -8,7 +8,7 @@ import { panelTestIds } from '../testIds';
 import { MinuteTooltip } from './MinuteTooltip';
 import { CellTooltip, getLegendStyles } from './cellParts';
 import { useCellNavigation } from './useCellNavigation';
-import { verdictColors } from './verdictStyle';
+import { PatternedVerdict, verdictColors, verdictPatterns } from './verdictStyle';
 
 interface Props {
   minutes: MinuteView[];
@@ -39,6 +39,8 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
   const { active, visible, pinned, anchor, cellId, containerProps } = useCellNavigation({ keys, rowStep: perRow });
 
   const activeMinute = active !== null ? minutes[active] : undefined;
+  const patternOf = (verdict: Verdict) =>
+    verdict in styles.patterns ? styles.patterns[verdict as PatternedVerdict] : undefined;
 
   return (
     <div className={styles.wrapper}>
@@ -65,8 +67,8 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
               aria-label={minute.accessibleName}
               className={cx(
                 styles.cell,
-                minute.verdict === 'no-data' && styles.noData,
-                minute.verdict === 'insufficient' && !showSymbols && styles.insufficient,
+                // Without their symbols the cells are told apart by pattern; no data always has its own.
+                (!showSymbols || minute.verdict === 'no-data') && patternOf(minute.verdict),
                 minute.warmup && styles.warmup,
                 isActive && styles.active
               )}
@@ -98,11 +100,7 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
           {LEGEND.filter(({ verdict, key }) => verdict !== 'partial' || counts[key] > 0).map(({ verdict, key }) => (
             <span key={verdict} className={styles.legendItem}>
               <span
-                className={cx(
-                  styles.swatch,
-                  verdict === 'no-data' && styles.noData,
-                  verdict === 'insufficient' && styles.insufficient
-                )}
+                className={cx(styles.swatch, patternOf(verdict))}
                 style={{
                   backgroundColor: verdict === 'no-data' ? undefined : colors[verdict],
                   color: theme.colors.getContrastText(
@@ -133,7 +131,7 @@ export function MinuteStrip({ minutes, meta, counts, width, maxHeight, formatLat
 }
 
 const getStyles = (theme: GrafanaTheme2) => {
-  const hatch = `repeating-linear-gradient(135deg, ${theme.colors.border.strong} 0, ${theme.colors.border.strong} 1px, transparent 1px, transparent ${theme.spacing(0.5)})`;
+  const patterns = verdictPatterns(theme);
   return {
     ...getLegendStyles(theme),
     wrapper: css({
@@ -167,14 +165,12 @@ const getStyles = (theme: GrafanaTheme2) => {
       userSelect: 'none',
       overflow: 'hidden',
     }),
-    noData: css({
-      backgroundImage: hatch,
-      boxShadow: `inset 0 0 0 1px ${theme.colors.border.medium}`,
-    }),
-    insufficient: css({
-      backgroundImage: `radial-gradient(${theme.colors.background.primary} 20%, transparent 21%)`,
-      backgroundSize: `${theme.spacing(0.75)} ${theme.spacing(0.75)}`,
-    }),
+    patterns: {
+      bad: css(patterns.bad),
+      insufficient: css(patterns.insufficient),
+      'no-data': css(patterns['no-data']),
+      partial: css(patterns.partial),
+    } satisfies Record<PatternedVerdict, string>,
     warmup: css({
       opacity: 0.4,
     }),
