@@ -48,16 +48,26 @@ func TestRecordedEqualsRaw(t *testing.T) {
 		fleets   [2]selector.Selector
 		// ambiguous: two groups record the fleets, so the record is not read.
 		ambiguous bool
+		// unrecorded: the record holds part of what the selectors select
+		// (a label-driven group's other matchers left out), so it is not
+		// read.
+		unrecorded bool
 	}{
 		{name: "per-canary classic", kind: prom.Classic, canaries: []string{"checkout"}, fleets: fleets(`{track="baseline"}`, `{track="canary"}`)},
 		{name: "per-canary native", kind: prom.Native, canaries: []string{"checkout-native"}, fleets: fleets(`{track="baseline",service=~".+"}`, `{track="canary",service=~".+"}`)},
 		{name: "label-driven classic", kind: prom.Classic, fleets: fleets(`{job="checkout",track="baseline"}`, `{job="checkout",track="canary"}`)},
+		// A group with matchers of its own ({job="checkout"}): it records
+		// only the series they select.
+		{name: "label-driven native, the group's matchers named", kind: prom.Native, fleets: fleets(`{service="checkout",track="baseline",job="checkout"}`, `{job="checkout",track="canary",service="checkout"}`)},
+		{name: "label-driven native, the group's matchers left out", kind: prom.Native, unrecorded: true, fleets: fleets(`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`)},
 		{name: "ambiguous", kind: prom.Classic, canaries: []string{"a", "b"}, ambiguous: true,
 			fleets: fleets(`{track="baseline",job=~"checkout"}`, `{track="canary",job=~"checkout"}`)},
 	}
 	// The rule pack for these fleets, as a user renders it.
 	pack := rulegen.File{Generic: []rulegen.Generic{{Name: "tracks", Metric: metric, Histogram: string(prom.Classic), By: []string{"job"},
-		FleetLabel: "track", Baseline: "baseline", Canary: "canary"}}}
+		FleetLabel: "track", Baseline: "baseline", Canary: "canary"},
+		{Name: "services", Metric: metric, Histogram: string(prom.Native), By: []string{"service"},
+			FleetLabel: "track", Baseline: "baseline", Canary: "canary", Matchers: `{job="checkout"}`}}}
 	for _, c := range cases {
 		for _, name := range c.canaries {
 			pack.Canaries = append(pack.Canaries, rulegen.Canary{Name: name, Metric: metric, Histogram: string(c.kind),
@@ -121,6 +131,34 @@ func TestRecordedEqualsRaw(t *testing.T) {
 				}
 				if len(autoRes.Warnings) != len(rawRes.Warnings)+2 || !strings.Contains(strings.Join(autoRes.Warnings, "\n"), "more than one recorded series") {
 					t.Errorf("warnings %q, want the raw ones and one per fleet naming the ambiguity", autoRes.Warnings)
+				}
+				for _, s := range autoRes.Served {
+					if s.Path != "raw" {
+						t.Errorf("%s served %+v, want raw", s.What, s)
+					}
+				}
+				return
+			}
+
+			if c.unrecorded {
+				for _, sel := range []selector.Selector{base, canary} {
+					rec, err := client.RecordedHistograms(ctx, metric, sel, c.kind, prom.Range{Start: w.First, End: w.Last})
+					if err != nil || len(rec) != 0 {
+						t.Fatalf("%s: %d recorded minutes (%v), want none", sel, len(rec), err)
+					}
+				}
+				req.Read = ReadRaw
+				rawRes, err := Analyze(ctx, client, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Read = ReadAuto
+				autoRes, err := Analyze(ctx, client, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a, b := fmt.Sprintf("%+v", rawRes.Window), fmt.Sprintf("%+v", autoRes.Window); a != b {
+					t.Errorf("the automatic reading differs from the raw one")
 				}
 				for _, s := range autoRes.Served {
 					if s.Path != "raw" {

@@ -65,9 +65,9 @@ func TestParseReading(t *testing.T) {
 
 // TestAutoWithoutRecord: against a backend holding no recorded minute
 // series, the automatic reading gives the raw result, and costs one
-// instant query per fleet, two when the fleet's selector is made of
-// equality matchers only (the per-canary look-up, then the label-driven
-// one). A backend without the instant query API is read raw with a
+// instant query per fleet, two when the fleet's selector has an equality
+// matcher (the per-canary look-up, then the label-driven one, whose other
+// matchers may be of any kind). A backend without the instant query API is read raw with a
 // warning. A failed look-up fails the analysis with the error class the raw
 // queries meet on the same fault: never a decision made without the data.
 func TestAutoWithoutRecord(t *testing.T) {
@@ -104,7 +104,8 @@ func TestAutoWithoutRecord(t *testing.T) {
 		lookups            int
 	}{
 		{name: "equality selectors", base: `{service="checkout",track="baseline"}`, canary: `{service="checkout",track="canary"}`, lookups: 4},
-		{name: "a regular expression", base: `{service=~"checkout",track="baseline"}`, canary: `{service=~"checkout",track="canary"}`, lookups: 2},
+		{name: "a regular expression", base: `{service=~"checkout",track="baseline"}`, canary: `{service=~"checkout",track="canary"}`, lookups: 4},
+		{name: "regular expressions only", base: `{service=~"checkout",track=~"baseline"}`, canary: `{service=~"checkout",track=~"canary"}`, lookups: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fake := testenv.FakePrometheus(t, testenv.FakeOptions{})

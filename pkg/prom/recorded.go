@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -24,11 +25,32 @@ import (
 // "canary", and RecordedSelectorLabel set to the fleet's selector as
 // selector.Selector.String() renders it; a label-driven group keeps its
 // identifying labels and the fleet label (for example service="checkout",
-// track="canary"), so a selector made of exactly those equality matchers
-// finds the fleet.
+// track="canary"), and RecordedMatchersLabel set to the group's other
+// matchers when it has some, so a selector made of equality matchers on
+// exactly those labels, and of the group's other matchers, finds the
+// fleet.
 
 // RecordedSelectorLabel carries a per-canary group's fleet selector.
 const RecordedSelectorLabel = "pairwise_selector"
+
+// RecordedMatchersLabel carries a label-driven group's matchers beyond its
+// identifying and fleet labels (RecordedMatchers of them; absent when it
+// has none): its records hold only the series those matchers select.
+const RecordedMatchersLabel = "pairwise_matchers"
+
+// RecordedMatchers renders matchers in one order whatever theirs, so that
+// a group's recorded RecordedMatchersLabel and a reader's selector compare
+// as text; "" when there are none.
+func RecordedMatchers(ms selector.Selector) string {
+	if len(ms) == 0 {
+		return ""
+	}
+	sorted := slices.Clone(ms)
+	slices.SortFunc(sorted, func(a, b selector.Matcher) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(string(a.Op), string(b.Op)), cmp.Compare(a.Value, b.Value))
+	})
+	return sorted.String()
+}
 
 // MinuteHistogramRecord names the recorded merged histogram of a fleet's
 // minute: the result of NativeQuery (a native histogram sample) or of

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,9 +129,8 @@ func recordedMinute(t float64, r Range) (int64, bool) {
 
 // recordedMatrix returns the samples of the one group of recorded series
 // name that is the fleet sel's: a per-canary group's, labelled with the
-// selector (RecordedSelector), or else, for a selector of equality
-// matchers only, the series whose labels are exactly those matchers (a
-// label-driven group). part is the label that tells a group's series apart
+// selector (RecordedSelector), or else a label-driven group's series that
+// is the fleet (labelDriven). part is the label that tells a group's series apart
 // (le, pairwise_health), "" when a group is one series. Several groups
 // are ErrRecordAmbiguous; none is an empty answer.
 func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.Selector, r Range, part string) ([]matrixSeries, error) {
@@ -141,18 +141,25 @@ func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.S
 	if err != nil {
 		return nil, err
 	}
-	if len(series) == 0 && equalityOnly(sel) {
-		all, err := c.rangeSelector(ctx, sel.With(name), r)
-		if err != nil {
-			return nil, err
-		}
-		want := map[string]string{}
+	if len(series) == 0 {
+		// A label-driven group's record: its series lack the labels of the
+		// group's other matchers, so each equality matcher also accepts
+		// the label's absence here, and labelDriven checks the rest.
+		lookup := selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: ""}} // not a per-canary group's
 		for _, m := range sel {
-			want[m.Name] = m.Value
+			if m.Op == selector.Equal && m.Value != "" {
+				lookup = append(lookup, selector.Matcher{Name: m.Name, Op: selector.Regex, Value: regexp.QuoteMeta(m.Value) + "|"})
+			}
 		}
-		for _, s := range all {
-			if maps.Equal(identity(s.Metric, part), want) {
-				series = append(series, s)
+		if len(lookup) > 1 {
+			all, err := c.rangeSelector(ctx, lookup.With(name), r)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range all {
+				if labelDriven(s.Metric, part, sel) {
+					series = append(series, s)
+				}
 			}
 		}
 	}
@@ -172,6 +179,32 @@ func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.S
 		parts[s.Metric[part]] = true
 	}
 	return series, nil
+}
+
+// labelDriven says whether a label-driven group's recorded series (its
+// labels) is the fleet sel: sel fixes every label of the series with an
+// equality matcher (those are the group's identifying and fleet labels),
+// and sel's other matchers are exactly the group's own others
+// (RecordedMatchersLabel). A selector without them would read raw series
+// the group never recorded; one with more, fewer.
+func labelDriven(labels map[string]string, part string, sel selector.Selector) bool {
+	rec := identity(labels, part)
+	others := rec[RecordedMatchersLabel]
+	delete(rec, RecordedMatchersLabel)
+	fixed := map[string]bool{}
+	var rest selector.Selector
+	for _, m := range sel {
+		v, ok := rec[m.Name]
+		switch {
+		case !ok:
+			rest = append(rest, m)
+		case m.Op != selector.Equal || m.Value != v:
+			return false
+		default:
+			fixed[m.Name] = true
+		}
+	}
+	return len(fixed) == len(rec) && RecordedMatchers(rest) == others
 }
 
 // identity is a recorded series' labels without its name and part label.
@@ -195,15 +228,6 @@ func labelKey(labels map[string]string) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-func equalityOnly(sel selector.Selector) bool {
-	for _, m := range sel {
-		if m.Op != selector.Equal {
-			return false
-		}
-	}
-	return len(sel) > 0
 }
 
 // rangeSelector reads every raw sample of the series sel selects whose

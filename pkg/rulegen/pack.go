@@ -481,13 +481,19 @@ func (r resolved) sharedSeriesAlerts(runbook func(string) [2]string) []rule {
 // identifying labels and the fleet label.
 func (g *resolvedGeneric) rules() []rule {
 	mark := [][2]string{{genericLabel, g.Name}}
+	// The group's matchers beyond its fleet label (g.sel[0]) select the
+	// series it records: a reader must know them (prom.labelDriven).
+	var others [][2]string
+	if len(g.sel) > 1 {
+		others = [][2]string{{prom.RecordedMatchersLabel, prom.RecordedMatchers(g.sel[1:])}}
+	}
 	samples := recordedMinute(selector.Selector{{Name: genericLabel, Op: selector.Equal, Value: g.Name}}.With(prom.MinuteSamplesRecord(g.Metric, g.kind)), 0)
 	return []rule{
-		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by(), g.defaults.ScrapeInterval()))),
+		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by(), g.defaults.ScrapeInterval()))), labels: others,
 			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
 		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesQuery(g.Metric, g.sel, g.kind, g.by()))), labels: mark,
 			comment: "each fleet's samples and series in that minute, packed as samples + 2^32 x series"},
-		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.sel, g.by())),
+		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.sel, g.by())), labels: others,
 			comment: "each fleet's health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 	}
 }
