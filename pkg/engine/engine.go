@@ -142,13 +142,13 @@ func (req Request) span() (span, error) {
 //
 // Each minute is read over a minute and the configured scrape interval
 // (verdict.Config.ScrapeIntervalSeconds). When both fleets' health plainly
-// shows another interval that divides a minute (prom.ScrapedEvery) and their
-// minutes were read raw, Analyze reads them again at that interval and says
-// so in a warning: a fleet scraped more often than configured would
-// otherwise have only partial minutes, and one scraped less often minutes
-// that miss part of their observations. If that second read fails, the
-// first answer stands. Recorded minutes were read by the rule pack at its
-// own setting and are never read again.
+// shows another interval that divides a minute (prom.ScrapedEvery), Analyze
+// reads them again at that interval and says so in a warning: a fleet
+// scraped more often than configured would otherwise have only partial
+// minutes, and one scraped less often minutes that miss part of their
+// observations. If that second read fails, the first answer stands. A
+// recorded minute is read only at the interval the rule pack read it at
+// (prom.RecordedScrapeLabel); at another, it is read raw.
 //
 // A panic inside it, on any of its goroutines, is returned as an
 // *ErrInternal.
@@ -560,10 +560,11 @@ func slowlyScraped(ctx context.Context, src Source, req Request, fleets []fetche
 }
 
 // scrapedEvery is the scrape interval every fleet with samples plainly
-// shows (prom.ScrapedEvery), read from the health of its histograms, or
-// from sparse (slowlyScraped) when it has none; 0 when a fleet shows none,
-// when they differ, when none has samples, or when a fleet's histograms
-// were not all read raw.
+// shows (prom.ScrapedEvery), read from the health of its histograms (raw
+// or recorded: a record counts the raw samples too), or from sparse
+// (slowlyScraped) when it has none; 0 when a fleet shows none, when they
+// differ, or when none has samples. Read again at that interval, a fleet
+// reads only records made at it (prom.RecordedScrapeLabel).
 func scrapedEvery(fleets []fetched, healths, sparse []map[int64]prom.Health) int {
 	seen := 0
 	for f, fl := range fleets {
@@ -572,8 +573,6 @@ func scrapedEvery(fleets []fetched, healths, sparse []map[int64]prom.Health) int
 			if h = sparse[f]; len(h) == 0 {
 				continue // no samples: this fleet does not vote
 			}
-		} else if fl.served.Path != "raw" {
-			return 0
 		}
 		s := prom.ScrapedEvery(h)
 		if s == 0 || seen != 0 && s != seen {

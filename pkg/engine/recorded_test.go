@@ -187,6 +187,17 @@ func TestRecordedEqualsRaw(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Minutes read at another scrape interval are other minutes
+				// (a minute and one interval, scaled by it): the record,
+				// made at 15 s, is not theirs.
+				other := r
+				other.Scrape = 30 * time.Second
+				if n, err := client.RecordedHistograms(ctx, metric, sel, c.kind, other); err != nil || len(n) != 0 {
+					t.Errorf("%s at 30 s: %d recorded minutes (%v), want none", sel, len(n), err)
+				}
+				if n, err := client.RecordedHealth(ctx, metric, sel, c.kind, other); err != nil || len(n) != 0 {
+					t.Errorf("%s health at 30 s: %d recorded minutes (%v), want none", sel, len(n), err)
+				}
 				for m := r.Start; !m.After(r.End); m = m.Add(time.Minute) {
 					ts := m.Unix()
 					recorded := !m.Before(recStart) && !m.After(recEnd) && !m.Equal(gap)

@@ -498,3 +498,23 @@ func TestHealthReadBesideHistograms(t *testing.T) {
 		})
 	}
 }
+
+// TestScrapedEveryReadsRecordedHealth: the interval the fleets' samples
+// show is read off their health whether their minutes were read raw or
+// from the record (which counts the raw samples too), so a window served
+// from a record made at the wrong interval is read again at the right one,
+// where that record is not read (prom.RecordedScrapeLabel).
+func TestScrapedEveryReadsRecordedHealth(t *testing.T) {
+	every30 := map[int64]prom.Health{}
+	series := prom.Series{}
+	for m := int64(0); m < 10; m++ {
+		every30[m*60] = prom.Health{Samples: 20, Series: 10, Reporting: 10}
+		series[m*60] = nil
+	}
+	for _, path := range []string{"raw", "recorded"} {
+		fleets := []fetched{{series: series, served: Served{Path: path}}, {series: series, served: Served{Path: path}}}
+		if got := scrapedEvery(fleets, []map[int64]prom.Health{every30, every30}, make([]map[int64]prom.Health, 2)); got != 30 {
+			t.Errorf("%s: scraped every %d s, want 30", path, got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package prom
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,21 @@ import (
 
 // RecordedSelectorLabel carries a per-canary group's fleet selector.
 const RecordedSelectorLabel = "pairwise_selector"
+
+// RecordedScrapeLabel carries the scrape interval a group's raw reads were
+// made at (RecordedScrape): a minute is read over a minute and one interval
+// and scaled by it (MinuteRange), so a record made at one interval is not
+// the minute a reader at another would read.
+const RecordedScrapeLabel = "pairwise_scrape"
+
+// RecordedScrape is RecordedScrapeLabel's value for the interval d (0:
+// DefaultScrapeInterval), in whole seconds: "15s".
+func RecordedScrape(d time.Duration) string {
+	if d <= 0 {
+		d = DefaultScrapeInterval
+	}
+	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+}
 
 // RecordedMatchersLabel carries a label-driven group's matchers beyond its
 // identifying and fleet labels (RecordedMatchers of them; absent when it

@@ -137,7 +137,9 @@ func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.S
 	if r.Start.Unix()%60 != 0 || r.End.Unix()%60 != 0 || r.End.Before(r.Start) {
 		return nil, fmt.Errorf("recorded minutes are read over whole minutes, not %s..%s", r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
 	}
-	series, err := c.rangeSelector(ctx, RecordedSelector(sel).With(name), r)
+	// Only a record made at the reader's scrape interval is its minutes.
+	scrape := selector.Matcher{Name: RecordedScrapeLabel, Op: selector.Equal, Value: RecordedScrape(r.Scrape)}
+	series, err := c.rangeSelector(ctx, append(RecordedSelector(sel), scrape).With(name), r)
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +147,13 @@ func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.S
 		// A label-driven group's record: its series lack the labels of the
 		// group's other matchers, so each equality matcher also accepts
 		// the label's absence here, and labelDriven checks the rest.
-		lookup := selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: ""}} // not a per-canary group's
+		lookup := selector.Selector{{Name: RecordedSelectorLabel, Op: selector.Equal, Value: ""}, scrape} // not a per-canary group's
 		for _, m := range sel {
 			if m.Op == selector.Equal && m.Value != "" {
 				lookup = append(lookup, selector.Matcher{Name: m.Name, Op: selector.Regex, Value: regexp.QuoteMeta(m.Value) + "|"})
 			}
 		}
-		if len(lookup) > 1 {
+		if len(lookup) > 2 {
 			all, err := c.rangeSelector(ctx, lookup.With(name), r)
 			if err != nil {
 				return nil, err
@@ -191,6 +193,7 @@ func labelDriven(labels map[string]string, part string, sel selector.Selector) b
 	rec := identity(labels, part)
 	others := rec[RecordedMatchersLabel]
 	delete(rec, RecordedMatchersLabel)
+	delete(rec, RecordedScrapeLabel) // the look-up's own
 	fixed := map[string]bool{}
 	var rest selector.Selector
 	for _, m := range sel {

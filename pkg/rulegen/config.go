@@ -146,6 +146,8 @@ var reservedLabels = map[string]string{
 	"canary":                   "the pack's canary label",
 	"le":                       "the bucket bound of classic histograms",
 	prom.RecordedSelectorLabel: "the pack's label of a fleet selector",
+	prom.RecordedScrapeLabel:   "the pack's label of the scrape interval its minutes were read at",
+	prom.RecordedMatchersLabel: "the pack's label of a generic group's other matchers",
 	prom.HealthLabel:           "the pack's label of a health figure",
 	genericLabel:               "the pack's label of a generic group judging every canary",
 	"__name__":                 "the metric name",

@@ -39,12 +39,15 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 				record, expr string
 				labels       int
 			}{
-				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by, prom.DefaultScrapeInterval) + ")[1m:1m])", 0},
+				// The minutes' records name their interval and the group's
+				// other matchers, which a reader must match (prom.labelDriven).
+				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by, prom.DefaultScrapeInterval) + ")[1m:1m])", 2},
 				{prom.MinuteSamplesRecord(g.Metric, k), "last_over_time((" + prom.SamplesQuery(g.Metric, sel, k, by) + ")[1m:1m])", 1},
-				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by), 0},
+				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by), 2},
 			} {
 				r := rf.Groups[0].Rules[i]
-				if r.Record != want.record || spaced(r.Expr) != spaced(want.expr) || len(r.Labels) != want.labels {
+				if r.Record != want.record || spaced(r.Expr) != spaced(want.expr) || len(r.Labels) != want.labels ||
+					want.labels == 2 && (r.Labels[prom.RecordedScrapeLabel] != "15s" || r.Labels[prom.RecordedMatchersLabel] != `{job="api"}`) {
 					t.Errorf("generic rule %d: %s %v\n%s\nwant %s of %s", i, r.Record, r.Labels, oneLine(r.Expr), want.record, want.expr)
 				}
 			}

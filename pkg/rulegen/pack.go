@@ -424,7 +424,7 @@ func (r resolved) rawRules() []rule {
 		name string
 		sel  selector.Selector
 	}{{"baseline", r.baseline}, {"canary", r.canary}} {
-		labels := [][2]string{{"canary", r.Name}, {"fleet", f.name}, {prom.RecordedSelectorLabel, f.sel.String()}}
+		labels := [][2]string{{"canary", r.Name}, {"fleet", f.name}, {prom.RecordedSelectorLabel, f.sel.String()}, {prom.RecordedScrapeLabel, prom.RecordedScrape(r.config.ScrapeInterval())}}
 		hist := prom.NativeQuery(r.Metric, f.sel, r.config.ScrapeInterval())
 		if r.kind == prom.Classic {
 			hist = prom.ClassicQuery(r.Metric, f.sel, r.config.ScrapeInterval())
@@ -481,11 +481,12 @@ func (r resolved) sharedSeriesAlerts(runbook func(string) [2]string) []rule {
 // identifying labels and the fleet label.
 func (g *resolvedGeneric) rules() []rule {
 	mark := [][2]string{{genericLabel, g.Name}}
-	// The group's matchers beyond its fleet label (g.sel[0]) select the
-	// series it records: a reader must know them (prom.labelDriven).
-	var others [][2]string
+	// A reader must know the interval the minutes were read at, and the
+	// group's matchers beyond its fleet label (g.sel[0]), which select the
+	// series it records (prom.labelDriven).
+	others := [][2]string{{prom.RecordedScrapeLabel, prom.RecordedScrape(g.defaults.ScrapeInterval())}}
 	if len(g.sel) > 1 {
-		others = [][2]string{{prom.RecordedMatchersLabel, prom.RecordedMatchers(g.sel[1:])}}
+		others = append(others, [2]string{prom.RecordedMatchersLabel, prom.RecordedMatchers(g.sel[1:])})
 	}
 	samples := recordedMinute(selector.Selector{{Name: genericLabel, Op: selector.Equal, Value: g.Name}}.With(prom.MinuteSamplesRecord(g.Metric, g.kind)), 0)
 	return []rule{
