@@ -26,6 +26,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -183,17 +184,12 @@ func runRulesScale(args []string) error {
 	return os.WriteFile(filepath.Join(e.root, "docs", "benchmarks-rules-scale.md"), []byte(doc), 0o644)
 }
 
-// backfillRecords writes into recDir the blocks the rule pack (rendered by
-// pkg/rulegen for the checkout fleets, classic) records over the data set's
+// backfillRecords writes into recDir the blocks the rule pack text (rendered
+// by pkg/rulegen for the checkout fleets, classic) records over the data set's
 // minutes from start to the minute before the window's end, evaluated by
 // pairwise-backfill over a linked copy of dataDir: the blocks it adds to
 // the copy are the records. It returns the backfill's duration.
-func backfillRecords(e *env, dataDir, recDir string, p rulesPlan, start time.Time) (float64, error) {
-	text, err := rulegen.Render(rulegen.File{Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric,
-		Baseline: baseSel.String(), Canary: canSel.String(), Histogram: string(prom.Classic)}}})
-	if err != nil {
-		return 0, err
-	}
+func backfillRecords(e *env, dataDir, recDir string, text []byte, p rulesPlan, start time.Time) (float64, error) {
 	rules := filepath.Join(e.tmp, "records.yml")
 	if err := os.WriteFile(rules, text, 0o644); err != nil {
 		return 0, err
@@ -258,10 +254,18 @@ func benchReader(ctx context.Context, e *env, p rulesPlan) (readerRow, error) {
 	// data's first minute (the pack ran before the canary) up to the minute
 	// before the window's end (the newest minute is not recorded yet, as in
 	// a live Prometheus).
+	// They are kept per pack: a pack whose records differ (another label,
+	// another rule) records them again.
 	start := benchEnd.Add(-time.Duration(p.ReaderMinutes+1) * time.Minute)
-	recDir := filepath.Join(filepath.Dir(ds.Dir), "records-"+strconv.FormatInt(start.Unix(), 10))
+	text, err := rulegen.Render(rulegen.File{Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric,
+		Baseline: baseSel.String(), Canary: canSel.String(), Histogram: string(prom.Classic)}}})
+	if err != nil {
+		return row, err
+	}
+	sum := sha256.Sum256(text)
+	recDir := filepath.Join(filepath.Dir(ds.Dir), fmt.Sprintf("records-%d-%x", start.Unix(), sum[:6]))
 	if _, err := os.Stat(recDir); err != nil {
-		if row.BackfillSeconds, err = backfillRecords(e, ds.Dir, recDir, p, start); err != nil {
+		if row.BackfillSeconds, err = backfillRecords(e, ds.Dir, recDir, text, p, start); err != nil {
 			return row, err
 		}
 	}
