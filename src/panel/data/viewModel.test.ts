@@ -225,6 +225,11 @@ describe('buildViewModel', () => {
       'constructor',
     ]);
     expect(plain.flags.every((f) => typeof f.text === 'string')).toBe(true);
+    // Each flag once, however often the frame names it.
+    expect(decision('traffic-parity,shared-series,traffic-parity').flags.map((f) => f.code)).toEqual([
+      'traffic-parity',
+      'shared-series',
+    ]);
 
     // The meta's texts are used only when they are strings; else the contract's text, else the code.
     const meta = {
@@ -382,5 +387,10 @@ describe('latencyFormatter', () => {
   });
   it('converts seconds for a ms unit', () => {
     expect(latencyFormatter('ms', 1)(0.0123)).toBe('12.3 ms');
+  });
+  it('reads a unit named like an object property as no time unit', () => {
+    for (const unit of ['__proto__', 'toString', 'constructor']) {
+      expect(latencyFormatter(unit)(0.2)).toBe('200 ms');
+    }
   });
 });

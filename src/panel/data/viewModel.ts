@@ -245,7 +245,8 @@ export function formatRatio(ratio: number | null): string {
 }
 
 export function latencyFormatter(unit: string | undefined, decimals?: number): (seconds: number | null) => string {
-  const displayUnit = unit && SECONDS_TO_UNIT[unit] !== undefined ? unit : DEFAULT_UNIT;
+  // Own keys only: a unit named "__proto__" or "toString" is not a time unit.
+  const displayUnit = unit && Object.hasOwn(SECONDS_TO_UNIT, unit) ? unit : DEFAULT_UNIT;
   const scale = SECONDS_TO_UNIT[displayUnit];
   const format = getValueFormat(displayUnit === 'us' ? 'µs' : displayUnit);
   return (seconds) => {
@@ -674,11 +675,17 @@ function buildDecision(
     ? `Worst minute ${withZone(worstLocal.time, worstLocal.zone)}, ratio ${formatRatio(worstRatio)}`
     : '';
 
-  const flags = stringAt(f('flags'), row)
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((code) => ({ code, text: ownText(meta.flagTexts, code) ?? ownText(CONTRACT_FLAG_TEXT, code) ?? code }));
+  // Each flag once: a list naming one twice would show it twice.
+  const codes = new Set(
+    stringAt(f('flags'), row)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+  );
+  const flags = [...codes].map((code) => ({
+    code,
+    text: ownText(meta.flagTexts, code) ?? ownText(CONTRACT_FLAG_TEXT, code) ?? code,
+  }));
 
   return {
     decision,
