@@ -95,7 +95,8 @@ export const plugin = new PanelPlugin<PairwisePanelOptions>(PairwisePanel)
       .addTextInput({
         path: 'prometheusDatasourceUid',
         name: 'Prometheus data source UID',
-        description: 'Explore links open the per-minute PromQL on this data source',
+        description:
+          'Explore links open the per-minute PromQL on this data source (a UID or a variable such as ${prometheus})',
         category: LINKS,
         defaultValue: DEFAULT_OPTIONS.prometheusDatasourceUid,
       })

@@ -132,6 +132,25 @@ describe('PairwisePanel', () => {
     expect(document.getElementById(strip.getAttribute('aria-activedescendant')!)).toHaveAccessibleName(/^14:00 UTC/);
   });
 
+  it("opens Explore on the data source the dashboard's variable names", () => {
+    const replaceVariables = (s: string) => s.replace('${prometheus}', 'prom-uid-from-the-variable');
+    render(
+      <PairwisePanel
+        {...createProps({
+          replaceVariables,
+          options: { ...DEFAULT_OPTIONS, prometheusDatasourceUid: '${prometheus}' },
+        })}
+      />
+    );
+    const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
+    fireEvent.focus(strip);
+    fireEvent.keyDown(strip, { key: 'ArrowRight' });
+    fireEvent.keyDown(strip, { key: 'Enter' });
+    const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
+    expect(decodeURIComponent(href)).toContain('prom-uid-from-the-variable');
+    expect(decodeURIComponent(href)).not.toContain('${prometheus}');
+  });
+
   it('names the zone of each minute across a daylight-saving change, in the strip and the table', () => {
     // Berlin moves from CET to CEST at 01:00 UTC on 2026-03-29, read here in July.
     const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 6, 15, 12, 0));

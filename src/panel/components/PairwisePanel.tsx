@@ -15,11 +15,16 @@ import { ReferenceTable } from './ReferenceTable';
 
 type Props = PanelProps<PairwisePanelOptions>;
 
-export function PairwisePanel({ id, data, options, fieldConfig, width, height, timeZone }: Props) {
+export function PairwisePanel({ id, data, options, fieldConfig, width, height, timeZone, replaceVariables }: Props) {
   const styles = useStyles2(getStyles);
   const theme = useTheme2();
   const unit = fieldConfig?.defaults?.unit;
   const decimals = fieldConfig?.defaults?.decimals ?? undefined;
+  // The shipped dashboard names its Prometheus data source variable ("${prometheus}"): the
+  // Explore links follow whatever that variable holds.
+  const prometheusDatasourceUid = replaceVariables
+    ? replaceVariables(options.prometheusDatasourceUid ?? '')
+    : options.prometheusDatasourceUid;
 
   const viewModel = useMemo(
     () =>
@@ -28,9 +33,9 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
         unit,
         decimals,
         tableQuantiles: options.tableQuantiles,
-        prometheusDatasourceUid: options.prometheusDatasourceUid,
+        prometheusDatasourceUid,
       }),
-    [data.series, timeZone, unit, decimals, options.tableQuantiles, options.prometheusDatasourceUid]
+    [data.series, timeZone, unit, decimals, options.tableQuantiles, prometheusDatasourceUid]
   );
 
   if (viewModel.status === 'empty') {
