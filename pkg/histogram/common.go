@@ -45,7 +45,21 @@ func Common(a, b *Histogram) (ca, cb *Histogram, err error) {
 		if a.Schema == b.Schema && a.ZeroThreshold == b.ZeroThreshold {
 			return a, b, nil
 		}
+		// A histogram with nothing outside its zero bucket shows no schema
+		// (the API lists no other bucket): it keeps the other's, as
+		// Prometheus's a + b keeps a schema both share.
 		schema, zt := min(a.Schema, b.Schema), max(a.ZeroThreshold, b.ZeroThreshold)
+		withSchema := func(h *Histogram, s int32) *Histogram {
+			c := *h
+			c.Schema = s
+			return &c
+		}
+		switch {
+		case a.zeroOnly() && !b.zeroOnly():
+			schema, a = b.Schema, withSchema(a, b.Schema)
+		case b.zeroOnly() && !a.zeroOnly():
+			schema, b = a.Schema, withSchema(b, a.Schema)
+		}
 		if ca, err = a.reduced(schema, zt); err == nil {
 			cb, err = b.reduced(schema, zt)
 		}
@@ -150,8 +164,8 @@ func LayoutNote(a, b *Histogram) (string, error) {
 	}
 	switch a.Kind {
 	case NativeExponential:
-		if a.Schema == b.Schema {
-			return "", nil
+		if a.Schema == b.Schema || a.zeroOnly() || b.zeroOnly() {
+			return "", nil // a zero bucket alone shows no schema to differ
 		}
 		return fmt.Sprintf("native schema %d and %d, counted at schema %d", a.Schema, b.Schema, ca.Schema), nil
 	case Classic:
@@ -226,4 +240,14 @@ func (h *Histogram) cutTo(keep []float64) (*Histogram, error) {
 		cc = append(cc, cum[i])
 	}
 	return FromClassic(keep, cc)
+}
+
+// zeroOnly says whether h lists no bucket but its zero bucket.
+func (h *Histogram) zeroOnly() bool {
+	for _, b := range h.Buckets {
+		if !isZeroBucketShape(b) {
+			return false
+		}
+	}
+	return true
 }

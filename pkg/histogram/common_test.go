@@ -183,3 +183,33 @@ func equalFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestCommonZeroOnly: a fleet whose observations all lie in the zero bucket
+// shows no schema through the API (it lists no other bucket), so the other
+// fleet keeps its own: read as schema 0 it was coarsened for nothing, and
+// the pooled quantiles and tail counts moved (a p50 of 1.297 where
+// Prometheus's a + b gives 1.384).
+func TestCommonZeroOnly(t *testing.T) {
+	a := mustNotation(t, "{{schema:3 count:20 sum:0 buckets:[1 2 3 4 3 2 2 3] offset:1}}")
+	ja := mustNative(t, apiBuckets(a), a.Count, a.Sum)
+	zero := mustNative(t, []APIBucket{{Boundaries: 3, Lower: -0.001, Upper: 0.001, Count: 5}}, 5, 0)
+	for _, pair := range [][2]*Histogram{{ja, zero}, {zero, ja}} {
+		c1, c2, err := Common(pair[0], pair[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca := c1
+		if pair[0] == zero {
+			ca = c2
+		}
+		if ca.Schema != 3 || !sameBuckets(ca, ja) {
+			t.Errorf("the schema-3 fleet read as schema %d: %+v", ca.Schema, ca)
+		}
+		if _, err := Merge(c1, c2); err != nil {
+			t.Errorf("Merge after Common: %v", err)
+		}
+		if note, err := LayoutNote(pair[0], pair[1]); note != "" || err != nil {
+			t.Errorf("layout note %q, %v: a zero bucket alone has no schema to differ", note, err)
+		}
+	}
+}
