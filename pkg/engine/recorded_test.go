@@ -100,6 +100,29 @@ func TestRecordedEqualsRaw(t *testing.T) {
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// readsRaw: where the record is not the fleets', the automatic
+			// reading reads raw and gives the raw reading's window.
+			readsRaw := func(req Request) (rawRes, autoRes *Result) {
+				t.Helper()
+				var err error
+				req.Read = ReadRaw
+				if rawRes, err = Analyze(ctx, client, req); err != nil {
+					t.Fatal(err)
+				}
+				req.Read = ReadAuto
+				if autoRes, err = Analyze(ctx, client, req); err != nil {
+					t.Fatal(err)
+				}
+				if a, b := fmt.Sprintf("%+v", rawRes.Window), fmt.Sprintf("%+v", autoRes.Window); a != b {
+					t.Errorf("the automatic reading differs from the raw one")
+				}
+				for _, s := range autoRes.Served {
+					if s.Path != "raw" {
+						t.Errorf("%s served %+v, want raw", s.What, s)
+					}
+				}
+				return rawRes, autoRes
+			}
 			w, err := pairing.Ending(end, 45, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -116,26 +139,9 @@ func TestRecordedEqualsRaw(t *testing.T) {
 				if _, err := Analyze(ctx, client, req); !errors.Is(err, ErrNotRecorded) {
 					t.Fatalf("recorded reading: %v, want ErrNotRecorded", err)
 				}
-				req.Read = ReadRaw
-				rawRes, err := Analyze(ctx, client, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Read = ReadAuto
-				autoRes, err := Analyze(ctx, client, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if a, b := fmt.Sprintf("%+v", rawRes.Window), fmt.Sprintf("%+v", autoRes.Window); a != b {
-					t.Errorf("the automatic reading of an ambiguous record differs from the raw one")
-				}
+				rawRes, autoRes := readsRaw(req)
 				if len(autoRes.Warnings) != len(rawRes.Warnings)+2 || !strings.Contains(strings.Join(autoRes.Warnings, "\n"), "more than one recorded series") {
 					t.Errorf("warnings %q, want the raw ones and one per fleet naming the ambiguity", autoRes.Warnings)
-				}
-				for _, s := range autoRes.Served {
-					if s.Path != "raw" {
-						t.Errorf("%s served %+v, want raw", s.What, s)
-					}
 				}
 				return
 			}
@@ -147,24 +153,7 @@ func TestRecordedEqualsRaw(t *testing.T) {
 						t.Fatalf("%s: %d recorded minutes (%v), want none", sel, len(rec), err)
 					}
 				}
-				req.Read = ReadRaw
-				rawRes, err := Analyze(ctx, client, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Read = ReadAuto
-				autoRes, err := Analyze(ctx, client, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if a, b := fmt.Sprintf("%+v", rawRes.Window), fmt.Sprintf("%+v", autoRes.Window); a != b {
-					t.Errorf("the automatic reading differs from the raw one")
-				}
-				for _, s := range autoRes.Served {
-					if s.Path != "raw" {
-						t.Errorf("%s served %+v, want raw", s.What, s)
-					}
-				}
+				readsRaw(req)
 				return
 			}
 

@@ -75,15 +75,22 @@ func TestReportingIsEverySeries(t *testing.T) {
 	}
 }
 
+// twoPodsTwentyMinutes serves generated fleets of two pods each over the 20
+// minutes before end, from 11:40:00, in a real Prometheus.
+func twoPodsTwentyMinutes(t *testing.T) (end time.Time, srv *testenv.PromServer) {
+	t.Helper()
+	end = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5")
+	return end, testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+}
+
 // TestSharedSeriesMinutes: in a real Prometheus, the series both
 // selectors select are counted at each whole minute, native histograms and
 // classic buckets: a baseline pod that the canary's selector also takes is
 // counted at every minute of the data and none before it; fleets that
 // share no series give no minute.
 func TestSharedSeriesMinutes(t *testing.T) {
-	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5")
-	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+	end, srv := twoPodsTwentyMinutes(t)
 	c, err := New(srv.URL, time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +127,7 @@ func TestSharedSeriesMinutes(t *testing.T) {
 // reads raw for a run the record lacks); a range without data has none;
 // native and classic, for ranges of a few parts and of many.
 func TestSampledSpan(t *testing.T) {
-	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5")
-	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+	end, srv := twoPodsTwentyMinutes(t)
 	c, err := New(srv.URL, time.Minute)
 	if err != nil {
 		t.Fatal(err)
