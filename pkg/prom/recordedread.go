@@ -128,11 +128,12 @@ func recordedMinute(t float64, r Range) (int64, bool) {
 }
 
 // recordedMatrix returns the samples of the one group of recorded series
-// name that is the fleet sel's: a per-canary group's, labelled with the
-// selector (RecordedSelector), or else a label-driven group's series that
-// is the fleet (labelDriven). part is the label that tells a group's series apart
-// (le, pairwise_health), "" when a group is one series. Several groups
-// are ErrRecordAmbiguous; none is an empty answer.
+// name that is the fleet sel's, made at r's scrape interval: a per-canary
+// group's, labelled with the selector (RecordedSelector), or else a
+// label-driven group's series that is the fleet (labelDriven). part is the
+// label that tells a group's series apart (le, pairwise_health), "" when a
+// group is one series. Several groups are ErrRecordAmbiguous; none is an
+// empty answer.
 func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.Selector, r Range, part string) ([]matrixSeries, error) {
 	if r.Start.Unix()%60 != 0 || r.End.Unix()%60 != 0 || r.End.Before(r.Start) {
 		return nil, fmt.Errorf("recorded minutes are read over whole minutes, not %s..%s", r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
