@@ -108,11 +108,11 @@ func joinFloats(xs []float64) string {
 
 func judge(args []string, stdout, stderr io.Writer) int {
 	fs, f := newJudgeFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	// Help is no decision: 0 would read as promote.
+	if help, err := parseFlags(fs, args, stderr); help {
 		return exitError
+	} else if err != nil {
+		return fail(stderr, err)
 	}
 	// From here on, nothing printed holds a secret: the URL is redacted
 	// where it is named, and every message is scrubbed of the secrets read.
@@ -219,19 +219,22 @@ func urlPassword(raw string) string {
 		return u.User.Username()
 	}
 	// An unparsable URL: the text between the first colon after the
-	// scheme and the last @ of the authority.
+	// scheme and the last @.
 	redacted := prom.RedactURL(raw)
 	if redacted == raw {
 		return ""
 	}
+	// Everything before the last @, as RedactURL reads it: a password may
+	// hold '/', '?' or '#'.
 	rest := raw
 	if i := strings.Index(rest, "://"); i >= 0 {
 		rest = rest[i+3:]
 	}
-	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
-		rest = rest[:end]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
 	}
-	userinfo := rest[:strings.LastIndex(rest, "@")]
+	userinfo := rest[:at]
 	if _, p, ok := strings.Cut(userinfo, ":"); ok {
 		return p
 	}
@@ -338,8 +341,8 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		if f.rangeDur == 0 {
 			shownFlag = "--range (default: the window)"
 		}
-		return req, nil, fmt.Errorf("%s with --window %s and --warmup %d needs %d minutes of data (every minute shown is decided on the window ending at it), more than the %d points Prometheus returns in one query: shorten --range or --window",
-			shownFlag, f.window, cfg.WarmupMinutes, tooMuch.Fetched, engine.MaxFetchedMinutes)
+		return req, nil, fmt.Errorf("%s with --window %s and --warmup %d needs %d minutes of data (every minute shown is decided on the window ending at it, and the fleets' health is read from %d minutes before that), more than the %d points Prometheus returns in one query: shorten --range or --window",
+			shownFlag, f.window, cfg.WarmupMinutes, tooMuch.Fetched+max(0, verdict.StableMinutes-cfg.WarmupMinutes), verdict.StableMinutes, engine.MaxFetchedMinutes)
 	} else if err != nil {
 		return req, nil, err
 	}

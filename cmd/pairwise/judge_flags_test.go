@@ -92,7 +92,10 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--window", "0s"}, want: "--window"},
 			{args: []string{"--window", "-60m"}, want: "--window"},
 			{args: []string{"--window", "169h"}, want: "between 1m and 168h"},
-			{args: []string{"--window", "168h"}, want: "needs 20159 minutes of data"},
+			{args: []string{"--window", "168h"}, want: "needs 20164 minutes of data"},
+			// 10,996 minutes of histograms fit 11,000 points; their health, 5 minutes earlier, does not.
+			{args: []string{"--window", "5500m", "--range", "5497m"}, want: "needs 11001 minutes of data"},
+			{args: []string{"--window", "5500m", "--range", "5496m"}},
 			{args: []string{"--window", "90h", "--good-needed", "45"}},
 			{args: []string{"--window", "1m", "--good-needed", "1", "--bad-limit", "1"}},
 		},

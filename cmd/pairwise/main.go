@@ -36,7 +36,11 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// A panic is an error, never Go's exit status 2, which means rollback.
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "pairwise: internal error (please report it with the command that caused it): %v\n%s", r, debug.Stack())
+			// One line, as every error: the stack only when asked for.
+			fmt.Fprintf(stderr, "pairwise: internal error (please report it with the command that caused it; PAIRWISE_DEBUG=1 prints where): %s\n", oneLine(fmt.Sprint(r)))
+			if os.Getenv("PAIRWISE_DEBUG") != "" {
+				stderr.Write(debug.Stack())
+			}
 			code = exitError
 		}
 	}()
@@ -63,16 +67,37 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 // with the status it gives: 0 after -h, exitError for a bad flag or an
 // argument the command does not take (said on stderr).
 func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
-		return exitError, false
+	if help, err := parseFlags(fs, args, stderr); help {
+		return 0, false
+	} else if err != nil {
+		return fail(stderr, err), false
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0))), false
 	}
 	return 0, true
+}
+
+// parseFlags parses args into fs. A bad flag is its error, for the caller
+// to say on one line (Go's flag package would print it and the whole usage
+// after it); -h prints the usage on stderr and is help.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (help bool, err error) {
+	usage := fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err = fs.Parse(args)
+	fs.SetOutput(stderr)
+	fs.Usage = usage
+	if !errors.Is(err, flag.ErrHelp) {
+		return false, err
+	}
+	if usage != nil {
+		usage()
+	} else {
+		fmt.Fprintf(stderr, "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+	}
+	return true, nil
 }
 
 // extraCommands holds the commands defined in their own files.

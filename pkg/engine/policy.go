@@ -48,8 +48,8 @@ func (e *ShownLimitError) Error() string {
 type FetchLimitError struct{ Shown, Window, Warmup, Fetched int }
 
 func (e *FetchLimitError) Error() string {
-	return fmt.Sprintf("%d minutes shown with a %d-minute window (and %d warm-up minutes) need %d minutes of data, more than the %d points Prometheus returns per series; shorten the range or the window",
-		e.Shown, e.Window, e.Warmup, e.Fetched, MaxFetchedMinutes)
+	return fmt.Sprintf("%d minutes shown with a %d-minute window (and %d warm-up minutes) need %d minutes of data, and the fleets' health %d minutes before them, more than the %d points Prometheus returns per series; shorten the range or the window",
+		e.Shown, e.Window, e.Warmup, e.Fetched, max(0, verdict.StableMinutes-e.Warmup), MaxFetchedMinutes)
 }
 
 // Plan is the window policy's answer for one analysis.
@@ -67,7 +67,10 @@ func (p *Plan) check(c verdict.Config) error {
 		return &ShownLimitError{Shown: n}
 	}
 	p.Fetched = FetchedMinutes(n, c)
-	if p.Fetched > MaxFetchedMinutes {
+	// The fleets' health is read from StableMinutes before the first
+	// window (completeness looks that far back): its range query must fit
+	// too.
+	if p.Fetched+max(0, verdict.StableMinutes-c.WarmupMinutes) > MaxFetchedMinutes {
 		return &FetchLimitError{Shown: n, Window: c.WindowMinutes, Warmup: c.WarmupMinutes, Fetched: p.Fetched}
 	}
 	return nil

@@ -51,7 +51,7 @@ func TestPlanRange(t *testing.T) {
 		{name: "more than a week", from: to.Add(-7*24*time.Hour - 2*time.Minute), c: verdict.Default(),
 			wantErr: new(*ShownLimitError), errSubstr: "10082 minutes is more than a week"},
 		{name: "a week with a day-long window needs too much data", from: to.Add(-7 * 24 * time.Hour), c: day,
-			wantErr: new(*FetchLimitError), errSubstr: "need 11519 minutes of data, more than the 11000 points"},
+			wantErr: new(*FetchLimitError), errSubstr: "need 11519 minutes of data, and the fleets' health 5 minutes before them, more than the 11000 points"},
 		{name: "no whole minute", from: to.Add(-20 * time.Second), c: verdict.Default(), errSubstr: "holds no whole minute"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,6 +205,32 @@ func TestMinuteReadAgreesWithTheScale(t *testing.T) {
 		}
 		if got := c.ScrapeScale(c.ScrapesPerMinute()); math.Abs(got-1) > 1e-15 {
 			t.Errorf("%d s: the scale at the configured interval is %v, want 1", seconds, got)
+		}
+	}
+}
+
+// TestPlanLeavesRoomForHealth: the fleets' health is read StableMinutes
+// before the first window, so minutes whose histograms fit Prometheus's
+// 11,000 points but whose health does not are refused before any query,
+// not by Prometheus; warm-up minutes already read that far back.
+func TestPlanLeavesRoomForHealth(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
+	c := verdict.Default()
+	c.WindowMinutes = 5500
+	for _, tc := range []struct {
+		shown, warmup int
+		refused       bool
+	}{
+		{shown: 5496, refused: false}, // 10,995 minutes, health from 11,000
+		{shown: 5497, refused: true},  // 10,996 minutes, health from 11,001
+		{shown: 5496, warmup: 5, refused: false},
+		{shown: 5497, warmup: 5, refused: true}, // 11,001 with the warm-up
+	} {
+		c.WarmupMinutes = tc.warmup
+		_, err := PlanLast(at, tc.shown, 0, c)
+		var tooMuch *FetchLimitError
+		if errors.As(err, &tooMuch) != tc.refused {
+			t.Errorf("%d shown, warm-up %d: %v, want refused %v", tc.shown, tc.warmup, err, tc.refused)
 		}
 	}
 }
