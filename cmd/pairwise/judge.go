@@ -342,7 +342,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 			shownFlag = "--range (default: the window)"
 		}
 		return req, nil, fmt.Errorf("%s with --window %s and --warmup %d needs %d minutes of data (every minute shown is decided on the window ending at it, and the fleets' health is read from %d minutes before that), more than the %d points Prometheus returns in one query: shorten --range or --window",
-			shownFlag, f.window, cfg.WarmupMinutes, tooMuch.Fetched+max(0, verdict.StableMinutes-cfg.WarmupMinutes), verdict.StableMinutes, engine.MaxFetchedMinutes)
+			shownFlag, f.window, cfg.WarmupMinutes, tooMuch.Queried(), verdict.StableMinutes, engine.MaxFetchedMinutes)
 	} else if err != nil {
 		return req, nil, err
 	}

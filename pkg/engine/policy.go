@@ -35,6 +35,11 @@ func FetchedMinutes(shown int, c verdict.Config) int {
 	return shown + c.WindowMinutes - 1 + c.WarmupMinutes
 }
 
+// healthLead is how many minutes before the fetched ones the fleets'
+// health is read: completeness looks StableMinutes back from the first
+// window, and a warm-up already fetches that far.
+func healthLead(warmup int) int { return max(0, verdict.StableMinutes-warmup) }
+
 // ShownLimitError means more minutes were asked to be shown than
 // MaxShownMinutes.
 type ShownLimitError struct{ Shown int }
@@ -47,9 +52,13 @@ func (e *ShownLimitError) Error() string {
 // need more points per series than Prometheus returns.
 type FetchLimitError struct{ Shown, Window, Warmup, Fetched int }
 
+// Queried is the minutes the analysis would ask Prometheus for: those
+// fetched and the health's lead before them.
+func (e *FetchLimitError) Queried() int { return e.Fetched + healthLead(e.Warmup) }
+
 func (e *FetchLimitError) Error() string {
 	return fmt.Sprintf("%d minutes shown with a %d-minute window (and %d warm-up minutes) need %d minutes of data, and the fleets' health %d minutes before them, more than the %d points Prometheus returns per series; shorten the range or the window",
-		e.Shown, e.Window, e.Warmup, e.Fetched, max(0, verdict.StableMinutes-e.Warmup), MaxFetchedMinutes)
+		e.Shown, e.Window, e.Warmup, e.Fetched, healthLead(e.Warmup), MaxFetchedMinutes)
 }
 
 // Plan is the window policy's answer for one analysis.
@@ -70,7 +79,7 @@ func (p *Plan) check(c verdict.Config) error {
 	// The fleets' health is read from StableMinutes before the first
 	// window (completeness looks that far back): its range query must fit
 	// too.
-	if p.Fetched+max(0, verdict.StableMinutes-c.WarmupMinutes) > MaxFetchedMinutes {
+	if p.Fetched+healthLead(c.WarmupMinutes) > MaxFetchedMinutes {
 		return &FetchLimitError{Shown: n, Window: c.WindowMinutes, Warmup: c.WarmupMinutes, Fetched: p.Fetched}
 	}
 	return nil

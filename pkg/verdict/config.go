@@ -7,7 +7,6 @@ package verdict
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -151,12 +150,12 @@ func (c Config) Validate() error {
 	// Every number must be finite: an infinite threshold would never be
 	// reached (and JSON has no way to write it), NaN compares false.
 	for _, f := range c.numbers() {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+		if !finite(f.v) {
 			return fmt.Errorf("%s: %v is not a finite number", f.name, f.v)
 		}
 	}
 	for _, q := range c.Quantiles {
-		if math.IsNaN(q) || math.IsInf(q, 0) {
+		if !finite(q) {
 			return fmt.Errorf("quantiles: %v is not a finite number", q)
 		}
 	}
