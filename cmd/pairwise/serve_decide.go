@@ -161,8 +161,13 @@ type analyses struct {
 	// podLabel, when set and src can read pods, attributes each rollback to
 	// the canary's pods (engine.Attribute).
 	podLabel string
-	timeout  time.Duration
-	now      func() time.Time
+	// timeout bounds an analysis from when it gets its slot, and a
+	// request's wait for its answer from when it asks, the slot's wait
+	// included: the gates give up on an answer (Argo's timeoutSeconds,
+	// Flagger's timeout), and the server's write timeout closes the
+	// connection without one, soon after.
+	timeout time.Duration
+	now     func() time.Time
 	// onRun is told of every analysis run and its error.
 	onRun func(err error)
 	slots chan struct{}
@@ -172,22 +177,31 @@ type analyses struct {
 }
 
 type analysisEntry struct {
-	done    chan struct{}
-	res     *engine.Result
-	byPod   *engine.Attribution
-	err     error
-	expires time.Time // zero while running
+	done chan struct{}
+	// queued is true while the analysis waits for a slot, and waited once
+	// it has had to (a.mu).
+	queued, waited bool
+	res            *engine.Result
+	byPod          *engine.Attribution
+	err            error
+	expires        time.Time // zero while running
 }
 
 func newAnalyses(src engine.Source, podLabel string, timeout time.Duration, onRun func(error)) *analyses {
 	return &analyses{src: src, podLabel: podLabel, timeout: timeout, now: time.Now, onRun: onRun, slots: make(chan struct{}, maxAnalyses), entries: map[string]*analysisEntry{}}
 }
 
+// errQueued means a request's wait ran out while its analysis still waited
+// for a slot.
+var errQueued = errors.New("the server is running as many analyses as it runs at once")
+
 // get returns the analysis of req and, for a rollback, its attribution to
 // the canary's pods (nil when there is none), running it unless one is
-// running or recent; ctx bounds only the wait, not the analysis others
-// share.
+// running or recent. ctx and a.timeout bound only the wait, not the
+// analysis others share.
 func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result, *engine.Attribution, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
 	key := requestKey(req)
 	a.mu.Lock()
 	now := a.now()
@@ -206,12 +220,33 @@ func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result,
 	case <-e.done:
 		return e.res, e.byPod, e.err
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		a.mu.Lock()
+		queued, waited := e.queued, e.waited
+		a.mu.Unlock()
+		if !waited || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, nil, ctx.Err()
+		}
+		state := "and has not started"
+		if !queued {
+			state = "and has not finished"
+		}
+		return nil, nil, fmt.Errorf("%w (%d): this canary's analysis waited for its turn %s within %s; Prometheus is slow, or more canaries are asked about at once than it answers in time",
+			errQueued, cap(a.slots), state, a.timeout)
 	}
 }
 
 func (a *analyses) run(key string, e *analysisEntry, req engine.Request) {
-	a.slots <- struct{}{}
+	select {
+	case a.slots <- struct{}{}:
+	default:
+		a.mu.Lock()
+		e.queued, e.waited = true, true
+		a.mu.Unlock()
+		a.slots <- struct{}{}
+		a.mu.Lock()
+		e.queued = false
+		a.mu.Unlock()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	res, err := engine.Analyze(ctx, a.src, req)
 	// A rollback says which pods hold the canary's tail when it can; it is

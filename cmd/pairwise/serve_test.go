@@ -177,12 +177,16 @@ func readYAML(t *testing.T, path string, into any) {
 
 // argoMetric is the part of deploy/argo/analysistemplate.yaml replayed.
 type argoMetric struct {
-	SuccessCondition string `yaml:"successCondition"`
-	FailureCondition string `yaml:"failureCondition"`
-	Provider         struct {
+	SuccessCondition      string `yaml:"successCondition"`
+	FailureCondition      string `yaml:"failureCondition"`
+	Count                 int    `yaml:"count"`
+	InconclusiveLimit     int    `yaml:"inconclusiveLimit"`
+	ConsecutiveErrorLimit int    `yaml:"consecutiveErrorLimit"`
+	Provider              struct {
 		Web struct {
-			URL      string `yaml:"url"`
-			JSONPath string `yaml:"jsonPath"`
+			URL            string `yaml:"url"`
+			JSONPath       string `yaml:"jsonPath"`
+			TimeoutSeconds int    `yaml:"timeoutSeconds"`
 		} `yaml:"web"`
 	} `yaml:"provider"`
 }

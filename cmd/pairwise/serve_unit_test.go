@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +18,10 @@ import (
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/engine"
+	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
@@ -281,7 +285,9 @@ func TestDeployExamples(t *testing.T) {
 		}
 	}
 	// The Deployment runs serve with the mounted config and credentials,
-	// probes /healthz and /readyz, and the flags parse.
+	// probes /healthz for both liveness and readiness (a replica out of the
+	// Service during an outage is a connection error to the gates, which
+	// Flagger counts as a failed check), and the flags parse.
 	var dep struct {
 		Spec struct {
 			Template struct {
@@ -308,7 +314,7 @@ func TestDeployExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dep.Spec.Template.Spec.Containers[0]
-	if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/readyz" || len(c.Args) == 0 || c.Args[0] != "serve" {
+	if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/healthz" || len(c.Args) == 0 || c.Args[0] != "serve" {
 		t.Fatalf("container: %+v", c)
 	}
 	fs := newServeFlagSet(io.Discard, &serveFlags{})
@@ -338,6 +344,28 @@ func TestDeployExamples(t *testing.T) {
 	if err != nil || u.Path != "/api/v1/decision" || u.Query().Get("canary") != "checkout" || u.Query().Get("revision") != "6d4b9c7f5" || !strings.HasPrefix(u.Host, "pairwise-serve.pairwise.") {
 		t.Errorf("Argo URL %v: %v", u, err)
 	}
+	// Its limits do what its comment says. Argo measures again 10 s after
+	// an Error (analysis.DefaultErrorRetryInterval), not after the interval:
+	// the error limit must ride out a 15-minute outage at that pace. A
+	// count of holds must exceed inconclusiveLimit, so that they end
+	// Inconclusive also where consecutiveSuccessLimit is unknown (Argo
+	// Rollouts before 1.8). And Argo must wait for the server's longest
+	// answer, which the Deployment's --timeout sets.
+	m := tmpl.Spec.Metrics[0]
+	const argoErrorRetry = 10 * time.Second
+	if outage := time.Duration(m.ConsecutiveErrorLimit) * argoErrorRetry; outage < 15*time.Minute {
+		t.Errorf("consecutiveErrorLimit %d rides out %s of outage, not 15m", m.ConsecutiveErrorLimit, outage)
+	}
+	if m.Count == 0 || m.InconclusiveLimit >= m.Count {
+		t.Errorf("inconclusiveLimit %d, count %d: %d holds do not end the analysis Inconclusive", m.InconclusiveLimit, m.Count, m.Count)
+	}
+	promTimeout, err := time.ParseDuration(fs.Lookup("timeout").Value.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait := (&decisionServer{opts: serverOptions{Client: &prom.Client{Timeout: promTimeout}}}).analysisTimeout(); time.Duration(m.Provider.Web.TimeoutSeconds)*time.Second <= wait {
+		t.Errorf("Argo's timeoutSeconds %d is not above the server's longest answer, %s", m.Provider.Web.TimeoutSeconds, wait)
+	}
 	// The Dockerfile builds cmd/pairwise statically and runs it non-root.
 	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {
@@ -347,5 +375,79 @@ func TestDeployExamples(t *testing.T) {
 		if !bytes.Contains(df, []byte(want)) {
 			t.Errorf("Dockerfile lacks %s", want)
 		}
+	}
+}
+
+// blockingSource answers no query until its request's context ends, as a
+// Prometheus that has stopped answering.
+type blockingSource struct{}
+
+func (blockingSource) FleetHistograms(ctx context.Context, _ string, _ selector.Selector, kind prom.Kind, _ prom.Range) (prom.Series, prom.Kind, error) {
+	<-ctx.Done()
+	return nil, kind, ctx.Err()
+}
+
+func (blockingSource) FleetHealth(ctx context.Context, _ string, _ selector.Selector, _ prom.Kind, _ prom.Range) (map[int64]prom.Health, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestAnalysesWaitIsBounded: with every slot taken by an analysis that
+// Prometheus does not answer, a request for another canary gets an error
+// naming the queue within the analysis timeout, where it waited for a slot
+// unbounded and the server's write timeout dropped the connection without
+// an answer (the gates then saw a connection error).
+func TestAnalysesWaitIsBounded(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	a := newAnalyses(blockingSource{}, "", timeout, nil)
+	request := func(i int) engine.Request {
+		base, err := selector.Parse(fmt.Sprintf(`{service="s%d",track="baseline"}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		can, err := selector.Parse(fmt.Sprintf(`{service="s%d",track="canary"}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := time.Unix(3600*1000, 0)
+		return engine.Request{Metric: "m", Baseline: base, Canary: can, Kind: prom.Native, Config: verdict.Default(),
+			Window: pairing.Window{First: last.Add(-59 * time.Minute), Last: last}}
+	}
+	type answer struct {
+		err  error
+		took time.Duration
+	}
+	answers := make(chan answer, maxAnalyses+1)
+	for i := range maxAnalyses + 1 {
+		go func() {
+			asked := time.Now()
+			_, _, err := a.get(context.Background(), request(i))
+			answers <- answer{err, time.Since(asked)}
+		}()
+		if i < maxAnalyses {
+			time.Sleep(20 * time.Millisecond) // the first maxAnalyses take the slots
+		}
+	}
+	var queued int
+	for range maxAnalyses + 1 {
+		ans := <-answers
+		if ans.err == nil {
+			t.Fatal("an analysis of a Prometheus that never answers succeeded")
+		}
+		// The request beyond the slots waited for one until the first
+		// analysis timed out, then for its own analysis: it must be
+		// answered at its own timeout.
+		if ans.took > timeout+timeout/2 {
+			t.Errorf("answered after %s, timeout %s: %v", ans.took, timeout, ans.err)
+		}
+		if errors.Is(ans.err, errQueued) {
+			queued++
+			if !strings.Contains(ans.err.Error(), "waited for its turn and has not finished within 500ms") {
+				t.Errorf("queued: %v", ans.err)
+			}
+		}
+	}
+	if queued != 1 {
+		t.Errorf("%d requests were told they waited for a slot; want the one beyond the %d slots", queued, maxAnalyses)
 	}
 }
