@@ -4,6 +4,8 @@ package e2e
 // Prometheus, started through internal/testenv.
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,8 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
 	"github.com/pairwise-canary/pairwise/internal/procs"
 	"github.com/pairwise-canary/pairwise/internal/testenv"
+	"github.com/pairwise-canary/pairwise/pkg/plugin"
 )
 
 // dashBuild builds the pairwise command into a temporary directory.
@@ -119,5 +124,30 @@ scrape_configs:
 		if !slices.Equal(tracks, []string{"baseline", "canary"}) {
 			t.Errorf("%s: fleets %v, want baseline and canary", q, tracks)
 		}
+	}
+
+	// The query editor's metric list, the data source's metrics resource,
+	// reads the metadata a scrape gives (generated blocks have none): the
+	// histogram is listed once as native and once as classic, the counter
+	// not at all.
+	inst, err := plugin.NewDatasource(context.Background(), backend.DataSourceInstanceSettings{UID: "pairwise-e2e", URL: promURL, JSONData: []byte(`{"timeout":20}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := inst.(*plugin.Datasource)
+	defer ds.Dispose()
+	var listed []struct{ Name, Kind string }
+	sender := backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+		if r.Status != http.StatusOK {
+			return fmt.Errorf("status %d: %s", r.Status, r.Body)
+		}
+		return json.Unmarshal(r.Body, &listed)
+	})
+	if err := ds.CallResource(context.Background(), &backend.CallResourceRequest{Path: "metrics", Method: http.MethodGet}, sender); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ Name, Kind string }{{"http_request_duration_seconds", "classic"}, {"http_request_duration_seconds", "native"}}
+	if !slices.Equal(listed, want) {
+		t.Errorf("metrics resource lists %v, want %v", listed, want)
 	}
 }

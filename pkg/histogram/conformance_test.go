@@ -350,8 +350,9 @@ func hasPopulatedNonZero(h *Histogram) bool {
 	return false
 }
 
-// TestConformanceCount documents the number of cases per source.
-func TestConformanceCount(t *testing.T) {
+// TestConformanceSources: both of Prometheus's test files give cases (a
+// parser that lost one of them would leave TestConformance with the other's).
+func TestConformanceSources(t *testing.T) {
 	per := map[string]int{}
 	for _, c := range conformanceCases() {
 		var file string
@@ -364,5 +365,9 @@ func TestConformanceCount(t *testing.T) {
 		}
 		per[file]++
 	}
-	t.Logf("conformance cases per source: %v", per)
+	for _, src := range []string{"histograms.test", "native_histograms.test"} {
+		if per[src] < 20 {
+			t.Errorf("%d conformance cases from %s; want at least 20 (cases per source: %v)", per[src], src, per)
+		}
+	}
 }

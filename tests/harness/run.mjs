@@ -37,8 +37,11 @@ function expectationsFor(file) {
   }
   const verdicts = column(minutes, 'verdict');
   const decisions = column(minutes, 'decision') ?? [];
+  const times = column(minutes, 'time');
   const expected = {
     minutes: verdicts.length,
+    // Each minute's verdict by its time (ms), for the table's rows.
+    verdictAt: new Map(times.map((t, i) => [String(t), verdicts[i]])),
     bad: verdicts.filter((v) => v === 'bad').length,
     headline: null,
     // The window decision of every minute, and where rollback first fires (-1: never).
@@ -183,9 +186,16 @@ try {
             rendered > 0 && rendered <= Math.min(expected.minutes, 120),
             `rendered ${rendered}`
           );
-          const badRows = await page.locator('[data-testid="pairwise-table-row"][data-verdict="bad"]').count();
-          const renderedAll = rendered === expected.minutes;
-          check(`${label}: bad rows marked`, !renderedAll || badRows === expected.bad, `got ${badRows}`);
+          // Every row drawn (a slice of the table) is marked with its own minute's verdict.
+          const rows = await page
+            .locator('[data-testid="pairwise-table-row"]')
+            .evaluateAll((els) => els.map((e) => [e.getAttribute('data-time'), e.getAttribute('data-verdict')]));
+          const mismarked = rows.filter(([t, v]) => expected.verdictAt.get(t) !== v);
+          check(
+            `${label}: rows marked with their minute's verdict`,
+            rows.length > 0 && mismarked.length === 0,
+            `${mismarked.length} of ${rows.length} rows: ${JSON.stringify(mismarked.slice(0, 3))}`
+          );
           check(
             `${label}: paired charts drawn`,
             (await page.locator('[data-testid="pairwise-chart"] path').count()) > 0,

@@ -119,6 +119,7 @@ export function ReferenceTable({ minutes, quantiles, sortOrder, height, formatLa
               key={m.time}
               aria-rowindex={start + i + 2}
               data-testid={panelTestIds.tableRow}
+              data-time={m.time}
               data-verdict={m.verdict}
               className={cx(styles.row, m.verdict === 'bad' && styles.badRow, m.warmup && styles.warmupRow)}
               style={{ height: rowHeight }}
