@@ -33,7 +33,12 @@ const (
 )
 
 // amMessage is the part of Alertmanager's webhook payload (version 4) read.
+// amVersion is the version of Alertmanager's webhook payload the receiver
+// reads (every Alertmanager since 0.9 sends it).
+const amVersion = "4"
+
 type amMessage struct {
+	Version  string    `json:"version"`
 	Receiver string    `json:"receiver"`
 	Status   string    `json:"status"`
 	GroupKey string    `json:"groupKey"`
@@ -137,13 +142,16 @@ alert on stdout (alert text is escaped: no alert can forge a line):
 
   {"time":"...","event":"firing","status":"firing","alertname":"PairwiseCanaryRollback","key":"...","labels":{...},"summary":"..."}
 
-event is what a hook should act on, once: "firing" the first time an alert
-(its key: fingerprint and start) is seen firing, "resolved" the first time it
-is seen resolved, "repeat" for every notification of an alert already
-reported in that state (Alertmanager re-sends firing alerts every
-repeat_interval and whole groups on every change). The receiver remembers the
-last 10,000 alerts in memory only: a hook that acts must still be idempotent
-(rolling back twice is a no-op) and may key on "key" across restarts.
+event tells the first notification of an alert from the rest: "firing" the
+first time an alert (its key: fingerprint and start) is seen firing,
+"resolved" the first time it is seen resolved, "repeat" for every later
+notification of it in that state (Alertmanager re-sends firing alerts every
+repeat_interval and whole groups on every change). A hook that rolls back
+acts on every line whose status is firing, first or repeat: the re-sends are
+the retries of a rollback that failed, so the rollback must be idempotent
+(rolling back twice is a no-op). Act on "firing" alone only for what must
+happen once, such as paging someone. The receiver remembers the last 10,000
+alerts in memory only; key on "key" across restarts.
 Answers: 200 accepted, 400 not a notification, 401 missing or wrong bearer
 token, 405 not a POST, 413 larger than --max-body.
 
@@ -214,8 +222,12 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 			return
 		}
 		var msg amMessage
-		if err := json.Unmarshal(body, &msg); err != nil {
+		if err := json.Unmarshal(body, &msg); err != nil || msg.Alerts == nil {
 			http.Error(w, "not an Alertmanager webhook payload: not a JSON object with alerts", http.StatusBadRequest)
+			return
+		}
+		if msg.Version != amVersion {
+			http.Error(w, fmt.Sprintf("Alertmanager webhook payload version %q; this receiver reads version %q", msg.Version, amVersion), http.StatusBadRequest)
 			return
 		}
 		for i, a := range msg.Alerts {

@@ -158,6 +158,10 @@ func TestWebhookAuthAndLimits(t *testing.T) {
 		{name: "too large", body: payload(alert("firing", "f9", "2026-11-21T23:14:00Z", map[string]string{"alertname": strings.Repeat("x", 5000)}, nil)), header: []string{"Authorization", "Bearer hook-token-1"}, want: 413},
 		{name: "not JSON", body: "ALERT firing PairwiseCanaryRollback", header: []string{"Authorization", "Bearer hook-token-1"}, want: 400},
 		{name: "unknown alert status", body: payload(alert("pending", "f1", "2026-11-21T23:14:00Z", nil, nil)), header: []string{"Authorization", "Bearer hook-token-1"}, want: 400},
+		{name: "no alerts", body: `{}`, header: []string{"Authorization", "Bearer hook-token-1"}, want: 400},
+		{name: "null", body: `null`, header: []string{"Authorization", "Bearer hook-token-1"}, want: 400},
+		{name: "alerts null", body: `{"version":"4","alerts":null}`, header: []string{"Authorization", "Bearer hook-token-1"}, want: 400},
+		{name: "another payload version", body: `{"version":"5","alerts":[]}`, header: []string{"Authorization", "Bearer hook-token-1"}, want: 400},
 		{name: "right token", body: body, header: []string{"Authorization", "Bearer hook-token-1"}, want: 200},
 	}
 	for _, tt := range tests {
