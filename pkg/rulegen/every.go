@@ -95,15 +95,17 @@ func (r resolved) everyRules(runbookBase string) []rule {
 		joined = append(joined, leaf(fmt.Sprintf("%q", l)))
 	}
 	g := r.generic
+	// fleet is a fleet's selector as a single-quoted shell word's content.
 	fleet := func(value string) string {
 		var parts []string
 		for _, l := range r.every {
-			parts = append(parts, fmt.Sprintf("%s=\"{{ $labels.%s }}\"", l, l))
+			parts = append(parts, fmt.Sprintf("%s=\"{{ $labels.%s%s }}\"", l, l, shellPromQLEscape))
 		}
-		// The identifying labels' values are the alert's; the group's own
-		// matchers are user text, escaped as every annotation's is.
+		// The identifying labels' values are the alert's, escaped when the
+		// alert is sent (a scraped service names them); the group's own
+		// matchers are user text, escaped here.
 		own := append(selector.Selector{{Name: g.FleetLabel, Op: selector.Equal, Value: value}}, g.sel[1:]...)
-		parts = append(parts, templateSafe(strings.Trim(own.String(), "{}")))
+		parts = append(parts, shellSafe(templateSafe(strings.Trim(own.String(), "{}"))))
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 	out := []rule{
@@ -147,3 +149,14 @@ func (r resolved) everyRules(runbookBase string) []rule {
 			}},
 	}...)
 }
+
+// shellPromQLEscape, piped after a label's value in an annotation's
+// template, escapes it for a PromQL string's content (backslash and double
+// quote), then for a single-quoted shell word, where a quote would end the
+// word (it is written as quote, backslash, quote, quote): a label value such
+// as o'k$(id) must neither run in the shell of whoever pastes the command
+// nor end the selector's string.
+const shellPromQLEscape = ` | reReplaceAll "\\\\" "\\\\" | reReplaceAll "\"" "\\\"" | reReplaceAll "'" "'\\''"`
+
+// shellSafe is s inside a single-quoted shell word.
+func shellSafe(s string) string { return strings.ReplaceAll(s, "'", `'\''`) }

@@ -33,6 +33,9 @@ type fleetExprs struct {
 	// minutes, to tell a fleet that left during the analysis from one that
 	// is not deployed.
 	served expr
+	// reporting is the number of the fleet's series with a sample in the
+	// minute: its pods are scraped, whether or not they serve.
+	reporting expr
 	// countAgo is count WarmupMinutes earlier (warm-up), nil without warm-up.
 	countAgo expr
 	// samplesPerSeries is the mean number of samples each series of the
@@ -108,6 +111,7 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 	}
 	figure := func(name string) expr { return r.agg("sum", recordedMinute(health(name), 0)) }
 	reporting := figure(prom.HealthReporting)
+	f.reporting = reporting
 	before := r.agg("max", leaf(fmt.Sprintf("max_over_time(%s[%dm] offset 1m)", health(prom.HealthReporting), verdict.StableMinutes)))
 	f.samplesPerSeries = op(figure(prom.HealthSamples), "/", figure(prom.HealthSeries))
 	f.incomplete = op(op(op(f.samplesPerSeries, ">=", num(r.config.ScrapedTooOften())), "or", op(figure(prom.HealthDown), ">", leaf("0"))), "or", op(reporting, "<", before))
@@ -582,20 +586,25 @@ func (r resolved) referenceRollback(bad expr) expr {
 
 // fleetMissingAlert fires when one fleet has stopped serving while the other
 // serves, under either rule: such minutes carry no verdict and no evidence.
+// Only while the silent fleet is still scraped: its pods run and serve
+// nothing (traffic no longer routed to them), and the analysis is stalled.
+// A fleet whose pods are gone (a rollout that ended, promoted or rolled
+// back) is not reported: that is how every rollout ends.
 func (r resolved) fleetMissingAlert(m minuteExprs, runbook func(string) [2]string) rule {
 	window := strconv.Itoa(r.config.WindowMinutes) + "m"
 	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
 	missing := func(present, absent fleetExprs) expr {
-		return op(
+		return op(op(
 			fn("label_replace", op(op(present.count, ">", leaf("0")), "unless", op(absent.count, ">", leaf("0"))),
 				leaf(`"missing_fleet"`), leaf(strconv.Quote(absent.name)), leaf(`""`), leaf(`""`)),
-			"and on()", op(absent.served, ">", leaf("0")))
+			"and on()", op(absent.served, ">", leaf("0"))),
+			"and on()", op(absent.reporting, ">", leaf("0")))
 	}
 	return rule{alert: "PairwiseCanaryFleetMissing", expr: op(missing(m.base, m.canary), "or", missing(m.canary, m.base)), forDur: "5m",
 		labels: r.alertLabels([2]string{"severity", "warning"}),
 		annotations: [][2]string{
 			{"summary", "Canary " + templateSafe(r.Name) + ": the {{ $labels.missing_fleet }} fleet has stopped serving"},
-			{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",
+			{"description", fmt.Sprintf("For 5 minutes the {{ $labels.missing_fleet }} fleet has had no %s observations while the other fleet served, although it served within the last %s and its series are still scraped: its pods run, but receive no requests. Those minutes are no-data and the analysis is stalled. Canary %s, baseline %s.",
 				r.Metric, window, canarySel, baselineSel)},
 			runbook("PairwiseCanaryFleetMissing"),
 		}}
