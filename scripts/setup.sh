@@ -18,6 +18,20 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# Debian 12's own Go (1.19) and Node (18) are older than Pairwise needs: say so
+# rather than fail later in the build.
+want_go=$(sed -n 's/^go //p' go.mod)
+have_go=$(go env GOVERSION | sed 's/^go//')
+if ! printf '%s\n%s\n' "$want_go" "$have_go" | sort -V -C; then
+  echo "setup: Go $have_go is older than the $want_go go.mod needs; install Go $want_go or later first" >&2
+  exit 1
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: Node $(node -v) is older than the 20 package.json needs; install Node 20 or later first" >&2
+  exit 1
+fi
+
 if [ -f package-lock.json ]; then
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     step "npm ci"

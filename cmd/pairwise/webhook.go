@@ -152,8 +152,9 @@ the retries of a rollback that failed, so the rollback must be idempotent
 (rolling back twice is a no-op). Act on "firing" alone only for what must
 happen once, such as paging someone. The receiver remembers the last 10,000
 alerts in memory only; key on "key" across restarts.
-Answers: 200 accepted, 400 not a notification, 401 missing or wrong bearer
-token, 405 not a POST, 413 larger than --max-body.
+Answers: 200 accepted (a GET or HEAD: 200 and where to POST), 400 not a
+notification, 401 missing or wrong bearer token, 405 another method, 413
+larger than --max-body.
 
 `
 
