@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -137,15 +136,7 @@ scrape_configs:
 	ds := inst.(*plugin.Datasource)
 	defer ds.Dispose()
 	var listed []struct{ Name, Kind string }
-	sender := backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-		if r.Status != http.StatusOK {
-			return fmt.Errorf("status %d: %s", r.Status, r.Body)
-		}
-		return json.Unmarshal(r.Body, &listed)
-	})
-	if err := ds.CallResource(context.Background(), &backend.CallResourceRequest{Path: "metrics", Method: http.MethodGet}, sender); err != nil {
-		t.Fatal(err)
-	}
+	testenv.GetResource(t, ds, "metrics", &listed)
 	want := []struct{ Name, Kind string }{{"http_request_duration_seconds", "classic"}, {"http_request_duration_seconds", "native"}}
 	if !slices.Equal(listed, want) {
 		t.Errorf("metrics resource lists %v, want %v", listed, want)

@@ -83,15 +83,7 @@ func TestLiveDatasource(t *testing.T) {
 	})
 	t.Run("metrics resource", func(t *testing.T) {
 		var got []struct{ Name, Kind string }
-		sender := backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-			if r.Status != http.StatusOK {
-				return fmt.Errorf("status %d: %s", r.Status, r.Body)
-			}
-			return json.Unmarshal(r.Body, &got)
-		})
-		if err := ds.CallResource(context.Background(), &backend.CallResourceRequest{Path: "metrics", Method: http.MethodGet}, sender); err != nil {
-			t.Fatal(err)
-		}
+		testenv.GetResource(t, ds, "metrics", &got)
 		// Generated blocks carry no metadata, and the list is of the metrics
 		// Prometheus has metadata for: none here, an empty list and not null.
 		// A scraped Prometheus lists them (internal/e2e,
