@@ -32,11 +32,11 @@ const (
 	rememberAlerts = 10000
 )
 
-// amMessage is the part of Alertmanager's webhook payload (version 4) read.
 // amVersion is the version of Alertmanager's webhook payload the receiver
 // reads (every Alertmanager since 0.9 sends it).
 const amVersion = "4"
 
+// amMessage is the part of Alertmanager's webhook payload (version 4) read.
 type amMessage struct {
 	Version  string    `json:"version"`
 	Receiver string    `json:"receiver"`

@@ -110,11 +110,10 @@ func (r resolved) fleet(name string, sel selector.Selector) fleetExprs {
 		return r.fleetRecord(name, prom.MinuteHealthRecord(r.Metric, r.kind), selector.Matcher{Name: prom.HealthLabel, Op: selector.Equal, Value: figure})
 	}
 	figure := func(name string) expr { return r.agg("sum", recordedMinute(health(name), 0)) }
-	reporting := figure(prom.HealthReporting)
-	f.reporting = reporting
+	f.reporting = figure(prom.HealthReporting)
 	before := r.agg("max", leaf(fmt.Sprintf("max_over_time(%s[%dm] offset 1m)", health(prom.HealthReporting), verdict.StableMinutes)))
 	f.samplesPerSeries = op(figure(prom.HealthSamples), "/", figure(prom.HealthSeries))
-	f.incomplete = op(op(op(f.samplesPerSeries, ">=", num(r.config.ScrapedTooOften())), "or", op(figure(prom.HealthDown), ">", leaf("0"))), "or", op(reporting, "<", before))
+	f.incomplete = op(op(op(f.samplesPerSeries, ">=", num(r.config.ScrapedTooOften())), "or", op(figure(prom.HealthDown), ">", leaf("0"))), "or", op(f.reporting, "<", before))
 	// Observations beyond the verdict quantile: the fraction of the minute's
 	// histogram above the quantile's value, times its count. This is
 	// histogram.TailCount as Prometheus computes it (see rules/README.md for
