@@ -77,13 +77,19 @@ func request(t *testing.T, kind prom.Kind, at time.Time) engine.Request {
 	return engine.Request{Metric: metric, Baseline: baseline, Canary: canary, Kind: kind, Config: verdict.Default(), Window: w}
 }
 
-func analyze(t *testing.T, c *prom.Client, req engine.Request) *engine.Result {
+// analyze runs engine.Analyze against c; on an error the test fails with the
+// end of the logs of the Thanos components named (those it went through).
+func analyze(t *testing.T, c *prom.Client, req engine.Request, through ...*testenv.ThanosServer) *engine.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := engine.Analyze(ctx, c, req)
 	if err != nil {
-		t.Fatalf("engine.Analyze against %s: %v", c.BaseURL, err)
+		var logs strings.Builder
+		for _, s := range through {
+			fmt.Fprintf(&logs, "\nlast lines of %s:\n%s", s.LogFile, s.LogTail(40))
+		}
+		t.Fatalf("engine.Analyze against %s: %v%s", c.BaseURL, err, logs.String())
 	}
 	return res
 }
@@ -117,7 +123,7 @@ func (st *judgeStack) engineParity(t *testing.T) {
 		}{{end, verdict.Rollback}, {end.Add(-20 * time.Minute), verdict.Promote}} {
 			t.Run(fmt.Sprintf("%s at %s", kind, c.at.Format("15:04")), func(t *testing.T) {
 				req := request(t, kind, c.at)
-				direct, thanos := analyze(t, st.direct, req), analyze(t, st.thanos, req)
+				direct, thanos := analyze(t, st.direct, req), analyze(t, st.thanos, req, st.query, st.sidecar)
 				if direct.Decision != c.want || len(direct.Minutes) != 60 {
 					t.Fatalf("against Prometheus: %s over %d minutes, want %s over 60: the scenario is not the one this test compares", direct.Decision, len(direct.Minutes), c.want)
 				}
@@ -244,7 +250,7 @@ func (st *judgeStack) partialResponse(t *testing.T) {
 	q := testenv.ThanosQuery(t, testenv.ThanosQueryOptions{Endpoints: []string{st.sidecar.GRPCAddr}, Args: []string{"--endpoint-strict=" + dead}})
 	req := request(t, prom.Native, end.Add(-20*time.Minute))
 	direct := analyze(t, st.direct, req)
-	partial := analyze(t, client(t, q.URL), req)
+	partial := analyze(t, client(t, q.URL), req, q, st.sidecar)
 	if direct.Decision != verdict.Promote || slices.Contains(direct.Flags, verdict.FlagPartialResponse) {
 		t.Fatalf("against Prometheus: %s with flags %v, want promote without partial-response", direct.Decision, direct.Flags)
 	}
@@ -278,7 +284,7 @@ func (st *judgeStack) partialResponse(t *testing.T) {
 	// Thanos Query leaves it out of the fan-out, and its answer carries no
 	// warning, so nothing lets the engine notice.
 	q = testenv.ThanosQuery(t, testenv.ThanosQueryOptions{Endpoints: []string{st.sidecar.GRPCAddr}, Args: []string{"--endpoint=" + dead}})
-	if unseen := analyze(t, client(t, q.URL), req); unseen.Decision != verdict.Promote || slices.Contains(unseen.Flags, verdict.FlagPartialResponse) {
+	if unseen := analyze(t, client(t, q.URL), req, q, st.sidecar); unseen.Decision != verdict.Promote || slices.Contains(unseen.Flags, verdict.FlagPartialResponse) {
 		t.Errorf("with a dead store given with --endpoint, Thanos Query now warns (%s, flags %v, notes %q): update rules/README.md", unseen.Decision, unseen.Flags, unseen.Notes)
 	}
 }
