@@ -76,7 +76,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
 	fs.Float64Var(&f.config.FalsePromote, "false-promote", f.config.FalsePromote, "evidence rule: budget of promoting a canary that is --rollback-threshold times slower")
 	fs.DurationVar(&f.scrape, "scrape-interval", f.config.ScrapeInterval(), "how often Prometheus scrapes the fleets' histograms, a whole number of seconds that divides a minute (10s, 15s, 20s, 30s, 60s): each minute is read whole, from the last sample before it")
-	fs.DurationVar(&f.settle, "settle", 30*time.Second, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
+	fs.DurationVar(&f.settle, "settle", engine.DefaultSettle, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
 	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles shown for both fleets, comma-separated")
 	fs.Float64Var(&f.config.VerdictQuantile, "verdict-quantile", f.config.VerdictQuantile, "quantile whose canary/baseline ratio judges a minute")

@@ -160,6 +160,10 @@ func TestAlertmanagerRoutes(t *testing.T) {
 		{"canary-team", []string{"alertname=PairwiseCanaryBadMinute", "canary=checkout", "severity=warning"}},
 		{"canary-team", []string{"alertname=PairwiseCanaryPromotable", "action=promote", "canary=checkout", "severity=info"}},
 		{"default", []string{"alertname=Watchdog"}},
+		// A Grafana-managed rule that cannot be evaluated raises these with
+		// the rule's labels: people hear of it; nothing is rolled back.
+		{"canary-team", []string{"alertname=DatasourceError", "action=rollback", "canary=checkout", "severity=critical", "datasource_uid=pairwise-canary", "ref_id=A"}},
+		{"canary-team", []string{"alertname=DatasourceNoData", "action=rollback", "canary=checkout", "severity=critical"}},
 	} {
 		t.Run(tt.receivers+"/"+strings.Join(tt.labels, ","), func(t *testing.T) {
 			args := append([]string{"config", "routes", "test", "--config.file=" + config, "--verify.receivers=" + tt.receivers}, tt.labels...)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
 )
@@ -134,7 +135,7 @@ func newServeFlagSet(stderr io.Writer, f *serveFlags) *flag.FlagSet {
 	fs.StringVar(&f.listen, "listen", ":8080", "address to serve on")
 	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells a canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")
 	fs.StringVar(&f.config, "config", "", "rule pack config (rules/pairwise.yaml) naming the canaries a request may ask for by name")
-	fs.DurationVar(&f.settle, "settle", 30*time.Second, "without at=, how long a minute must be over before it is judged (0 to 1h)")
+	fs.DurationVar(&f.settle, "settle", engine.DefaultSettle, "without at=, how long a minute must be over before it is judged (0 to 1h)")
 	fs.DurationVar(&f.readyFor, "ready-cache", 10*time.Second, "how long /readyz reuses its last Prometheus check (1s to 5m)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 10*time.Second, "time to read a whole request, headers and body (1s to 5m)")
 	return fs

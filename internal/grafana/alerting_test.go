@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,9 @@ func evaluate(t *testing.T, p *Plugin, pc backend.PluginContext, rule alertRule,
 		}
 		dr := resp.Responses[d.RefID]
 		if dr.Error != nil {
-			t.Fatalf("query %s: %s", d.RefID, Describe(dr))
+			// Grafana puts the rule in its execErrState (Error here).
+			t.Logf("query %s: %s", d.RefID, Describe(dr))
+			return []Instance{{State: "Error"}}, numbers
 		}
 		res, err := Convert(dr.Frames)
 		if err != nil {
@@ -212,6 +215,9 @@ func TestProvisionedAlertRule(t *testing.T) {
 	cleanSettings := settings(generated(t, "clean"))
 	cleanSettings.UID = "pairwise-clean"
 	clean := PluginContext(id, cleanSettings)
+	downSettings := settings(fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)))
+	downSettings.UID = "pairwise-down"
+	down := PluginContext(id, downSettings)
 
 	var firing Instance
 	for _, tt := range []struct {
@@ -223,11 +229,18 @@ func TestProvisionedAlertRule(t *testing.T) {
 		{"regression, at the end", regression, dataEnd.Add(30 * time.Second), "Alerting"},
 		{"regression, before it starts", regression, dataEnd.Add(-20 * time.Minute), "Normal"},
 		{"identical fleets", clean, dataEnd.Add(30 * time.Second), "Normal"},
+		{"Prometheus down", down, dataEnd.Add(30 * time.Second), "Error"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			inst, numbers := evaluate(t, p, tt.pc, rule, tt.now)
 			if len(inst) != 1 || inst[0].State != tt.state {
 				t.Fatalf("instances %+v (reduced %v), want one %s", inst, numbers, tt.state)
+			}
+			if tt.state == "Error" {
+				if rule.ExecErrState != "Error" {
+					t.Errorf("execErrState %q: the next subtest's DatasourceError alert assumes Error", rule.ExecErrState)
+				}
+				return
 			}
 			if inst[0].Labels["service"] != "checkout" {
 				t.Errorf("instance labels %v lack service=checkout", inst[0].Labels)
@@ -253,27 +266,59 @@ func TestProvisionedAlertRule(t *testing.T) {
 			labels[k] = v
 		}
 		route := policyRoute(t)
-		if !route.matches(labels) || route.Receiver != cp.Name {
+		if !route.matches(t, labels) || route.Receiver != cp.Name {
 			t.Fatalf("the provisioned policy does not route %v to %s", labels, cp.Name)
 		}
-		annotations := map[string]string{"summary": "Roll back the checkout canary"}
-		body, _ := json.Marshal([]map[string]any{{"labels": labels, "annotations": annotations, "startsAt": time.Now().UTC(), "generatorURL": "http://grafana/alerting/grafana/" + rule.UID + "/view"}})
-		resp, err := http.Post(am.URL+"/api/v2/alerts", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
+		// A rule in Error (Prometheus down, above) raises DatasourceError
+		// with the rule's labels, action=rollback among them, and the data
+		// source and query (Grafana's ngalert errorAlert); DatasourceNoData
+		// likewise. Neither is a rollback decision.
+		var errAlerts []map[string]string
+		for _, name := range []string{"DatasourceError", "DatasourceNoData"} {
+			l := map[string]string{"alertname": name, "grafana_folder": group.Folder, "datasource_uid": "pairwise-canary", "ref_id": "A"}
+			for k, v := range rule.Labels {
+				l[k] = v
+			}
+			if route.matches(t, l) {
+				t.Errorf("the provisioned policy sends %s to the rollback (%s): a Prometheus outage would roll the canary back", name, route.Receiver)
+			}
+			errAlerts = append(errAlerts, l)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("Alertmanager answered %s", resp.Status)
+		// Sent first, so that a route that took them would deliver them
+		// with the rollback or before it.
+		for _, l := range append(errAlerts, labels) {
+			annotations := map[string]string{"summary": "Roll back the checkout canary"}
+			body, _ := json.Marshal([]map[string]any{{"labels": l, "annotations": annotations, "startsAt": time.Now().UTC(), "generatorURL": "http://grafana/alerting/grafana/" + rule.UID + "/view"}})
+			resp, err := http.Post(am.URL+"/api/v2/alerts", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("Alertmanager answered %s", resp.Status)
+			}
 		}
 		got, err := am.hook.WaitFor(func(p testenv.WebhookPayload) bool {
-			return p.Receiver == "rollback-webhook" && len(p.Alerts) > 0 && p.Alerts[0].Labels["alertname"] == rule.Title
+			return p.Receiver == "rollback-webhook" && slices.ContainsFunc(p.Alerts, func(a testenv.WebhookAlert) bool { return a.Labels["alertname"] == rule.Title })
 		}, 30*time.Second)
 		if err != nil {
 			t.Fatalf("%v; payloads %+v", err, am.hook.Payloads())
 		}
-		if a := got.Alerts[0]; a.Labels["action"] != "rollback" || a.Labels["canary"] != "checkout" || a.Labels["service"] != "checkout" || a.Status != "firing" {
-			t.Errorf("webhook got %+v", a)
+		for _, a := range got.Alerts {
+			if a.Labels["alertname"] != rule.Title {
+				t.Errorf("the rollback webhook got %s: %+v", a.Labels["alertname"], a)
+				continue
+			}
+			if a.Labels["action"] != "rollback" || a.Labels["canary"] != "checkout" || a.Labels["service"] != "checkout" || a.Status != "firing" {
+				t.Errorf("webhook got %+v", a)
+			}
+		}
+		for _, p := range am.hook.Payloads() {
+			for _, a := range p.Alerts {
+				if p.Receiver == "rollback-webhook" && a.Labels["alertname"] != rule.Title {
+					t.Errorf("the rollback webhook got %s: %+v", a.Labels["alertname"], a)
+				}
+			}
 		}
 	})
 }
@@ -325,9 +370,16 @@ type policyDef struct {
 	ObjectMatchers [][]string `yaml:"object_matchers"`
 }
 
-func (p policyDef) matches(labels map[string]string) bool {
+// matches applies the route's equality matchers as Grafana does (a label
+// that is absent has the value ""); a matcher of another kind fails the
+// test, since this check would not read it right.
+func (p policyDef) matches(t *testing.T, labels map[string]string) bool {
+	t.Helper()
 	for _, m := range p.ObjectMatchers {
-		if len(m) != 3 || m[1] != "=" || labels[m[0]] != m[2] {
+		if len(m) != 3 || m[1] != "=" && m[1] != "!=" {
+			t.Fatalf("object matcher %q: this test reads only = and !=", m)
+		}
+		if (labels[m[0]] == m[2]) != (m[1] == "=") {
 			return false
 		}
 	}

@@ -96,6 +96,12 @@ func PlanRange(from, to time.Time, c verdict.Config) (Plan, error) {
 	return p, p.check(c)
 }
 
+// DefaultSettle is how long a minute must be over before it is judged, so
+// that its last scrape has landed (a 15 s scrape lands up to 15 s after the
+// minute, plus the scrape's own duration): the judge's and the server's
+// --settle, and the data source's for a range that ends now.
+const DefaultSettle = 30 * time.Second
+
 // PlanLast shows the last shown whole minutes ending settle before at: the
 // judge's --range (else the window), the data source's window mode "last".
 func PlanLast(at time.Time, shown int, settle time.Duration, c verdict.Config) (Plan, error) {

@@ -99,6 +99,16 @@ type Datasource struct {
 	// defaults are the verdict settings a query starts from: verdict.Default
 	// with the data source's scrape interval.
 	defaults verdict.Config
+	// clock is the time now (nil: time.Now), which a range's end is settled
+	// against.
+	clock func() time.Time
+}
+
+func (d *Datasource) now() time.Time {
+	if d.clock != nil {
+		return d.clock()
+	}
+	return time.Now()
 }
 
 // NewDatasource builds an instance from its settings. A wrong setting does
@@ -241,7 +251,14 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 	if d.configErr != "" {
 		return userError(d.configErr)
 	}
-	pq, err := parseQuery(q.JSON, q.QueryType, q.TimeRange.From, q.TimeRange.To, d.defaults)
+	// A minute is judged once its last scrape can have landed, as by the
+	// judge: a range that ends less than engine.DefaultSettle ago (an alert
+	// rule's evaluation, a dashboard's "now") is read up to then.
+	to := q.TimeRange.To
+	if settled := d.now().Add(-engine.DefaultSettle); to.After(settled) {
+		to = settled
+	}
+	pq, err := parseQuery(q.JSON, q.QueryType, q.TimeRange.From, to, d.defaults)
 	if err != nil {
 		return userError(err.Error())
 	}

@@ -73,6 +73,7 @@ func TestLiveDatasource(t *testing.T) {
 	t.Run("golden frames", func(t *testing.T) { goldenFrames(t, ds) })
 	t.Run("same minutes as the judge", func(t *testing.T) { sameAsJudge(t, ds, promURL) })
 	t.Run("alerting shape", func(t *testing.T) { alertingShape(t, ds) })
+	t.Run("a range ending now is settled", func(t *testing.T) { settledNow(t, promURL) })
 	t.Run("concurrent queries", func(t *testing.T) { concurrentQueries(t, ds) })
 	t.Run("cancelled queries stop", func(t *testing.T) { cancelledQueries(t, promURL) })
 	t.Run("health", func(t *testing.T) {
@@ -462,5 +463,49 @@ func TestPodsAtTheFleetsScrapeInterval(t *testing.T) {
 	}
 	if !bytes.Equal(byDefault, set) {
 		t.Errorf("the pods read under the default differ from those read at 10 s:\n%.600s\n%.600s", byDefault, set)
+	}
+}
+
+// settledNow: a range that ends less than engine.DefaultSettle (30 s) ago,
+// as an alert rule's evaluation or a dashboard's "now" does, is read up to
+// then, as the judge reads it: a minute is judged once its last scrape can
+// have landed. In both window modes, at 10 s past the data's last minute
+// the minute before it is the last shown; at 40 s, the last minute itself.
+func settledNow(t *testing.T, promURL string) {
+	ds := newLiveDatasource(t, promURL)
+	for _, tt := range []struct {
+		since time.Duration
+		mode  string
+		want  time.Time
+	}{
+		{10 * time.Second, "range", liveEnd.Add(-time.Minute)},
+		{10 * time.Second, "last", liveEnd.Add(-time.Minute)},
+		{40 * time.Second, "range", liveEnd},
+		{40 * time.Second, "last", liveEnd},
+	} {
+		t.Run(fmt.Sprintf("%s %v after", tt.mode, tt.since), func(t *testing.T) {
+			now := liveEnd.Add(tt.since)
+			ds.clock = func() time.Time { return now }
+			q := liveQuery("A", `,"queryType":"minutes","windowMode":"`+tt.mode+`"`)
+			q.TimeRange = backend.TimeRange{From: now.Add(-10 * time.Minute), To: now}
+			resp, err := ds.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{q}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := resp.Responses["A"]
+			if dr.Error != nil || len(dr.Frames) == 0 {
+				t.Fatalf("%v, %d frames", dr.Error, len(dr.Frames))
+			}
+			var last time.Time
+			for _, f := range dr.Frames[0].Fields {
+				if f.Type() == data.FieldTypeTime && f.Len() > 0 {
+					last = f.At(f.Len() - 1).(time.Time)
+					break
+				}
+			}
+			if !last.Equal(tt.want) {
+				t.Errorf("last minute shown %s, want %s", last.UTC().Format(time.RFC3339), tt.want.Format(time.RFC3339))
+			}
+		})
 	}
 }
