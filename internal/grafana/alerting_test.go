@@ -86,7 +86,7 @@ func evaluate(t *testing.T, p *Plugin, pc backend.PluginContext, rule alertRule,
 				if !ok {
 					t.Fatalf("%s reduces %s, which is not a query before it", d.RefID, in)
 				}
-				n, err := Reduce(res.Series, reducer, mode, 0)
+				n, err := Reduce(d.RefID, res.Series, reducer, mode, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

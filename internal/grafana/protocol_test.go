@@ -166,7 +166,7 @@ func TestBackendThroughPluginProtocol(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: Grafana would reject it: %v", qt, err)
 			}
-			last, _ := Reduce(res.Series, "last", "", 0)
+			last, _ := Reduce("B", res.Series, "last", "", 0)
 			inst, err := Instances(last)
 			if err != nil || len(inst) == 0 {
 				t.Fatalf("%s: %v %v", qt, inst, err)

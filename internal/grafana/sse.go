@@ -192,12 +192,16 @@ func seriesFromFields(frameName string, timeField, valueField *data.Field) (Seri
 	return s, nil
 }
 
-// Reduce turns each series into a number, as the Reduce expression does.
-// reducer: last, max, min, mean, sum, count. mode: "" (strict: a null or NaN
-// in the series gives NaN, except for last and count), "dropNN" (drop nulls
-// and NaNs first) or "replaceNN" (replace them by replaceWith).
-func Reduce(series []Series, reducer, mode string, replaceWith float64) ([]Number, error) {
+// Reduce turns each series into a number, as the Reduce expression refID
+// does (Grafana's mathexp Series.Reduce): each number is named refID and
+// keeps its series' labels. reducer: last, max, min, mean, sum, count.
+// mode: "" (strict: a null or NaN in the series gives NaN, except for last
+// and count), "dropNN" (nulls, NaNs and infinities dropped first; a NaN
+// result, such as that of a series left empty, is null: no data) or
+// "replaceNN" (each of them replaced by replaceWith, as is a NaN result).
+func Reduce(refID string, series []Series, reducer, mode string, replaceWith float64) ([]Number, error) {
 	out := make([]Number, 0, len(series))
+	nonNumber := func(v *float64) bool { return v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) }
 	for _, s := range series {
 		values := s.Values
 		switch mode {
@@ -205,14 +209,14 @@ func Reduce(series []Series, reducer, mode string, replaceWith float64) ([]Numbe
 		case "dropNN":
 			values = nil
 			for _, v := range s.Values {
-				if v != nil && !math.IsNaN(*v) {
+				if !nonNumber(v) {
 					values = append(values, v)
 				}
 			}
 		case "replaceNN":
 			values = make([]*float64, len(s.Values))
 			for i, v := range s.Values {
-				if v == nil || math.IsNaN(*v) {
+				if nonNumber(v) {
 					r := replaceWith
 					v = &r
 				}
@@ -225,7 +229,14 @@ func Reduce(series []Series, reducer, mode string, replaceWith float64) ([]Numbe
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Number{Name: reducer + "_" + s.Name, Labels: s.Labels, Value: &v})
+		value := &v
+		switch {
+		case mode == "dropNN" && math.IsNaN(v):
+			value = nil
+		case mode == "replaceNN" && math.IsNaN(v):
+			value = &replaceWith
+		}
+		out = append(out, Number{Name: refID, Labels: s.Labels, Value: value})
 	}
 	return out, nil
 }

@@ -67,7 +67,7 @@ func alertingShape(t *testing.T, ds *Datasource) {
 			if res.Kind != grafana.KindSeries || len(res.Series) != tt.series {
 				t.Fatalf("Grafana reads %s", res.Describe())
 			}
-			last, err := grafana.Reduce(res.Series, "last", "", 0)
+			last, err := grafana.Reduce("B", res.Series, "last", "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func alertingShape(t *testing.T, ds *Datasource) {
 			}
 			panel := dsFrame(t, ds, liveQuery("P", `,"queryType":"`+panelType+`"`))
 			for _, n := range last {
-				name := strings.TrimPrefix(n.Name, "last_")
+				name := n.Labels[frames.FieldLabel]
 				f, _ := panel.FieldByName(name)
 				if f == nil {
 					t.Fatalf("panel frame has no %s", name)
