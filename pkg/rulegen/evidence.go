@@ -777,16 +777,16 @@ func (w windowReads) minutes() expr {
 // statistic or a recent run's reaches its boundary; else promote when the
 // promote statistic is at or below minus its boundary, PromoteMinutes minutes
 // carry evidence, the canary was expected to show PromoteExpected tail
-// observations, no flag is raised and the last minute's promote terms stay
-// below verdict's MinuteCap; else hold. The rule pack never knows
+// observations, no flag is raised, and the last minute's promote terms and
+// every recent run's statistic stay below verdict's MinuteCap; else hold. The rule pack never knows
 // a deployment's start, so the boundaries are the sliding ones.
 func (r resolved) evidenceDecision(statistic, recent, promote, lastPromote, minutes, expected, flags expr) expr {
 	c := r.config
 	code := func(d verdict.Decision) expr { return leaf(fmt.Sprintf("vector(%d)", d.Code())) }
 	rollback := op(op(statistic, ">=", num(c.RollbackBoundary(false))), "or", op(recent, ">=", num(c.RecentBoundary(false))))
-	promoteNow := op(op(op(op(code(verdict.Promote), "and on()", op(promote, "<=", num(-c.PromoteBoundary(false)))),
+	promoteNow := op(op(op(op(op(code(verdict.Promote), "and on()", op(promote, "<=", num(-c.PromoteBoundary(false)))),
 		"and on()", op(op(minutes, ">=", leaf(strconv.Itoa(c.PromoteMinutes()))), "and on()", op(expected, ">=", num(c.PromoteExpected(false))))), "unless on()", flags),
-		"unless on()", op(lastPromote, ">=", num(c.MinuteCap())))
+		"unless on()", op(lastPromote, ">=", num(c.MinuteCap()))), "unless on()", op(recent, ">=", num(c.MinuteCap())))
 	return op(op(op(code(verdict.Rollback), "and on()", rollback), "or", promoteNow), "or", code(verdict.Hold))
 }
 
@@ -924,7 +924,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 			comment: fmt.Sprintf("minutes of the window carrying evidence; promotion needs %d", c.PromoteMinutes())},
 		{record: n.decision, labels: labels,
 			expr:    r.evidenceDecision(r.recordedSeries(n.statistic), r.recordedSeries(n.recentStatistic), r.recordedSeries(n.promote), rec.lastPromote(), r.recordedSeries(n.minutes), rec.expected(), rec.flags),
-			comment: fmt.Sprintf("window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes, nor one whose last minute alone weighs the cap or more against the canary, nor one where the canary was expected to show fewer than %s observations beyond the %s)", fmtBoundary(c.PromoteExpected(false)), vq)},
+			comment: fmt.Sprintf("window decision: 0 promote, 1 hold, 2 rollback (evidence rule; rollback checked first; a flagged window never promotes, nor one whose last minute alone, or one of whose recent runs, weighs the cap or more against the canary, nor one where the canary was expected to show fewer than %s observations beyond the %s)", fmtBoundary(c.PromoteExpected(false)), vq)},
 	}...)
 
 	// The first sentence of each description is the Go engine's reason for

@@ -901,6 +901,11 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 	switch {
 	case w.LastPromote >= c.MinuteCap():
 		return hold("the last minute alone weighs %.1f against the canary, more than a minute counts towards a rollback (%.1f)", w.LastPromote, c.MinuteCap())
+	case w.RecentMinutes > 0 && w.RecentStatistic >= c.MinuteCap():
+		// Good minutes before a change outweigh its first bad ones in the
+		// window's promote sum: a canary whose recent minutes speak against
+		// it is not promoted while that evidence builds towards a rollback.
+		return hold("its last %d minutes weigh %.1f against the canary, more than a minute counts towards a rollback (%.1f)", w.RecentMinutes, w.RecentStatistic, c.MinuteCap())
 	case w.Minutes < c.PromoteMinutes():
 		return hold("%d minutes carry evidence and promotion needs %d", w.Minutes, c.PromoteMinutes())
 	case !(w.Votes[0].PromoteExpected >= c.PromoteExpected(w.Anchored)):

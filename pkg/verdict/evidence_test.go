@@ -612,6 +612,49 @@ func TestMinuteCap(t *testing.T) {
 	}
 }
 
+// TestRecentEvidenceHoldsPromotion: in a sliding window, an hour's good
+// minutes outweigh a regression's first ones in the promote sum, and its
+// last minute alone weighs little; its recent run, on its way to the
+// rollback boundary, holds the promotion (it promoted between two rollbacks).
+func TestRecentEvidenceHoldsPromotion(t *testing.T) {
+	c := Default()
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	minuteOf := func(k, b float64) Evidence {
+		e := Evidence{Valid: true, Share: 0.05}
+		for i, q := range c.VoteQuantiles() {
+			e.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b})
+			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(e.Votes[i], 0.05)
+		}
+		return e
+	}
+	ms := make([]Minute, 60)
+	for i := range ms {
+		e := minuteOf(4, 96) // 4% of the tail at a 5% share
+		if i >= 56 {
+			e = minuteOf(10, 90) // twice its share
+		}
+		ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
+	}
+	w := Decide(c, ms, Options{Shown: 1})
+	ev := w.Evidence
+	if !(ev.PromoteStatistic <= -ev.Promote) || ev.LastPromote >= c.MinuteCap() || ev.Statistic >= ev.Rollback || ev.RecentStatistic >= ev.RecentBoundary {
+		t.Fatalf("promote %.1f (boundary %.1f), last minute %.1f, statistic %.1f, recent %.1f: not the case tested", ev.PromoteStatistic, -ev.Promote, ev.LastPromote, ev.Statistic, ev.RecentStatistic)
+	}
+	if ev.RecentStatistic < c.MinuteCap() {
+		t.Fatalf("recent evidence %.1f over %d minutes: not the case tested", ev.RecentStatistic, ev.RecentMinutes)
+	}
+	if w.Decision != Hold || !strings.Contains(w.Reason, "minutes weigh") {
+		t.Errorf("%s: %s; want a hold for the recent minutes", w.Decision, w.Reason)
+	}
+	// Without the regression's minutes, the same window promotes.
+	for i := 56; i < 60; i++ {
+		ms[i].Evidence = minuteOf(4, 96)
+	}
+	if w := Decide(c, ms, Options{Shown: 1}); w.Decision != Promote {
+		t.Errorf("an hour of good minutes: %s (%s), want promote", w.Decision, w.Reason)
+	}
+}
+
 // TestMinRollbackMinutes: a minute counts at most the anchored boundary
 // divided by MinRollbackMinutes, so that many minutes of clumps roll a
 // deployment back and one fewer holds it.
