@@ -473,7 +473,7 @@ func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	idx99, idx999 := quantileIndex(cfg, 0.99), quantileIndex(cfg, 0.999)
 	vq := verdict.QuantileLabel(cfg.VerdictQuantile)
-	fmt.Fprintf(tw, "minute\trps_old\trps_new\tp99_old\tp99_new\tp999_old\tp999_new\tratio(%s)\tverdict\tevidence\tdecision\t\n", vq)
+	fmt.Fprintf(tw, "minute\trps_old\trps_new\tp99_old\tp99_new\tp999_old\tp999_new\tratio(%s)\tverdict\tevidence\trecent\tdecision\t\n", vq)
 	for _, m := range res.Minutes {
 		v := string(m.Verdict)
 		if m.Verdict == verdict.Bad {
@@ -482,10 +482,16 @@ func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution) {
 		if m.Warmup {
 			v += " (warm-up)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Time.Format("15:04"),
+		// recent: the strongest recent run's statistic, which rolls a
+		// sliding window back at its own boundary.
+		recent := "-"
+		if m.Window.RecentMinutes > 0 && !math.IsInf(m.Window.RecentStatistic, 0) {
+			recent = strconv.FormatFloat(m.Window.RecentStatistic, 'f', 1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Time.Format("15:04"),
 			rps(m.Baseline), rps(m.Canary),
 			ms(m.Baseline, idx99), ms(m.Canary, idx99), ms(m.Baseline, idx999), ms(m.Canary, idx999),
-			ratio(m.Ratio), v, strconv.FormatFloat(m.Window.Statistic, 'f', 1, 64), m.Decision)
+			ratio(m.Ratio), v, strconv.FormatFloat(m.Window.Statistic, 'f', 1, 64), recent, m.Decision)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
