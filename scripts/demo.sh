@@ -57,12 +57,16 @@ say() { printf '\n==> %s\n' "$*"; }
 # ---------------------------------------------------------------- processes
 pids=()
 tail_pid=
+sleep_pid=
 work_is_temp=0
 cleanup() {
   local status=$?
   trap - EXIT INT TERM HUP
   trap '' PIPE # a closed terminal or pipe must not stop the cleanup
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
+  # The live loop's sleep: a background job ignores SIGINT, and left
+  # behind it holds the terminal's pipe (| tee) open until it ends.
+  [ -n "$sleep_pid" ] && kill "$sleep_pid" 2>/dev/null || true
   if [ ${#pids[@]} -gt 0 ]; then
     echo
     echo "demo: stopping ${#pids[@]} processes (${pids[*]})" || true
@@ -285,7 +289,9 @@ echo "demo: live now; the table refreshes every minute. Ctrl-C stops everything.
 while true; do
   now=$(date +%s)
   sleep $(( (now / 60 + 1) * 60 + 35 - now )) &
-  wait $! # a signal interrupts wait at once, and the trap runs
+  sleep_pid=$!
+  wait $sleep_pid # a signal interrupts wait at once, and the trap runs
+  sleep_pid=
   say "judge at $(date -u +%H:%M:%S) UTC: the last 60 minutes"
   judge || true
 done
