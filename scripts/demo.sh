@@ -95,6 +95,8 @@ pick_port() { # pick_port DEFAULT: the first free port from DEFAULT on, not pick
   echo "$p"
 }
 
+command -v curl > /dev/null || { echo "demo: curl is needed (apt-get install curl)" >&2; exit 1; }
+
 wait_http() { # wait_http NAME URL LOG: up to 60 s
   local i
   for i in $(seq 1 120); do
