@@ -575,14 +575,7 @@ func TestMinuteCap(t *testing.T) {
 	if l := clump.Votes[0].Promote; l != uncappedOf(c, clump.Votes[0], clump.Share) {
 		t.Errorf("promote term %v, want the uncapped %v", l, uncappedOf(c, clump.Votes[0], clump.Share))
 	}
-	minuteOf := func(k, b float64) Evidence {
-		e := Evidence{Valid: true, Share: 0.05}
-		for i, q := range c.VoteQuantiles() {
-			e.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b})
-			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(e.Votes[i], 0.05)
-		}
-		return e
-	}
+	minuteOf := func(k, b float64) Evidence { return boundMinute(c, k, b) }
 	history := make([]Evidence, 30)
 	for i := range history {
 		history[i] = minuteOf(4, 96)
@@ -619,14 +612,7 @@ func TestMinuteCap(t *testing.T) {
 func TestRecentEvidenceHoldsPromotion(t *testing.T) {
 	c := Default()
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
-	minuteOf := func(k, b float64) Evidence {
-		e := Evidence{Valid: true, Share: 0.05}
-		for i, q := range c.VoteQuantiles() {
-			e.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b})
-			e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(e.Votes[i], 0.05)
-		}
-		return e
-	}
+	minuteOf := func(k, b float64) Evidence { return boundMinute(c, k, b) }
 	ms := make([]Minute, 60)
 	for i := range ms {
 		e := minuteOf(4, 96) // 4% of the tail at a 5% share
@@ -694,6 +680,18 @@ func TestMinRollbackMinutes(t *testing.T) {
 }
 
 // uncappedOf is the first tail index's LLR of a vote without the cap.
+// boundMinute is a minute at a 5% share in which every vote counts k of the
+// canary's and b of the baseline's observations beyond its threshold, all
+// of them beyond its bucket bound.
+func boundMinute(c Config, k, b float64) Evidence {
+	e := Evidence{Valid: true, Share: 0.05}
+	for i, q := range c.VoteQuantiles() {
+		e.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: k, Baseline: b})
+		e.Votes[i].LLR, e.Votes[i].Promote = c.voteLLR(e.Votes[i], 0.05)
+	}
+	return e
+}
+
 func uncappedOf(c Config, v Vote, share float64) float64 {
 	return LLR(v.BoundCanary, v.BoundBaseline, share, math.Pow(c.RollbackThreshold, TailIndices[0]))
 }
