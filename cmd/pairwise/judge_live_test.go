@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func TestJudgeLive(t *testing.T) {
 	t.Run("exit codes", func(t *testing.T) { judgeExitCodes(t, regression, faster) })
 	t.Run("json", func(t *testing.T) { judgeJSON(t, regression) })
 	t.Run("timeline", func(t *testing.T) { judgeTimeline(t, regression) })
+	t.Run("table columns", func(t *testing.T) { judgeTableColumns(t, regression) })
 	t.Run("errors", func(t *testing.T) { judgeErrors(t, regression) })
 }
 
@@ -314,5 +316,47 @@ func TestJudgeRampedWeight(t *testing.T) {
 	}
 	if firstPromote.IsZero() || firstPromote.Sub(start) > 42*time.Minute {
 		t.Fatalf("first promote %s after the start, want within 42 minutes (the ramp ends at 10, the share is steady for 30 minutes from 40)", firstPromote.Sub(start))
+	}
+}
+
+// judgeTableColumns: the table's evidence and recent columns are each
+// minute's window statistic and strongest recent run's, as the JSON has
+// them ("-" where there is no recent run), minute by minute.
+func judgeTableColumns(t *testing.T, url string) {
+	args := append(fleetArgs(url), "--at", judgeEnd.Format(time.RFC3339))
+	_, table, _ := runJudge(args...)
+	_, js, _ := runJudge(append(args, "--output", "json")...)
+	var doc struct {
+		Minutes []struct {
+			Time     time.Time
+			Evidence struct {
+				Statistic       *float64 `json:"statistic"`
+				RecentStatistic *float64 `json:"recent_statistic"`
+			} `json:"evidence"`
+		} `json:"minutes"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Minutes) == 0 {
+		t.Fatalf("%v: %s", err, js)
+	}
+	lines := strings.Split(table, "\n")
+	header := strings.Fields(lines[0])
+	col := func(name string) int { return slices.Index(header, name) }
+	if col("evidence") < 0 || col("recent") != col("evidence")+1 {
+		t.Fatalf("header %q", lines[0])
+	}
+	format := func(f *float64) string {
+		if f == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*f, 'f', 1, 64)
+	}
+	for i, m := range doc.Minutes {
+		row := strings.Fields(lines[1+i])
+		if len(row) != len(header) || row[0] != m.Time.UTC().Format("15:04") {
+			t.Fatalf("row %d %q for minute %s", i, lines[1+i], m.Time.UTC().Format("15:04"))
+		}
+		if got, want := row[col("evidence")]+" "+row[col("recent")], format(m.Evidence.Statistic)+" "+format(m.Evidence.RecentStatistic); got != want {
+			t.Errorf("minute %s: evidence and recent %q, want %q", row[0], got, want)
+		}
 	}
 }
