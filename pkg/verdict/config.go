@@ -177,11 +177,16 @@ func (c Config) Validate() error {
 	check(ok("verdictQuantile", c.VerdictQuantile), "verdictQuantile: %v is not between 0 and 1", c.VerdictQuantile)
 	check(ok("promoteThreshold", c.PromoteThreshold), "promoteThreshold: %v must be positive", c.PromoteThreshold)
 	check(ok("rollbackThreshold", c.RollbackThreshold), "rollbackThreshold: %v must be above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
-	check(ok("windowMinutes", float64(c.WindowMinutes)), "windowMinutes: %d is not between %v and %v", c.WindowMinutes, *Limits["windowMinutes"].Min, max("windowMinutes"))
-	// The counting rule's numbers must fit the window only where they decide.
-	check(ok("goodNeeded", float64(c.GoodNeeded)), "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
-	check(ok("badLimit", float64(c.BadLimit)), "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
-	check(ok("warmupMinutes", float64(c.WarmupMinutes)), "warmupMinutes: %d is not between 0 and the window", c.WarmupMinutes)
+	windowOK := ok("windowMinutes", float64(c.WindowMinutes))
+	check(windowOK, "windowMinutes: %d is not between %v and %v", c.WindowMinutes, *Limits["windowMinutes"].Min, max("windowMinutes"))
+	// The counting rule's numbers must fit the window only where they decide,
+	// and only a window that is itself valid can be measured against: a
+	// window of 0 is one error, not three.
+	if windowOK {
+		check(ok("goodNeeded", float64(c.GoodNeeded)), "goodNeeded: %d is not between 1 and the window (%d)", c.GoodNeeded, c.WindowMinutes)
+		check(ok("badLimit", float64(c.BadLimit)), "badLimit: %d is not between 1 and the window (%d)", c.BadLimit, c.WindowMinutes)
+		check(ok("warmupMinutes", float64(c.WarmupMinutes)), "warmupMinutes: %d is not between 0 and the window (%d)", c.WarmupMinutes, c.WindowMinutes)
+	}
 	check(ok("minTailObservations", c.MinTailObservations), "minTailObservations: %v must not be negative", c.MinTailObservations)
 	check(ok("confidence", c.Confidence), "confidence: %v is not between 0 and 1", c.Confidence)
 	check(ok("significance", c.Significance), "significance: %v is neither 0 (off) nor between 0.5 and 1", c.Significance)

@@ -216,6 +216,23 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// A window that is itself out of range is reported alone: the numbers
+// measured against it (warm-up, good needed, bad limit) are not also
+// reported as out of a window that does not exist.
+func TestConfigValidateInvalidWindowIsOneError(t *testing.T) {
+	for _, w := range []int{0, -5, 100000} {
+		c := Default()
+		c.WindowMinutes = w
+		err := c.Validate()
+		if err == nil {
+			t.Fatalf("window %d: Validate() = nil", w)
+		}
+		if lines := strings.Split(err.Error(), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "windowMinutes:") {
+			t.Errorf("window %d: Validate() = %q, want one line about windowMinutes", w, err)
+		}
+	}
+}
+
 func TestQuantileLabel(t *testing.T) {
 	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.99: "p99", 0.999: "p99.9", 0.9999: "p99.99", 0.95: "p95", 0.05: "p5", 0.995: "p99.5"} {
 		if got := QuantileLabel(q); got != want {
