@@ -17,18 +17,28 @@ export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOpt
       : DEFAULT_QUERY;
   }
 
-  /** Interpolates dashboard variables in the string fields that may hold them. */
+  /**
+   * Interpolates dashboard variables in the string fields that may hold them. In the selectors a
+   * variable's value is escaped for the double-quoted PromQL string it lands in, and a multi-value or
+   * All variable becomes its values as one regular expression, `(a|b)`, for a `=~` matcher
+   * (selectorFormat). Explore and the query inspector get the same through the inherited
+   * interpolateVariablesInQueries, which calls this for every query.
+   */
   applyTemplateVariables(query: PairwiseQuery, scopedVars: ScopedVars): PairwiseQuery {
     const templateSrv = getTemplateSrv();
+    // The metric and the deployment start take one value: a multi-value variable there becomes
+    // Grafana's glob {a,b}, which the backend refuses by name (not a metric name, not a time).
+    const plain = (text: string | undefined) => templateSrv.replace(text ?? '', scopedVars);
+    const selector = (text: string | undefined) => templateSrv.replace(text ?? '', scopedVars, selectorFormat);
     return {
       ...query,
-      metric: templateSrv.replace(query.metric ?? '', scopedVars),
-      baselineSelector: templateSrv.replace(query.baselineSelector ?? '', scopedVars),
-      canarySelector: templateSrv.replace(query.canarySelector ?? '', scopedVars),
-      lbMetric: templateSrv.replace(query.lbMetric ?? '', scopedVars),
-      lbBaselineSelector: templateSrv.replace(query.lbBaselineSelector ?? '', scopedVars),
-      lbCanarySelector: templateSrv.replace(query.lbCanarySelector ?? '', scopedVars),
-      since: templateSrv.replace(query.since ?? '', scopedVars),
+      metric: plain(query.metric),
+      baselineSelector: selector(query.baselineSelector),
+      canarySelector: selector(query.canarySelector),
+      lbMetric: plain(query.lbMetric),
+      lbBaselineSelector: selector(query.lbBaselineSelector),
+      lbCanarySelector: selector(query.lbCanarySelector),
+      since: plain(query.since),
     };
   }
 
@@ -41,4 +51,27 @@ export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOpt
     const result = await this.getResource<MetricInfo[]>('metrics');
     return Array.isArray(result) ? result : [];
   }
+}
+
+/** Escapes text for a double-quoted PromQL string: backslashes, double quotes and line breaks. */
+export function escapePromString(text: string): string {
+  return text.replace(/[\\"]/g, '\\$&').replace(/\n/g, '\\n');
+}
+
+/** Escapes the metacharacters of a regular expression (RE2, as Prometheus reads `=~`). */
+export function escapeRegex(text: string): string {
+  return text.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+}
+
+/**
+ * The format of a variable inside a selector, as Grafana's Prometheus data source formats it for
+ * `=~`: a single value escaped for the double-quoted string it stands in; a multi-value or All
+ * variable (an array of values) its values regex-escaped, then string-escaped, as `(a|b)`.
+ */
+export function selectorFormat(value: unknown): string {
+  if (Array.isArray(value)) {
+    const values = value.map((v) => escapePromString(escapeRegex(String(v))));
+    return values.length === 1 ? values[0] : values.length === 0 ? '' : `(${values.join('|')})`;
+  }
+  return escapePromString(String(value ?? ''));
 }

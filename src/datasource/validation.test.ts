@@ -16,7 +16,6 @@ describe('validateSelector', () => {
     '{pod=~"api-canary-.*"}',
     '{pod!~"x|y",}',
     '{track="$fleet"}',
-    '{"service.name"="checkout"}',
     '{msg="quote \\" inside"}',
   ])('accepts %s', (selector) => {
     expect(validateSelector(selector)).toBeUndefined();
@@ -32,6 +31,10 @@ describe('validateSelector', () => {
     ['{app:"api"}', /Expected =/],
     ['{app="api}', /double quotes/],
     ['{1app="x"}', /label name/],
+    // pkg/selector refuses these ("expected a label name at offset 1"; "__name__ is set by the metric").
+    ['{"service.name"="checkout"}', /Quoted label names .*are not supported/],
+    ['{track="canary",\'service.name\'="checkout"}', /Quoted label names .*are not supported/],
+    ['{__name__="http_requests_total",track="canary"}', /__name__ is set by the metric/],
   ])('rejects %p', (selector, message) => {
     expect(validateSelector(selector)).toMatch(message);
   });
@@ -145,7 +148,7 @@ describe('validateQuery', () => {
       ...valid,
       rule: 'reference',
       quantiles: [0.5, 1.2],
-      verdictQuantile: 0.95,
+      verdictQuantile: 1.5,
       promoteThreshold: 1.2,
       rollbackThreshold: 1.1,
       goodNeeded: 61,
@@ -164,6 +167,11 @@ describe('validateQuery', () => {
         'warmupMinutes',
       ].sort()
     );
+  });
+
+  it('accepts a verdict quantile that is not listed, as pkg/verdict does', () => {
+    expect(validateQuery({ ...valid, quantiles: [0.5, 0.99], verdictQuantile: 0.95 })).toEqual({});
+    expect(validateQuery({ ...valid, verdictQuantile: 1 })).toHaveProperty('verdictQuantile');
   });
 
   it('checks the minute counts against the window only under the reference rule, which they decide', () => {

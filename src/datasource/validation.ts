@@ -54,17 +54,21 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
 
   skipSpace();
   while (pos < body.length) {
-    // Label name: identifier, or a quoted name (Prometheus 3 UTF-8 names).
-    let name: string | undefined;
-    const ident = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(body.slice(pos));
-    if (ident) {
-      name = ident[0];
-      pos += name.length;
-    } else {
-      name = readQuoted();
+    // Label name: letters, digits and _, not starting with a digit, as pkg/selector reads it. Prometheus
+    // 3's quoted UTF-8 names ({"service.name"="x"}) are refused there, so they are here.
+    if (body[pos] === '"' || body[pos] === "'" || body[pos] === '`') {
+      return fail(
+        'Quoted label names (Prometheus 3 UTF-8 names such as "service.name") are not supported: use a label name of letters, digits and _.'
+      );
     }
-    if (!name) {
+    const ident = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(body.slice(pos));
+    if (!ident) {
       return fail(`Expected a label name at "${body.slice(pos, pos + 12)}".`);
+    }
+    const name = ident[0];
+    pos += name.length;
+    if (name === '__name__') {
+      return fail('__name__ is set by the metric, not by a fleet selector: remove this matcher.');
     }
     skipSpace();
     const op = /^(=~|!~|!=|=)/.exec(body.slice(pos));
@@ -139,6 +143,11 @@ const NUMBER_MESSAGES: Record<NumberField, string> = {
   minRollbackMinutes: `The fewest minutes a rollback rests on is a whole number from ${limit('minRollbackMinutes').min} to ${limit('minRollbackMinutes').max}.`,
 };
 
+/** Checks a scrape interval as pkg/verdict does: whole seconds that divide a minute. */
+export function validateScrapeInterval(seconds: number): string | undefined {
+  return withinLimit('scrapeIntervalSeconds', seconds, {}) ? undefined : NUMBER_MESSAGES.scrapeIntervalSeconds;
+}
+
 /** Every inline validation message of the query editor, keyed by field. */
 export function validateQuery(query: PairwiseQuery): QueryErrors {
   const errors: QueryErrors = {};
@@ -180,9 +189,7 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   } else if (new Set(quantiles).size < quantiles.length) {
     errors.quantiles = 'Each quantile is listed once.';
   }
-  if (!quantiles.includes(query.verdictQuantile)) {
-    errors.verdictQuantile = 'The verdict quantile must be one of the listed quantiles.';
-  }
+  // The verdict quantile need not be listed: pkg/verdict computes it apart from the quantiles shown.
   if (!CONTRACT.rules.includes(values.rule as string)) {
     errors.rule = `The rule is ${CONTRACT.rules.join(' or ')}.`;
   }

@@ -85,6 +85,64 @@ describe('ConfigEditor', () => {
     expect(last(onOptionsChange).jsonData.scrapeIntervalSeconds).toBeUndefined();
   });
 
+  it('stores the timeout as typed, empty for the default, with an inline error out of range', () => {
+    const onOptionsChange = jest.fn();
+    const options = createOptions({ jsonData: { timeout: 45 } });
+    const { rerender } = render(<ConfigEditor options={options} onOptionsChange={onOptionsChange} />);
+    const timeout = screen.getByTestId(dsTestIds.configEditor.timeout);
+    // Cleared: unset, the backend's 30 s, shown as the placeholder (not written back as 30).
+    fireEvent.change(timeout, { target: { value: '' } });
+    const cleared = last(onOptionsChange);
+    expect(cleared.jsonData).not.toHaveProperty('timeout');
+    rerender(<ConfigEditor options={cleared} onOptionsChange={onOptionsChange} />);
+    expect(timeout).toHaveValue(null);
+    expect(timeout).toHaveAttribute('placeholder', '30');
+    expect(screen.queryAllByRole('alert')).toHaveLength(0);
+
+    for (const [typed, stored, error] of [
+      ['20', 20, false],
+      ['0', 0, true],
+      ['9999', 9999, true],
+      ['600', 600, false],
+      ['0.5', 0.5, false],
+    ] as const) {
+      fireEvent.change(timeout, { target: { value: typed } });
+      const next = last(onOptionsChange);
+      expect(next.jsonData.timeout).toBe(stored);
+      rerender(<ConfigEditor options={next} onOptionsChange={onOptionsChange} />);
+      expect(timeout).toHaveValue(stored);
+      if (error) {
+        expect(screen.getByRole('alert')).toHaveTextContent(/above 0 and at most 600/);
+      } else {
+        expect(screen.queryAllByRole('alert')).toHaveLength(0);
+      }
+    }
+  });
+
+  it('says inline when the backend refuses the scrape interval', () => {
+    const onOptionsChange = jest.fn();
+    const { rerender } = render(<ConfigEditor options={createOptions()} onOptionsChange={onOptionsChange} />);
+    const scrape = screen.getByTestId(dsTestIds.configEditor.scrapeInterval);
+    for (const [typed, error] of [
+      ['25', true],
+      ['0', true],
+      ['120', true],
+      ['7.5', true],
+      ['30', false],
+      ['12', false],
+    ] as const) {
+      fireEvent.change(scrape, { target: { value: typed } });
+      const next = last(onOptionsChange);
+      expect(next.jsonData.scrapeIntervalSeconds).toBe(Number(typed));
+      rerender(<ConfigEditor options={next} onOptionsChange={onOptionsChange} />);
+      if (error) {
+        expect(screen.getByRole('alert')).toHaveTextContent(/divides a minute/);
+      } else {
+        expect(screen.queryAllByRole('alert')).toHaveLength(0);
+      }
+    }
+  });
+
   it('turns on Grafana basic auth with the user at the top level and the password secret', () => {
     const onOptionsChange = jest.fn();
     render(

@@ -12,11 +12,21 @@ import { Field, Input, SecretInput } from '@grafana/ui';
 import { CONTRACT } from '../../contract';
 import { dsTestIds } from '../testIds';
 import { PairwiseOptions, PairwiseSecureJsonData } from '../types';
+import { validateScrapeInterval } from '../validation';
 
 type Options = DataSourceSettings<PairwiseOptions, PairwiseSecureJsonData>;
 type Props = DataSourcePluginOptionsEditorProps<PairwiseOptions, PairwiseSecureJsonData>;
 
+/** The backend's timeout when none is set, and the longest it accepts (pkg/plugin DefaultTimeout, MaxTimeout). */
 export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const MAX_TIMEOUT_SECONDS = 600;
+
+/** Checks a timeout as pkg/plugin reads it: seconds above 0, at most MAX_TIMEOUT_SECONDS. */
+export function validateTimeout(seconds: number): string | undefined {
+  return Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_TIMEOUT_SECONDS
+    ? undefined
+    : `The timeout is a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}; leave it empty for ${DEFAULT_TIMEOUT_SECONDS}.`;
+}
 /** The Auth component's custom method for a bearer token (secureJsonData.bearerToken). */
 export const BEARER_METHOD = 'custom-bearer' as const;
 
@@ -63,6 +73,19 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
     // Once, when the page opens with settings of the first version.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
+
+  /** Stores a number setting as typed; an empty field removes it, so the backend's default applies. */
+  const setNumber = (key: 'timeout' | 'scrapeIntervalSeconds', text: string) => {
+    const rest = Object.fromEntries(Object.entries(options.jsonData ?? {}).filter(([k]) => k !== key));
+    onOptionsChange({
+      ...options,
+      jsonData: (text.trim() === '' ? rest : { ...rest, [key]: Number(text) }) as PairwiseOptions,
+    });
+  };
+  const { timeout, scrapeIntervalSeconds } = options.jsonData ?? {};
+  const timeoutError = timeout === undefined ? undefined : validateTimeout(Number(timeout));
+  const scrapeError =
+    scrapeIntervalSeconds === undefined ? undefined : validateScrapeInterval(Number(scrapeIntervalSeconds));
 
   const authProps = convertLegacyAuthProps({ config: options, onChange: onOptionsChange });
   const bearerSelected = !options.basicAuth && (bearerChosen || bearerConfigured);
@@ -140,40 +163,39 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         onAuthMethodSelect={selectMethod}
       />
       <ConfigSection title="Additional settings" isCollapsible={false}>
-        <Field label="Timeout" description="Seconds a query, retries included, may wait for Prometheus (at most 600)">
+        <Field
+          label="Timeout"
+          description={`Seconds a query, retries included, may wait for Prometheus (at most ${MAX_TIMEOUT_SECONDS}; empty: ${DEFAULT_TIMEOUT_SECONDS})`}
+          invalid={Boolean(timeoutError)}
+          error={timeoutError}
+        >
           <Input
+            id="pairwise-config-timeout"
             data-testid={dsTestIds.configEditor.timeout}
             type="number"
             width={16}
-            min={1}
-            max={600}
-            value={options.jsonData.timeout ?? DEFAULT_TIMEOUT_SECONDS}
-            onChange={(e: ChangeEvent<HTMLInputElement>) =>
-              onOptionsChange({
-                ...options,
-                jsonData: { ...options.jsonData, timeout: Number(e.currentTarget.value) || DEFAULT_TIMEOUT_SECONDS },
-              })
-            }
+            max={MAX_TIMEOUT_SECONDS}
+            placeholder={String(DEFAULT_TIMEOUT_SECONDS)}
+            value={timeout ?? ''}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setNumber('timeout', e.currentTarget.value)}
           />
         </Field>
         <Field
           label="Scrape interval"
           description="Seconds between Prometheus's scrapes of the fleets (10, 15, 20, 30 or 60): each minute is read whole. Queries may set their own; when both fleets' samples show another interval, their minutes are read at it and the query warns."
+          invalid={Boolean(scrapeError)}
+          error={scrapeError}
         >
           <Input
+            id="pairwise-config-scrape-interval"
             data-testid={dsTestIds.configEditor.scrapeInterval}
             type="number"
             width={16}
             min={1}
             max={60}
             placeholder={String(CONTRACT.defaults.scrapeIntervalSeconds)}
-            value={options.jsonData.scrapeIntervalSeconds ?? ''}
-            onChange={(e: ChangeEvent<HTMLInputElement>) =>
-              onOptionsChange({
-                ...options,
-                jsonData: { ...options.jsonData, scrapeIntervalSeconds: Number(e.currentTarget.value) || undefined },
-              })
-            }
+            value={scrapeIntervalSeconds ?? ''}
+            onChange={(e: ChangeEvent<HTMLInputElement>) => setNumber('scrapeIntervalSeconds', e.currentTarget.value)}
           />
         </Field>
       </ConfigSection>

@@ -1,29 +1,61 @@
 import React from 'react';
-import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, RenderResult, screen, waitFor } from '@testing-library/react';
+import { CoreApp, DataSourceInstanceSettings } from '@grafana/data';
 import { DataSource } from '../datasource';
 import { dsTestIds } from '../testIds';
-import { DEFAULT_QUERY, PairwiseQuery } from '../types';
+import { DEFAULT_QUERY, MetricInfo, PairwiseOptions, PairwiseQuery } from '../types';
 import { QueryEditor } from './QueryEditor';
 
-function createProps(
-  overrides: Partial<PairwiseQuery> = {},
+/** A real Pairwise data source (its getDefaultQuery), with the backend's metrics resource stubbed. */
+function createDataSource(
+  jsonData: PairwiseOptions = {},
   loadMetrics: () => Promise<unknown> = () => Promise.reject(new Error('metrics resource unavailable'))
-) {
-  const datasource = { getMetrics: jest.fn(loadMetrics) } as unknown as DataSource;
+): DataSource {
+  const datasource = new DataSource({
+    id: 1,
+    uid: 'pw',
+    type: 'pairwise-canary-datasource',
+    name: 'Pairwise',
+    jsonData,
+  } as unknown as DataSourceInstanceSettings<PairwiseOptions>);
+  jest.spyOn(datasource, 'getMetrics').mockImplementation(loadMetrics as () => Promise<MetricInfo[]>);
+  return datasource;
+}
+
+/** Props for a query as saved (fields missing from an older query stay missing), or a full new one. */
+function createSavedProps(query: Partial<PairwiseQuery>, datasource: DataSource = createDataSource()) {
   return {
     datasource,
-    query: { ...DEFAULT_QUERY, refId: 'A', ...overrides } as PairwiseQuery,
+    query: { refId: 'A', ...query } as PairwiseQuery,
     onChange: jest.fn(),
     onRunQuery: jest.fn(),
   };
 }
 
-/** Renders and lets the metrics request settle, so state updates happen inside act(). */
-async function renderEditor(props: ReturnType<typeof createProps>) {
-  await act(async () => {
-    render(<QueryEditor {...props} />);
-  });
+function createProps(
+  overrides: Partial<PairwiseQuery> = {},
+  loadMetrics?: () => Promise<unknown>
+): ReturnType<typeof createSavedProps> {
+  return createSavedProps({ ...DEFAULT_QUERY, ...overrides }, createDataSource({}, loadMetrics));
 }
+
+/** Renders and lets the metrics request settle, so state updates happen inside act(). */
+async function renderEditor(props: ReturnType<typeof createSavedProps>): Promise<RenderResult> {
+  let result: RenderResult | undefined;
+  await act(async () => {
+    result = render(<QueryEditor {...props} />);
+  });
+  return result as RenderResult;
+}
+
+/** The query the editor last sent. */
+const lastQuery = (props: ReturnType<typeof createSavedProps>): PairwiseQuery => props.onChange.mock.calls.at(-1)[0];
+
+const valid = {
+  metric: 'http_request_duration_seconds',
+  baselineSelector: '{track="baseline"}',
+  canarySelector: '{track="canary"}',
+};
 
 describe('QueryEditor', () => {
   it('shows inline messages for a malformed selector and an empty metric', async () => {
@@ -137,5 +169,122 @@ describe('QueryEditor', () => {
     expect(alerting.onChange).toHaveBeenLastCalledWith(
       expect.objectContaining({ fields: ['decision_code', 'evidence_statistic'] })
     );
+  });
+
+  it("shows the data source's defaults for fields a saved query lacks, and writes only the field changed", async () => {
+    // A query saved before scrapeIntervalSeconds existed, on a data source whose fleets are scraped every 30 s.
+    const props = createSavedProps(valid, createDataSource({ scrapeIntervalSeconds: 30 }));
+    await renderEditor(props);
+    const scrape = screen.getByLabelText('Scrape interval (s)');
+    expect(scrape).toHaveValue(null);
+    expect(scrape).toHaveAttribute('placeholder', '30');
+    expect(screen.getByLabelText('Window (min)')).toHaveAttribute('placeholder', '60');
+    expect(screen.queryAllByRole('alert')).toHaveLength(0);
+
+    fireEvent.change(screen.getByLabelText(/^Histogram metric/), { target: { value: 'grpc_server_handling_seconds' } });
+    // The saved query and the change, nothing else: unset fields keep following the defaults.
+    expect(lastQuery(props)).toEqual({ refId: 'A', ...valid, metric: 'grpc_server_handling_seconds' });
+  });
+
+  it("opens a new query, which Grafana fills from getDefaultQuery, at the data source's scrape interval", async () => {
+    const datasource = createDataSource({ scrapeIntervalSeconds: 30 });
+    const props = createSavedProps({ ...datasource.getDefaultQuery(CoreApp.PanelEditor), ...valid }, datasource);
+    await renderEditor(props);
+    expect(screen.getByLabelText('Scrape interval (s)')).toHaveValue(30);
+    fireEvent.blur(screen.getByLabelText('Baseline selector'));
+    expect(props.onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('unsets a cleared number field: no key, the default as placeholder, no error', async () => {
+    const props = createProps({ ...valid, windowMinutes: 30 });
+    const { rerender } = await renderEditor(props);
+    fireEvent.change(screen.getByLabelText('Window (min)'), { target: { value: '' } });
+    const cleared = lastQuery(props);
+    expect(cleared).not.toHaveProperty('windowMinutes');
+    expect(JSON.parse(JSON.stringify(cleared))).not.toHaveProperty('windowMinutes');
+
+    rerender(<QueryEditor {...props} query={cleared} />);
+    expect(screen.getByLabelText('Window (min)')).toHaveValue(null);
+    expect(screen.getByLabelText('Window (min)')).toHaveAttribute('placeholder', '60');
+    expect(screen.queryAllByRole('alert')).toHaveLength(0);
+    fireEvent.blur(screen.getByLabelText('Window (min)'));
+    expect(props.onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps an invalid number inline and does not run it', async () => {
+    const props = createProps({ ...valid });
+    const { rerender } = await renderEditor(props);
+    const significance = screen.getByLabelText('Significance');
+    fireEvent.change(significance, { target: { value: '0.3' } });
+    expect(lastQuery(props).significance).toBe(0.3);
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    expect(screen.getByRole('alert')).toHaveTextContent(/Significance is 0 \(off\) or a confidence/);
+    fireEvent.blur(significance);
+    expect(props.onRunQuery).not.toHaveBeenCalled();
+
+    // Text the browser cannot read as a number ("1e") comes as an empty value with badInput: not "unset".
+    cleanup();
+    const typing = createProps({ ...valid, windowMinutes: 30 });
+    await renderEditor(typing);
+    const input = screen.getByLabelText('Window (min)');
+    Object.defineProperty(input, 'validity', { configurable: true, value: { badInput: true } });
+    fireEvent.change(input, { target: { value: '' } });
+    expect(typing.onChange).not.toHaveBeenCalled();
+    expect(screen.getByRole('alert')).toHaveTextContent(/Enter a number/);
+    fireEvent.blur(input);
+    expect(typing.onRunQuery).not.toHaveBeenCalled();
+  });
+
+  it('shows the quantiles and fields of the query when it changes from outside', async () => {
+    const props = createProps({
+      ...valid,
+      format: 'alerting',
+      quantiles: [0.5, 0.99, 0.999],
+      fields: ['decision_code'],
+    });
+    const { rerender } = await renderEditor(props);
+    const quantiles = screen.getByTestId(dsTestIds.queryEditor.quantiles);
+    fireEvent.change(quantiles, { target: { value: 'p50, p99.9' } });
+    fireEvent.blur(quantiles);
+    expect(lastQuery(props).quantiles).toEqual([0.5, 0.999]);
+    // The query now holds what the text says: the user's text stays.
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    expect(quantiles).toHaveValue('p50, p99.9');
+
+    fireEvent.change(quantiles, { target: { value: '0.5, lots' } });
+    fireEvent.blur(quantiles);
+    expect(screen.getByText(/numbers separated by commas/)).toBeInTheDocument();
+
+    // Undo, or another editor: the text follows the query, and the message about the old text goes.
+    rerender(
+      <QueryEditor {...props} query={{ ...props.query, quantiles: [0.9, 0.99], fields: ['evidence_statistic'] }} />
+    );
+    expect(quantiles).toHaveValue('0.9, 0.99');
+    expect(screen.queryByText(/numbers separated by commas/)).not.toBeInTheDocument();
+    expect(screen.getByTestId(dsTestIds.queryEditor.fields)).toHaveValue('evidence_statistic');
+  });
+
+  it('links every label to its input', async () => {
+    await renderEditor(createProps({ lbMetric: 'envoy_cluster_upstream_rq_time_seconds' }));
+    expect(screen.getByLabelText('Baseline selector')).toBe(screen.getByTestId(dsTestIds.queryEditor.baselineSelector));
+    expect(screen.getByLabelText('Canary selector')).toBe(screen.getByTestId(dsTestIds.queryEditor.canarySelector));
+    expect(screen.getByLabelText(/^Histogram metric/)).toBe(screen.getByTestId(dsTestIds.queryEditor.metric));
+    expect(screen.getByLabelText(/^Quantiles/)).toBe(screen.getByTestId(dsTestIds.queryEditor.quantiles));
+    expect(screen.getByLabelText(/^Deployment start/)).toBe(screen.getByTestId(dsTestIds.queryEditor.since));
+    expect(screen.getByLabelText(/^Load-balancer metric/)).toBe(screen.getByTestId(dsTestIds.queryEditor.lbMetric));
+    expect(screen.getByLabelText(/^Load-balancer canary selector/)).toBe(
+      screen.getByTestId(dsTestIds.queryEditor.lbCanarySelector)
+    );
+  });
+
+  it('says nothing of the required fields of a new, empty query until one is touched', async () => {
+    const datasource = createDataSource();
+    const props = createSavedProps(datasource.getDefaultQuery(CoreApp.PanelEditor), datasource);
+    await renderEditor(props);
+    expect(screen.queryAllByRole('alert')).toHaveLength(0);
+    fireEvent.blur(screen.getByLabelText(/^Histogram metric/));
+    expect(screen.getAllByRole('alert')).toHaveLength(1);
+    expect(screen.getByRole('alert')).toHaveTextContent(/Enter the histogram metric/);
+    expect(props.onRunQuery).not.toHaveBeenCalled();
   });
 });

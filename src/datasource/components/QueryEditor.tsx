@@ -1,12 +1,11 @@
-import React, { ChangeEvent, useEffect, useMemo, useState } from 'react';
+import React, { ChangeEvent, useEffect, useId, useMemo, useState } from 'react';
 import { css } from '@emotion/css';
-import { GrafanaTheme2, QueryEditorProps, SelectableValue } from '@grafana/data';
+import { CoreApp, GrafanaTheme2, QueryEditorProps, SelectableValue } from '@grafana/data';
 import { Combobox, ComboboxOption, Field, Input, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 import { CONTRACT, CONTRACT_FLAG_TEXT } from '../../contract';
 import { DataSource } from '../datasource';
 import { dsTestIds } from '../testIds';
 import {
-  DEFAULT_QUERY,
   HistogramKind,
   MetricInfo,
   PairwiseOptions,
@@ -16,7 +15,7 @@ import {
   WindowMode,
   WindowRule,
 } from '../types';
-import { parseQuantiles, quantileLabel, validateQuery } from '../validation';
+import { parseQuantiles, QueryErrors, quantileLabel, validateQuery } from '../validation';
 
 type Props = QueryEditorProps<DataSource, PairwiseQuery, PairwiseOptions>;
 
@@ -168,47 +167,147 @@ function useMetrics(datasource: DataSource): { metrics: MetricInfo[]; failed: bo
   return state;
 }
 
-export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasource }: Props) {
+/** The fields every query needs; their "enter a value" errors wait until the user has been there. */
+type RequiredKey = 'metric' | 'baselineSelector' | 'canarySelector';
+const REQUIRED: RequiredKey[] = ['metric', 'baselineSelector', 'canarySelector'];
+
+/** A saved value that stands for "unset": missing, null (a cleared number JSON wrote), NaN, or no quantiles. */
+function unset(key: string, value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    (typeof value === 'number' && Number.isNaN(value)) ||
+    (key === 'quantiles' && Array.isArray(value) && value.length === 0)
+  );
+}
+
+/** The query as the editor shows and checks it: the saved fields over the data source's defaults. */
+function withDefaults(defaults: Partial<PairwiseQuery>, saved: PairwiseQuery): PairwiseQuery {
+  const set = Object.entries(saved).filter(([key, value]) => !unset(key, value));
+  return { ...defaults, ...Object.fromEntries(set) } as PairwiseQuery;
+}
+
+const sameList = (a: Array<string | number>, b: Array<string | number>) =>
+  a.length === b.length && a.every((v, i) => v === b[i]);
+
+const parseFields = (text: string) =>
+  text
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+
+/**
+ * A text input's text, kept while the user types and set again from the query when the query's value
+ * changes from outside (undo, another editor) to one the text does not read as.
+ */
+function useSyncedText<T extends string | number>(
+  value: T[] | undefined,
+  parse: (text: string) => T[] | undefined,
+  onReset?: () => void
+): [string, (text: string) => void] {
+  const shown = (value ?? []).join(', ');
+  const [text, setText] = useState(shown);
+  const [seen, setSeen] = useState(shown);
+  if (shown !== seen) {
+    setSeen(shown);
+    const parsed = parse(text);
+    if (!parsed || !sameList(parsed, value ?? [])) {
+      setText(shown);
+      onReset?.();
+    }
+  }
+  return [text, setText];
+}
+
+export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, app }: Props) {
   const styles = useStyles2(getStyles);
-  const query: PairwiseQuery = useMemo(() => ({ ...DEFAULT_QUERY, ...partialQuery }), [partialQuery]);
+  const id = useId();
+  // The defaults a field shows and validation reads are the data source's (its scrape interval), not
+  // frozen into the query: onChange writes the saved query and the changed field only, so unset
+  // fields keep following the data source's and the backend's defaults.
+  const defaults = useMemo(() => datasource.getDefaultQuery(app ?? CoreApp.Unknown), [datasource, app]);
+  const query: PairwiseQuery = useMemo(() => withDefaults(defaults, saved), [defaults, saved]);
   const errors = useMemo(() => validateQuery(query), [query]);
   const { metrics, failed } = useMetrics(datasource);
-  const [quantilesText, setQuantilesText] = useState(query.quantiles.join(', '));
   const [quantilesError, setQuantilesError] = useState<string | undefined>();
-  const [fieldsText, setFieldsText] = useState((query.fields ?? []).join(', '));
+  const [quantilesText, setQuantilesText] = useSyncedText(saved.quantiles, parseQuantiles, () =>
+    setQuantilesError(undefined)
+  );
+  const [fieldsText, setFieldsText] = useSyncedText(saved.fields, parseFields);
+  // Number fields whose text is not a number (the browser reports it as empty, with badInput).
+  const [notNumbers, setNotNumbers] = useState<Partial<Record<NumericKey, boolean>>>({});
+  const [touched, setTouched] = useState<Partial<Record<RequiredKey, boolean>>>({});
 
+  const hasContent = REQUIRED.some((key) => (saved[key] ?? '').trim() !== '');
+  const shown: QueryErrors = { ...errors };
+  for (const key of REQUIRED) {
+    if (!hasContent && !touched[key]) {
+      delete shown[key];
+    }
+  }
+  for (const key of Object.keys(notNumbers) as NumericKey[]) {
+    if (notNumbers[key]) {
+      shown[key] = 'Enter a number, or leave the field empty for the default.';
+    }
+  }
+  const touch = (key: RequiredKey) => !touched[key] && setTouched({ ...touched, [key]: true });
+
+  /** Sends the saved query with `patch` applied; a key set to undefined is removed. */
   const update = (patch: Partial<PairwiseQuery>, run = false) => {
-    const next = { ...query, ...patch };
+    const next = Object.fromEntries(
+      Object.entries({ ...saved, ...patch }).filter(([key, value]) => value !== undefined || !(key in patch))
+    ) as unknown as PairwiseQuery;
     onChange(next);
-    if (run && Object.keys(validateQuery(next)).length === 0) {
+    if (run && Object.keys(validateQuery(withDefaults(defaults, next))).length === 0) {
       onRunQuery();
     }
   };
   const runIfValid = () => {
-    if (Object.keys(errors).length === 0) {
+    if (Object.keys(errors).length === 0 && !Object.values(notNumbers).some(Boolean) && !quantilesError) {
       onRunQuery();
     }
   };
 
   const textField = (key: TextKey) => {
     const { label, description, placeholder } = TEXT_FIELDS[key];
+    const required = (REQUIRED as string[]).includes(key);
     return (
       <Field
         label={label}
         description={description}
-        invalid={Boolean(errors[key])}
-        error={errors[key]}
+        invalid={Boolean(shown[key])}
+        error={shown[key]}
         className={styles.grow}
       >
         <Input
+          id={`${id}-${key}`}
           data-testid={dsTestIds.queryEditor[key]}
           value={query[key] ?? ''}
           placeholder={placeholder}
           onChange={(e: ChangeEvent<HTMLInputElement>) => update({ [key]: e.currentTarget.value })}
-          onBlur={runIfValid}
+          onBlur={() => {
+            if (required) {
+              touch(key as RequiredKey);
+            }
+            runIfValid();
+          }}
         />
       </Field>
     );
+  };
+
+  const numberChange = (key: NumericKey) => (e: ChangeEvent<HTMLInputElement>) => {
+    const text = e.currentTarget.value;
+    if (text === '' && e.currentTarget.validity?.badInput) {
+      // "1e", "-": not a number yet. The query keeps its value; the field says so and nothing runs.
+      setNotNumbers({ ...notNumbers, [key]: true });
+      return;
+    }
+    if (notNumbers[key]) {
+      setNotNumbers({ ...notNumbers, [key]: false });
+    }
+    // Empty: unset, the data source's default applies (shown as the placeholder).
+    update({ [key]: text === '' ? undefined : Number(text) });
   };
 
   const metricOptions: Array<ComboboxOption<string>> = metrics.map((m) => ({
@@ -230,26 +329,32 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
         <Field
           label="Histogram metric"
           description={failed ? 'Metric list unavailable: type the name' : 'Without the _bucket suffix'}
-          invalid={Boolean(errors.metric)}
-          error={errors.metric}
+          invalid={Boolean(shown.metric)}
+          error={shown.metric}
           className={styles.grow}
         >
           {failed || metricOptions.length === 0 ? (
             <Input
+              id={`${id}-metric`}
               data-testid={dsTestIds.queryEditor.metric}
               value={query.metric}
               placeholder="http_request_duration_seconds"
               onChange={(e: ChangeEvent<HTMLInputElement>) => update({ metric: e.currentTarget.value })}
-              onBlur={runIfValid}
+              onBlur={() => {
+                touch('metric');
+                runIfValid();
+              }}
             />
           ) : (
             <Combobox<string>
+              id={`${id}-metric`}
               data-testid={dsTestIds.queryEditor.metric}
               options={metricOptions}
               value={query.metric || null}
               createCustomValue
               placeholder="http_request_duration_seconds"
               onChange={(option) => update({ metric: option.value }, true)}
+              onBlur={() => touch('metric')}
             />
           )}
         </Field>
@@ -269,13 +374,15 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
         <Field
           label="Quantiles"
           description={query.quantiles.map(quantileLabel).join(', ')}
-          invalid={Boolean(quantilesError ?? errors.quantiles)}
-          error={quantilesError ?? errors.quantiles}
+          invalid={Boolean(quantilesError ?? shown.quantiles)}
+          error={quantilesError ?? shown.quantiles}
         >
           <Input
+            id={`${id}-quantiles`}
             data-testid={dsTestIds.queryEditor.quantiles}
             width={32}
             value={quantilesText}
+            placeholder={(defaults.quantiles ?? []).join(', ')}
             onChange={(e: ChangeEvent<HTMLInputElement>) => setQuantilesText(e.currentTarget.value)}
             onBlur={() => {
               const parsed = parseQuantiles(quantilesText);
@@ -284,7 +391,12 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
                 return;
               }
               setQuantilesError(undefined);
-              update({ quantiles: parsed }, true);
+              if (sameList(parsed, saved.quantiles ?? [])) {
+                runIfValid();
+                return;
+              }
+              // Empty: unset, the default quantiles apply (shown as the placeholder).
+              update({ quantiles: parsed.length > 0 ? parsed : undefined }, true);
             }}
           />
         </Field>
@@ -321,16 +433,18 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
             className={styles.grow}
           >
             <Input
+              id={`${id}-fields`}
               data-testid={dsTestIds.queryEditor.fields}
               value={fieldsText}
               placeholder={DEFAULT_FIELDS[query.queryType]}
               onChange={(e: ChangeEvent<HTMLInputElement>) => setFieldsText(e.currentTarget.value)}
               onBlur={() => {
-                const fields = fieldsText
-                  .split(',')
-                  .map((f) => f.trim())
-                  .filter(Boolean);
-                update({ fields }, true);
+                const fields = parseFields(fieldsText);
+                if (sameList(fields, saved.fields ?? [])) {
+                  runIfValid();
+                  return;
+                }
+                update({ fields: fields.length > 0 ? fields : undefined }, true);
               }}
             />
           </Field>
@@ -338,18 +452,19 @@ export function QueryEditor({ query: partialQuery, onChange, onRunQuery, datasou
       </div>
       <div className={styles.row}>
         {NUMERIC_FIELDS.filter((f) => !f.rule || f.rule === query.rule).map(({ key, label, description, step }) => (
-          <Field key={key} label={label} description={description} invalid={Boolean(errors[key])} error={errors[key]}>
+          <Field key={key} label={label} description={description} invalid={Boolean(shown[key])} error={shown[key]}>
             <Input
+              id={`${id}-${key}`}
               aria-label={label}
               type="number"
               width={16}
               step={CONTRACT.limits[key]?.whole ? 1 : step}
               min={CONTRACT.limits[key]?.min}
               max={CONTRACT.limits[key]?.max}
-              value={Number.isFinite(query[key]) ? query[key] : ''}
-              onChange={(e: ChangeEvent<HTMLInputElement>) =>
-                update({ [key]: e.currentTarget.value === '' ? NaN : Number(e.currentTarget.value) })
-              }
+              // Unset: empty, with the default applying shown as the placeholder.
+              value={unset(key, saved[key]) ? '' : saved[key]}
+              placeholder={defaults[key] === undefined ? undefined : String(defaults[key])}
+              onChange={numberChange(key)}
               onBlur={runIfValid}
             />
           </Field>
