@@ -7,6 +7,7 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -272,5 +273,21 @@ func (o Overrides) Apply(c Config) Config {
 			*f.dst = *f.src
 		}
 	}
+	return c.showingVerdictQuantile()
+}
+
+// showingVerdictQuantile returns c with its verdict quantile among the
+// quantiles shown, inserted in order when it is not: every minute's
+// figures, the panel's chart of the ratio and the judge's table read the
+// verdict quantile's column.
+func (c Config) showingVerdictQuantile() Config {
+	label := QuantileLabel(c.VerdictQuantile)
+	for _, q := range c.Quantiles {
+		if QuantileLabel(q) == label {
+			return c
+		}
+	}
+	i, _ := slices.BinarySearch(c.Quantiles, c.VerdictQuantile)
+	c.Quantiles = slices.Insert(slices.Clone(c.Quantiles), i, c.VerdictQuantile)
 	return c
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +365,35 @@ func TestNaNTailIsInsufficient(t *testing.T) {
 	}
 	if v, _, reason := Judge(c, cs, bs); v != Insufficient || !strings.Contains(reason, "the canary fleet's") {
 		t.Fatalf("fleets swapped: %s: %s", v, reason)
+	}
+}
+
+// The verdict quantile is always among the quantiles shown: every minute's
+// figures, the panel's ratio chart and the judge's table read its column.
+func TestOverridesShowTheVerdictQuantile(t *testing.T) {
+	q := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name string
+		o    Overrides
+		want []float64
+	}{
+		{"the default shows its own", Overrides{}, Default().Quantiles},
+		{"a listed one is not repeated", Overrides{VerdictQuantile: q(0.999)}, Default().Quantiles},
+		{"an unlisted one is inserted in order", Overrides{VerdictQuantile: q(0.97)}, []float64{0.5, 0.97, 0.99, 0.999, 0.9999}},
+		{"and into a list of the query's", Overrides{Quantiles: []float64{0.5, 0.9}, VerdictQuantile: q(0.95)}, []float64{0.5, 0.9, 0.95}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.o.Apply(Default())
+			if !slices.Equal(c.Quantiles, tt.want) {
+				t.Errorf("Quantiles = %v, want %v", c.Quantiles, tt.want)
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("Validate() = %v", err)
+			}
+		})
+	}
+	if d := Default().Quantiles; !slices.Equal(d, []float64{0.5, 0.99, 0.999, 0.9999}) {
+		t.Errorf("Default().Quantiles = %v: Apply changed the default's slice", d)
 	}
 }
