@@ -54,9 +54,6 @@ const (
 	futureSlack = 5 * time.Minute
 )
 
-// earliestTime is the earliest --at or --since accepted.
-var earliestTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
 func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	f := &judgeFlags{config: verdict.Default()}
 	fs := flag.NewFlagSet("judge", flag.ContinueOnError)
@@ -68,9 +65,9 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto (native histograms where a fleet has them, else classic buckets; when only one fleet has native histograms, both are read from classic buckets if it has those too), native or classic")
 	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without the record); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
-	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339 or Unix seconds (default: now, less --settle)")
+	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339, Unix seconds or Unix milliseconds (default: now, less --settle)")
 	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells the canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")
-	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339 or Unix seconds: earlier minutes (an earlier canary under the same labels) are ignored, and the evidence since it is one sequential test, past the window (up to a day)")
+	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339, Unix seconds or Unix milliseconds (not after now; a deployment none of whose minutes is whole yet holds): earlier minutes (an earlier canary under the same labels) are ignored, and the evidence since it is one sequential test, past the window (up to a day)")
 	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it, whole minutes (default: the window)")
 	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
@@ -351,6 +348,9 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		if req.Since, err = parseTime(f.since, now); err != nil {
 			return req, nil, fmt.Errorf("--since: %w", err)
 		}
+		if err := engine.CheckStarted(req.Since, now); err != nil {
+			return req, nil, fmt.Errorf("--since: %w", err)
+		}
 	}
 	var lbErr *engine.LoadBalancerError
 	req.LB, err = engine.ParseLoadBalancer(f.lbMetric, f.lbBaseline, f.lbCanary, req.Baseline, req.Canary)
@@ -412,27 +412,10 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
-// parseTime reads RFC 3339 or Unix seconds, between 2000-01-01 and a few
-// minutes from now: anything else is a typo (1e20 seconds is not a time
-// Prometheus holds).
+// parseTime reads a time as engine.ParseTime does, up to futureSlack from
+// now (the demo judges up to the next whole minute).
 func parseTime(s string, now time.Time) (time.Time, error) {
-	latest := now.Add(futureSlack).UTC()
-	var t time.Time
-	if parsed, err := time.Parse(time.RFC3339, s); err == nil {
-		t = parsed
-	} else if secs, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(secs) && !math.IsInf(secs, 0) {
-		if secs < float64(earliestTime.Unix()) || secs > float64(latest.Unix()+1) {
-			return time.Time{}, fmt.Errorf("%q is not a time between %s and %s (%s from now)", s, earliestTime.Format(time.RFC3339), latest.Truncate(time.Second).Format(time.RFC3339), futureSlack)
-		}
-		whole, frac := math.Modf(secs)
-		t = time.Unix(int64(whole), int64(math.Round(frac*1e9)))
-	} else {
-		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-11-21T14:00:00Z) nor Unix seconds", s)
-	}
-	if t.Before(earliestTime) || t.After(latest) {
-		return time.Time{}, fmt.Errorf("%q is not a time between %s and %s (%s from now)", s, earliestTime.Format(time.RFC3339), latest.Truncate(time.Second).Format(time.RFC3339), futureSlack)
-	}
-	return t, nil
+	return engine.ParseTime(s, now.Add(futureSlack))
 }
 
 // explain turns engine errors into one sentence a user can act on; url is

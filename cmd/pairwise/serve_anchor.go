@@ -12,7 +12,7 @@ import (
 
 // A gate that names the canary's revision (Argo Rollouts' pod template
 // hash, Flagger's checksum) gets a deployment judged from its start without
-// knowing when it started: the server anchors the revision at the minute it
+// knowing when it started: the server anchors the revision at the moment it
 // was first asked about (the judge's --since), so minutes before it, such as
 // the previous revision's under the same labels, never count, and the
 // deployment gets the anchored boundaries (docs/judgement.md).
@@ -38,32 +38,45 @@ func validRevision(rev string) error {
 	return nil
 }
 
-// anchors remembers, per canary and revision, the minute it was first asked
-// about, for a day (verdict.MinutesPerDay): a revision asked about again
-// after that starts anew. A request about an earlier minute keeps the
-// anchor (it is too early to judge).
+// anchors remembers, per canary and revision, the moment it was first asked
+// about: its deployment start, which engine.FirstMinute rounds up to the
+// first whole minute as it does the judge's --since, so that nothing of the
+// minute before the revision was seen counts. An anchor is kept while its
+// revision is asked about; one not asked about for a day
+// (verdict.MinutesPerDay) is forgotten, and the revision, asked about again,
+// starts anew. A deployment older than a day keeps its start: the engine
+// then judges it as it judges a --since that old (sliding windows, "Past the
+// window" in docs/judgement.md). A request about an earlier moment keeps
+// the anchor (it is too early to judge).
 type anchors struct {
 	mu    sync.Mutex
-	since map[[sha256.Size]byte]time.Time
+	since map[[sha256.Size]byte]anchor
 }
 
-func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]time.Time{}} }
+// anchor is a revision's deployment start and the last time it was asked about.
+type anchor struct{ since, last time.Time }
+
+func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]anchor{}} }
 
 // anchorFor is the deployment start of the canary req describes at
-// revision rev, first asked about at the minute of ref; replays (requests
-// about a past window) keep anchors apart from the gates'.
+// revision rev, first asked about at ref; replays (requests about a past
+// window) keep anchors apart from the gates'.
 func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref time.Time) time.Time {
 	// Hashed: a canary described by long matchers costs 32 bytes a revision.
 	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, rev, replay))
-	minute := ref.UTC().Truncate(time.Minute)
+	ref = ref.UTC()
 	const day = verdict.MinutesPerDay * time.Minute
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s, ok := a.since[key]; ok && minute.Sub(s) < day {
-		return s
+	if s, ok := a.since[key]; ok && ref.Sub(s.last) < day {
+		if ref.After(s.last) {
+			s.last = ref
+			a.since[key] = s
+		}
+		return s.since
 	}
 	for k, s := range a.since {
-		if minute.Sub(s) >= day {
+		if ref.Sub(s.last) >= day {
 			delete(a.since, k)
 		}
 	}
@@ -71,12 +84,12 @@ func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref tim
 		var oldest [sha256.Size]byte
 		first := true
 		for k, s := range a.since {
-			if first || s.Before(a.since[oldest]) {
+			if first || s.last.Before(a.since[oldest].last) {
 				oldest, first = k, false
 			}
 		}
 		delete(a.since, oldest)
 	}
-	a.since[key] = minute
-	return minute
+	a.since[key] = anchor{since: ref, last: ref}
+	return ref
 }

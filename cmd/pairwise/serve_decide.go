@@ -28,7 +28,7 @@ var errNoCanary = errors.New("no such canary")
 // parseDecision builds the analysis a request asks for. Either canary names
 // a canary of the config, or metric, baseline and canary (label matchers)
 // describe one; window and rule override its configuration; since and at
-// are RFC 3339 or Unix seconds, at defaulting to now less settle; source
+// are RFC 3339, Unix seconds or Unix milliseconds, at defaulting to now less settle; source
 // is the judge's --source, auto by default.
 func parseDecision(get func(string) string, canaries map[string]rulegen.Queries, settle time.Duration, now time.Time) (engine.Request, error) {
 	var req engine.Request
@@ -112,8 +112,8 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 		if req.Since, err = parseTime(s, now); err != nil {
 			return req, fmt.Errorf("since: %w", err)
 		}
-		if req.Since.After(now) {
-			return req, fmt.Errorf("since: %s is after the server's clock (%s): a deployment that has not started cannot be judged", req.Since.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		if err := engine.CheckStarted(req.Since, now); err != nil {
+			return req, fmt.Errorf("since: %w", err)
 		}
 	}
 	source := get("source")

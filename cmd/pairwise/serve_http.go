@@ -174,14 +174,14 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		req.Since = s.anchors.anchorFor(req, rev, replay, ref)
 		// Not an analysis (Analyze would refuse it): nothing to ask yet.
 		if engine.FirstMinute(req.Since).After(req.Window.Last) {
-			return judged{res: tooEarly(req, "revision "+rev+" was first asked about at"), status: http.StatusOK}
+			return judged{res: engine.TooEarly(req, "revision "+rev+" was first asked about at"), status: http.StatusOK}
 		}
 	}
 	// A deployment that started after the window's last minute (its
 	// first minute still running, or not settled) holds, as a revision
 	// first seen then does.
 	if !req.Since.IsZero() && engine.FirstMinute(req.Since).After(req.Window.Last) {
-		return judged{res: tooEarly(req, "the deployment started at"), status: http.StatusOK}
+		return judged{res: engine.TooEarly(req, "the deployment started at"), status: http.StatusOK}
 	}
 	res, byPod, err := s.analyses.get(ctx, req)
 	if err != nil {
@@ -191,16 +191,6 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		return judged{status: http.StatusServiceUnavailable, err: s.opts.Scrub(oneLine(msg.Error()))}
 	}
 	return judged{res: res, byPod: byPod, status: http.StatusOK}
-}
-
-// tooEarly is the hold of a deployment that started after the window's
-// last minute (a revision first seen then, or a since= that late): none of
-// its minutes is whole yet. started says when it started, before its time.
-func tooEarly(req engine.Request, started string) *engine.Result {
-	w := verdict.Window{Config: req.Config, Decision: verdict.Hold, Worst: -1,
-		Reason: fmt.Sprintf("%s %s: none of its minutes is whole yet (the window ends %s)",
-			started, req.Since.UTC().Format(time.RFC3339), req.Window.Last.UTC().Format(time.RFC3339))}
-	return &engine.Result{Window: w, Request: req}
 }
 
 func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {

@@ -549,7 +549,7 @@ func serveBadRequests(t *testing.T, e *serveEnv) {
 	// A deployment that started after the window's last minute holds, as
 	// a revision first seen then does; it is not Prometheus failing.
 	code, body := get(t, e.baseURL+"/api/v1/decision?canary=checkout&at=2026-06-01T12:00:00Z&since=2026-06-01T12:00:30Z")
-	if code != 200 || !strings.Contains(string(body), `"decision":"hold"`) || !strings.Contains(string(body), "the deployment started at 2026-06-01T12:00:30Z: none of its minutes is whole yet") {
+	if code != 200 || !strings.Contains(string(body), `"decision":"hold"`) || !strings.Contains(string(body), "the deployment started at 2026-06-01T12:00:30Z: none of its minutes is whole by the window") {
 		t.Fatalf("since after the window: %d %s", code, body)
 	}
 	if code, _ := get(t, e.baseURL+"/healthz"); code != 200 {

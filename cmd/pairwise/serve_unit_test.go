@@ -66,9 +66,10 @@ func testCanaries(t *testing.T) map[string]rulegen.Queries {
 	return c
 }
 
-// TestAnchors: a canary's revision is anchored at the minute it was first
-// asked about, kept for a day, and each revision and canary has its own, and
-// replays theirs.
+// TestAnchors: a canary's revision is anchored at the moment it was first
+// asked about, kept while it is asked about (beyond a day too), forgotten
+// after a day without a question, and each revision and canary has its own,
+// and replays theirs.
 func TestAnchors(t *testing.T) {
 	canaries := testCanaries(t)
 	a := newAnchors()
@@ -81,29 +82,40 @@ func TestAnchors(t *testing.T) {
 		at     time.Time
 		want   time.Time
 	}{
-		{checkout, "r1", false, t0, t0.Truncate(time.Minute)},
-		{checkout, "r1", false, t0.Add(30 * time.Minute), t0.Truncate(time.Minute)},
-		{checkout, "r1", false, t0.Add(-time.Hour), t0.Truncate(time.Minute)}, // earlier: too early, the anchor stays
+		{checkout, "r1", false, t0, t0},
+		{checkout, "r1", false, t0.Add(30 * time.Minute), t0},
+		{checkout, "r1", false, t0.Add(-time.Hour), t0}, // earlier: too early, the anchor stays
 		// A replay of an earlier window anchors apart and moves nothing.
-		{checkout, "r1", true, t0.Add(-time.Hour), t0.Add(-time.Hour).Truncate(time.Minute)},
-		{checkout, "r1", false, t0.Add(31 * time.Minute), t0.Truncate(time.Minute)},
-		{checkout, "r2", false, t0.Add(30 * time.Minute), t0.Add(30 * time.Minute).Truncate(time.Minute)},
-		{other, "r1", false, t0.Add(5 * time.Minute), t0.Add(5 * time.Minute).Truncate(time.Minute)},
-		{checkout, "r1", false, t0.Add(24 * time.Hour), t0.Add(24 * time.Hour).Truncate(time.Minute)}, // a day on: anew
+		{checkout, "r1", true, t0.Add(-time.Hour), t0.Add(-time.Hour)},
+		{checkout, "r1", false, t0.Add(31 * time.Minute), t0},
+		{checkout, "r2", false, t0.Add(30 * time.Minute), t0.Add(30 * time.Minute)},
+		{other, "r1", false, t0.Add(5 * time.Minute), t0.Add(5 * time.Minute)},
+		// Asked about every hour: a day on, the same deployment.
+		{checkout, "r1", false, t0.Add(12 * time.Hour), t0},
+		{checkout, "r1", false, t0.Add(24 * time.Hour), t0},
+		{checkout, "r1", false, t0.Add(30 * time.Hour), t0},
+		// r2, last asked about at +30m, is forgotten a day later: anew.
+		{checkout, "r2", false, t0.Add(24*time.Hour + 30*time.Minute), t0.Add(24*time.Hour + 30*time.Minute)},
 	}
 	for i, s := range steps {
 		if got := a.anchorFor(s.req, s.rev, s.replay, s.at); !got.Equal(s.want) {
 			t.Fatalf("step %d (%s at %s): anchored at %s, want %s", i, s.rev, s.at.Format(time.RFC3339), got.Format(time.RFC3339), s.want.Format(time.RFC3339))
 		}
 	}
-	// Bounded: the oldest revisions go first.
+	// The anchor is the moment itself: its first judged minute is the first
+	// whole minute after it, as for --since, never the minute it fell in.
+	if first := engine.FirstMinute(a.anchorFor(checkout, "r1", false, t0.Add(31*time.Hour))); !first.Equal(time.Date(2026, 6, 1, 11, 2, 0, 0, time.UTC)) {
+		t.Fatalf("a revision first seen at %s is judged from the minute ending %s, want 11:02 as --since %s is", t0.Format(time.TimeOnly), first.Format(time.TimeOnly), t0.Format(time.TimeOnly))
+	}
+	// Bounded: the longest unasked go first.
+	later := t0.Add(60 * time.Hour)
 	for i := range maxAnchors + 10 {
-		a.anchorFor(checkout, fmt.Sprintf("flood-%d", i), false, t0.Add(24*time.Hour+time.Duration(i)*time.Second))
+		a.anchorFor(checkout, fmt.Sprintf("flood-%d", i), false, later.Add(time.Duration(i)*time.Second))
 	}
 	if len(a.since) != maxAnchors {
 		t.Fatalf("%d anchors kept, want %d", len(a.since), maxAnchors)
 	}
-	if got := a.anchorFor(checkout, fmt.Sprintf("flood-%d", maxAnchors+9), false, t0.Add(25*time.Hour)); !got.Equal(t0.Add(24*time.Hour + (maxAnchors+9)*time.Second).Truncate(time.Minute)) {
+	if got := a.anchorFor(checkout, fmt.Sprintf("flood-%d", maxAnchors+9), false, later.Add(time.Hour)); !got.Equal(later.Add((maxAnchors + 9) * time.Second)) {
 		t.Fatalf("the newest revision lost its anchor: %s", got)
 	}
 }
@@ -178,7 +190,7 @@ func TestParseDecision(t *testing.T) {
 		{"canary=checkout&window=soon", "not a duration"},
 		{"canary=checkout&since=1e20", "since: "},
 		{"canary=checkout&at=2026-07-01T00:00:00Z", "at: "},
-		{"canary=checkout&since=2026-06-01T12:03:00Z", "since: 2026-06-01T12:03:00Z is after the server's clock"},
+		{"canary=checkout&since=2026-06-01T12:03:00Z", "since: 2026-06-01T12:03:00Z is after the clock"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.q, func(t *testing.T) {

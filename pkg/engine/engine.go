@@ -83,8 +83,18 @@ type Source interface {
 	FleetHealth(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (map[int64]prom.Health, error)
 }
 
-// ErrSinceAfterWindow means the deployment started after the last minute asked for.
-var ErrSinceAfterWindow = errors.New("the deployment starts after the last minute")
+// TooEarly is the decision on a deployment none of whose minutes is whole
+// by the window's last minute (it started less than a minute and a settle
+// ago, or after the window asked for): hold, with nothing read. The judge,
+// the gate and the data source all answer it so; a deployment start after
+// now is their callers' error, not this. started names the start
+// ("the deployment started at", "revision r1 was first asked about at").
+func TooEarly(req Request, started string) *Result {
+	w := verdict.Window{Config: req.Config, Decision: verdict.Hold, Worst: -1,
+		Reason: fmt.Sprintf("%s %s: none of its minutes is whole by the window's last minute (%s, its first ends %s): nothing to judge yet",
+			started, req.Since.UTC().Format(time.RFC3339), req.Window.Last.UTC().Format(time.RFC3339), FirstMinute(req.Since).Format(time.RFC3339))}
+	return &Result{Window: w, Request: req}
+}
 
 // span is what Analyze fetches and shows: the judged minutes (from the
 // first window's first minute, or the deployment's first minute) and how
@@ -117,7 +127,7 @@ func (req Request) span() (span, error) {
 		first := FirstMinute(req.Since)
 		sp.sinceFirst = first
 		if first.After(shown.Last) {
-			return sp, fmt.Errorf("%w: it starts %s, so its first whole minute ends %s, after %s", ErrSinceAfterWindow,
+			return sp, fmt.Errorf("the deployment starts %s, so its first whole minute ends %s, after %s: Analyze holds it (TooEarly)",
 				req.Since.UTC().Format(time.RFC3339), first.Format(time.RFC3339), shown.Last.Format(time.RFC3339))
 		}
 		// Windows start at the deployment at the earliest, and its evidence
@@ -154,6 +164,12 @@ func (req Request) span() (span, error) {
 // *ErrInternal.
 func Analyze(ctx context.Context, src Source, req Request) (res *Result, err error) {
 	defer recovered(&err, "judging the window")
+	if !req.Since.IsZero() && FirstMinute(req.Since).After(req.Window.Last) {
+		if err := req.Config.Validate(); err != nil {
+			return nil, err
+		}
+		return TooEarly(req, "the deployment started at"), nil
+	}
 	res, seen, err := analyze(ctx, src, req)
 	if seen == 0 || seen == req.Config.ScrapeIntervalSeconds {
 		return res, err

@@ -262,6 +262,11 @@ func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpress
 	if err != nil {
 		return userError(err.Error())
 	}
+	if !pq.Request.Since.IsZero() {
+		if err := engine.CheckStarted(pq.Request.Since, d.now()); err != nil {
+			return userError("since: " + err.Error())
+		}
+	}
 	numeric := fromExpressions || pq.Format == FormatAlerting
 	res, err := engine.Analyze(ctx, d.client, pq.Request)
 	if err != nil {
@@ -344,8 +349,6 @@ func errorResponse(err error) backend.DataResponse {
 		return down(backend.StatusBadGateway, "cannot query Prometheus: "+err.Error())
 	case errors.Is(err, prom.ErrBadQuery), errors.Is(err, prom.ErrNotFound):
 		return userError(err.Error())
-	case errors.Is(err, engine.ErrSinceAfterWindow):
-		return userError("since: " + err.Error() + "; move the dashboard range to include the deployment, or correct its start")
 	case errors.Is(err, engine.ErrNoData):
 		return down(backend.StatusNotFound, err.Error())
 	case errors.Is(err, context.Canceled):

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -209,11 +207,9 @@ func (s *sinceValue) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// unixMillisFrom: numbers at or above it are Unix milliseconds (Grafana's
-// ${__from} and ${__to}); below, seconds. 1e11 seconds is the year 5138.
-const unixMillisFrom = 1e11
-
-// parse reads the deployment start; empty gives the zero time (none).
+// parse reads the deployment start as engine.ParseTime does; empty gives
+// the zero time (none). Whether it is after now is the data source's to
+// say (engine.CheckStarted), which knows the clock.
 func (s sinceValue) parse() (time.Time, error) {
 	text := strings.TrimSpace(string(s))
 	if text == "" {
@@ -222,31 +218,11 @@ func (s sinceValue) parse() (time.Time, error) {
 	if strings.HasPrefix(text, "$") || strings.Contains(text, "${") || strings.Contains(text, "[[") {
 		return time.Time{}, fmt.Errorf("%q is a dashboard variable that was not replaced: define the variable, or leave the deployment start empty", text)
 	}
-	if n, err := strconv.ParseInt(text, 10, 64); err == nil && n > 0 && n < unixMillisFrom*1000 {
-		if n >= unixMillisFrom {
-			return time.UnixMilli(n).UTC(), nil
-		}
-		return time.Unix(n, 0).UTC(), nil
-	}
-	if n, err := strconv.ParseFloat(text, 64); err == nil {
-		if math.IsNaN(n) || math.IsInf(n, 0) || n <= 0 {
-			return time.Time{}, fmt.Errorf("%q is not a time after 1970", text)
-		}
-		if n >= unixMillisFrom {
-			n /= 1000
-		}
-		if n >= unixMillisFrom {
-			return time.Time{}, fmt.Errorf("%q is too far in the future to be a deployment start", text)
-		}
-		sec, frac := math.Modf(n)
-		return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, text)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-06-01T11:00:00Z) nor Unix seconds", text)
-	}
-	return t.UTC(), nil
+	return engine.ParseTime(text, farFuture)
 }
+
+// farFuture bounds the times a query may name before the clock is read.
+var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // lbFields are the query fields of the load balancer's parts.
 var lbFields = map[string]string{"metric": "lbMetric", "baseline": "lbBaselineSelector", "canary": "lbCanarySelector"}
