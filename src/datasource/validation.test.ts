@@ -215,17 +215,25 @@ describe('validateSince', () => {
     '2026-06-01T13:00:00.5+02:00',
     '1780311600',
     '1780311600123',
+    '946684800',
     '$since',
     '${__from}',
   ])('accepts %p', (since) => {
     expect(validateSince(since)).toBeUndefined();
   });
-  it.each(['yesterday', '2026-06-01', '2026-06-01 11:00:00', '2026-06-01T11:00:00', '0', '-5'])(
-    'rejects %p',
-    (since) => {
-      expect(validateSince(since)).toBeDefined();
-    }
-  );
+  it.each([
+    'yesterday',
+    '2026-06-01',
+    '2026-06-01 11:00:00',
+    '2026-06-01T11:00:00',
+    '0',
+    '-5',
+    '0.5',
+    '946684799',
+    '946684799000',
+  ])('rejects %p', (since) => {
+    expect(validateSince(since)).toBeDefined();
+  });
 });
 
 describe('quantile helpers', () => {

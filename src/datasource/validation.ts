@@ -216,6 +216,9 @@ function definedFields(query: PairwiseQuery): Record<string, unknown> {
   return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
 }
 
+/** 2000-01-01T00:00:00Z, the earliest time the backend accepts (pkg/engine EarliestTime). */
+const EARLIEST_UNIX_SECONDS = 946684800;
+
 /**
  * Checks a deployment start: empty, a dashboard variable ($since, ${__from}), RFC 3339 with a zone,
  * or Unix seconds or milliseconds. The backend parses it again.
@@ -226,7 +229,12 @@ export function validateSince(since: string): string | undefined {
     return undefined;
   }
   if (/^\d+(\.\d+)?$/.test(text)) {
-    return Number(text) > 0 ? undefined : 'A Unix time is after 1970.';
+    // As pkg/engine ParseTime reads it: milliseconds from 1e11, else seconds; from 2000 on.
+    const n = Number(text);
+    const seconds = n >= 1e11 ? n / 1000 : n;
+    return seconds >= EARLIEST_UNIX_SECONDS
+      ? undefined
+      : 'A deployment start is in 2000 or later (Unix seconds or milliseconds).';
   }
   const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
   if (!rfc3339.test(text) || Number.isNaN(Date.parse(text))) {
