@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -665,5 +666,70 @@ func TestServeCommand(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop on SIGTERM")
+	}
+}
+
+// The Job template runs the judge with arguments the judge takes: every
+// {{args.x}} it names is declared, and its container's args parse as judge
+// flags with since empty (a sliding window) and set (from the deployment's
+// start).
+func TestArgoJobTemplateRunsTheJudge(t *testing.T) {
+	var tmpl struct {
+		Spec struct {
+			Args []struct {
+				Name  string  `yaml:"name"`
+				Value *string `yaml:"value"`
+			} `yaml:"args"`
+			Metrics []struct {
+				Provider struct {
+					Job struct {
+						Spec struct {
+							Template struct {
+								Spec struct {
+									Containers []struct {
+										Name string   `yaml:"name"`
+										Args []string `yaml:"args"`
+									} `yaml:"containers"`
+								} `yaml:"spec"`
+							} `yaml:"template"`
+						} `yaml:"spec"`
+					} `yaml:"job"`
+				} `yaml:"provider"`
+			} `yaml:"metrics"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, "deploy/argo/job-analysistemplate.yaml", &tmpl)
+	declared := map[string]bool{}
+	for _, a := range tmpl.Spec.Args {
+		declared[a.Name] = true
+	}
+	args := tmpl.Spec.Metrics[0].Provider.Job.Spec.Template.Spec.Containers[0].Args
+	if len(args) == 0 || args[0] != "judge" {
+		t.Fatalf("the container does not run the judge: %v", args)
+	}
+	ref := regexp.MustCompile(`\{\{args\.([a-z]+)\}\}`)
+	sawSince := false
+	for _, since := range []string{"", "2026-06-01T11:00:00Z"} {
+		values := map[string]string{"metric": "http_request_duration_seconds", "baseline": `{service="checkout",track="baseline"}`, "canary": `{service="checkout",track="canary"}`, "since": since}
+		var expanded []string
+		for _, a := range args[1:] {
+			for _, m := range ref.FindAllStringSubmatch(a, -1) {
+				if !declared[m[1]] {
+					t.Fatalf("%q names {{args.%s}}, which the template does not declare", a, m[1])
+				}
+				sawSince = sawSince || m[1] == "since"
+			}
+			expanded = append(expanded, ref.ReplaceAllStringFunc(a, func(s string) string { return values[ref.FindStringSubmatch(s)[1]] }))
+		}
+		fs, f := newJudgeFlags(io.Discard)
+		if help, err := parseFlags(fs, expanded, io.Discard); help || err != nil || fs.NArg() != 0 {
+			t.Fatalf("the judge refuses the template's args %q: %v", expanded, err)
+		}
+		if f.since != since {
+			t.Fatalf("since %q reached the judge as %q", since, f.since)
+		}
+	}
+	if !sawSince {
+		t.Fatal("the Job template passes no deployment start: every run judges a sliding window")
 	}
 }
