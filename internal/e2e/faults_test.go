@@ -24,12 +24,13 @@ import (
 // TestFaultsEndToEnd runs the committed pack and routing through faults of
 // the real servers. Each subtest has servers of its own and runs in parallel.
 //
-// Not tested here: the rollback alert resolving once the canary is gone. The
-// pack holds it for keep_firing_for (10m) after its evidence falls below the
-// boundary, and the evidence of a canary that stopped serving stays in the
-// window until its minutes slide out (up to the 60m window), so it resolves
-// 10 to 70 minutes after the canary is gone; and the committed routing sends
-// the rollback webhook no resolved notification (send_resolved: false).
+// Not tested here: the rollback alert resolving once the canary is gone.
+// Its condition needs a recorded minute of the canary within the last 5, and
+// keep_firing_for (10m) holds it after that, so it resolves about 15 minutes
+// after the canary's last recorded minute: promtool checks that on recorded
+// series (rules/tests/gone.yml), not a live Prometheus and Alertmanager, and
+// the committed routing sends the rollback webhook no resolved notification
+// (send_resolved: false).
 func TestFaultsEndToEnd(t *testing.T) {
 	testenv.GeneratorBinary(t)
 	testenv.BackfillBinary(t)
@@ -42,7 +43,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 // backfills the pack over its last recent minutes (what the pack records is
 // then there when Prometheus starts; the whole history would take minutes
 // to backfill on a loaded machine).
-func faultData(t *testing.T, minutes, recent int, genArgs ...string) (dataDir, packFile string, end time.Time) {
+func faultData(t *testing.T, minutes, recent int, genArgs ...string) (dataDir, packFile string, start, end time.Time) {
 	t.Helper()
 	dataDir, truthFile := testenv.Generate(t, append([]string{"--minutes", strconv.Itoa(minutes)}, genArgs...)...)
 	truth := testenv.LoadTruth(t, truthFile)
@@ -50,13 +51,16 @@ func faultData(t *testing.T, minutes, recent int, genArgs ...string) (dataDir, p
 	if err != nil {
 		t.Fatalf("truth end: %v", err)
 	}
+	if start, err = time.Parse(time.RFC3339, truth.Start); err != nil {
+		t.Fatalf("truth start: %v", err)
+	}
 	root, err := testenv.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
 	packFile = filepath.Join(root, "rules", "pairwise.rules.yml")
 	testenv.Backfill(t, dataDir, packFile, end.Add(-time.Duration(recent)*time.Minute), end, 0)
-	return dataDir, packFile, end
+	return dataDir, packFile, start, end
 }
 
 // faultProm starts Prometheus on dataDir with the pack (its groups evaluate
@@ -66,7 +70,11 @@ func faultData(t *testing.T, minutes, recent int, genArgs ...string) (dataDir, p
 // pack is loaded from packFile's path itself, so a restarted Prometheus
 // evaluates each group at the same offset inside the minute as before (the
 // offset depends on the group's name and file path).
-func faultProm(t *testing.T, dataDir, packFile, amTargets string, resend time.Duration) *testenv.PromServer {
+//
+// scrape, when not empty, is a `pairwise simulate` endpoint (host:port)
+// scraped every 15 s, the interval the pack reads minutes at, as the demo
+// scrapes it.
+func faultProm(t *testing.T, dataDir, packFile, amTargets, scrape string, resend time.Duration) *testenv.PromServer {
 	t.Helper()
 	if !filepath.IsAbs(packFile) {
 		t.Fatalf("faultProm: pack path %s is not absolute", packFile)
@@ -80,13 +88,25 @@ func faultProm(t *testing.T, dataDir, packFile, amTargets string, resend time.Du
           refresh_interval: 1s
 `, amTargets)
 	}
+	scraping := ""
+	if scrape != "" {
+		scraping = fmt.Sprintf(`scrape_configs:
+  - job_name: pairwise-simulator
+    scrape_interval: 15s
+    honor_labels: true
+    scrape_native_histograms: true
+    always_scrape_classic_histograms: true
+    static_configs:
+      - targets: [%q]
+`, scrape)
+	}
 	return testenv.Prometheus(t, testenv.PromOptions{
 		DataDir: dataDir,
 		Config: fmt.Sprintf(`global:
   evaluation_interval: 1m
 rule_files:
   - %q
-%s`, packFile, alerting),
+%s%s`, packFile, alerting, scraping),
 		Args: []string{"--rules.alert.resend-delay=" + resend.String()},
 	})
 }
@@ -144,19 +164,66 @@ func waitRecorded(t *testing.T, st *stack, sel string, series int, since time.Ti
 	}
 }
 
+// onDataCode: a recorded verdict code judged on data (good, neutral, bad,
+// insufficient), not no-data (4) or partial (5).
+func onDataCode(v string) bool { return v == "0" || v == "1" || v == "2" || v == "3" }
+
+// waitOnData waits until each of series canaries has a verdict on data
+// recorded for a minute after from.
+func waitOnData(t *testing.T, st *stack, series int, from time.Time, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		now := time.Now()
+		got := 0
+		seen := map[string][]string{}
+		for key, samples := range recordedSamples(t, st, `canary:http_request_duration_seconds:verdict_1m`, now.Sub(from), now) {
+			ok := false
+			for ts, v := range samples {
+				if !time.UnixMilli(ts).Before(from) {
+					seen[key] = append(seen[key], v)
+					ok = ok || onDataCode(v)
+				}
+			}
+			if ok {
+				got++
+			}
+		}
+		if got >= series {
+			return
+		}
+		if now.After(deadline) {
+			t.Fatalf("within %s, %d of %d canaries had a minute after %s judged on scraped data; verdict codes recorded: %v", timeout, got, series, from.Format(time.RFC3339), seen)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
 // testPrometheusRestart stops Prometheus for longer than a minute in the
-// middle of live evaluation (the pack's groups evaluate once a minute) and
-// starts it again on the same data directory and rule file: every decision
-// and evidence sample recorded before the stop (backfilled and live) is still
-// there; at least one evaluation of each group is missed, and its minute has
-// no record and reads as no-data, never bad; the clean canary is never
-// rolled back. It takes 2.5 to 4 minutes: the generation and backfill
-// (seconds), up to a minute to the first live evaluation (the wait is
-// bounded at 90s), the outage (restartOutage, 70s), and up to a minute to the
-// first evaluation after the restart (again bounded at 90s).
+// middle of live evaluation (the pack's groups evaluate once a minute) while
+// the fleets keep serving and are scraped (pairwise simulate, continuing the
+// history), and starts it again on the same data directory and rule file:
+// every decision and evidence sample recorded before the stop (backfilled
+// and live) is still there; at least one evaluation of each group is missed,
+// and its minute has no record and reads as no-data, never bad; the minutes
+// the outage cut into are judged on what was scraped and are never bad; the
+// clean canary is never rolled back. It takes 2.5 to 4 minutes: the
+// generation and backfill (seconds), up to a minute to the first live
+// evaluation (the wait is bounded at 90s), the outage (restartOutage, 70s),
+// and up to a minute to the first evaluation after the restart (again
+// bounded at 90s).
 func testPrometheusRestart(t *testing.T) {
-	dataDir, packFile, end := faultData(t, 70, 3, "--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000")
-	p1 := faultProm(t, dataDir, packFile, "", time.Minute)
+	knobs := []string{"--scenario", "clean", "--canary-share", "0.5", "--total-rps", "4000", "--seed", "7"}
+	dataDir, packFile, start, end := faultData(t, 70, 3, knobs...)
+	// The fleets keep serving, live, while Prometheus stops and starts: the
+	// simulator counts from the history's start with the same knobs, so its
+	// samples continue the history's series without a reset, and every
+	// minute evaluated live reads scraped data, the minutes around the
+	// outage partly scraped.
+	simAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	sim := testenv.Start(t, "simulator", dashBuild(t), t.TempDir(), append([]string{"simulate", "--listen", simAddr, "--start", start.Format(time.RFC3339), "--quiet"}, knobs...)...)
+	testenv.WaitReady(t, sim, "http://"+simAddr+"/metrics", 60*time.Second)
+	p1 := faultProm(t, dataDir, packFile, "", simAddr, time.Minute)
 	st := &stack{promURL: p1.URL}
 	began := time.Now()
 	recorded := []string{
@@ -170,6 +237,9 @@ func testPrometheusRestart(t *testing.T) {
 	for _, sel := range recorded {
 		waitRecorded(t, st, sel, len(canaries), began, 1, evalWait)
 	}
+	// Then a minute scraped whole, judged on its data, in every group,
+	// before the stop: the outage then cuts into live judgement.
+	waitOnData(t, st, len(canaries), end.Add(time.Minute), 150*time.Second)
 	before := map[string]map[string]map[int64]string{}
 	for _, sel := range recorded {
 		at := time.Now()
@@ -181,7 +251,7 @@ func testPrometheusRestart(t *testing.T) {
 	// time falls inside the outage, whatever its offset.
 	const restartOutage = 70 * time.Second
 	time.Sleep(restartOutage)
-	p2 := faultProm(t, dataDir, packFile, "", time.Minute)
+	p2 := faultProm(t, dataDir, packFile, "", simAddr, time.Minute)
 	restarted := time.Now()
 	st = &stack{promURL: p2.URL}
 	for _, sel := range recorded {
@@ -289,25 +359,39 @@ func testPrometheusRestart(t *testing.T) {
 			}
 		}
 	}
-	// Minutes after the history (nothing is scraped) that were evaluated
-	// live are judged no-data (code 4), never bad.
+	// Minutes after the history were scraped live: each evaluated one is
+	// judged on data, and those the outage cut into (partly scraped, the
+	// first evaluations after the restart) are never bad: a missed scrape
+	// is counted as missed, not as a slow minute.
 	verdicts := recordedSamples(t, st, `canary:http_request_duration_seconds:verdict_1m`, now.Sub(end.Add(time.Minute)), now)
-	judged := 0
+	judged, onData, cut := 0, 0, 0
 	for series, samples := range verdicts {
 		for ts, v := range samples {
-			if time.UnixMilli(ts).Before(end.Add(time.Minute)) {
+			at := time.UnixMilli(ts)
+			if at.Before(end.Add(time.Minute)) {
 				continue
 			}
 			judged++
-			if v != "4" {
-				t.Errorf("%s at %s, a minute without data: verdict code %s, want 4 (no-data)", series, time.UnixMilli(ts).UTC().Format(time.RFC3339Nano), v)
+			if onDataCode(v) {
+				onData++
+			}
+			// A record stamped t holds the minute t truncates to: (m-60s, m].
+			if m := at.Truncate(time.Minute); m.After(stopped.Add(-time.Minute)) && m.Before(restarted.Add(2*time.Minute)) {
+				cut++
+				if v == "2" {
+					t.Errorf("%s: minute %s, cut by the outage %s..%s, is bad", series, m.UTC().Format(time.RFC3339), stopped.Format(time.RFC3339), restarted.Format(time.RFC3339))
+				}
 			}
 		}
 	}
-	if judged == 0 {
-		t.Errorf("no verdict recorded for the minutes without data after %s", end.Add(time.Minute).Format(time.RFC3339))
+	if onData == 0 {
+		raw, _ := st.instant(t, `count(count_over_time(http_request_duration_seconds[5m]))`, now)
+		t.Errorf("none of the %d verdicts recorded live is on data: the fleets were not scraped (%v raw series in the last 5m); Prometheus log:\n%s", judged, raw, p2.LogTail(30))
 	}
-	t.Logf("%d verdicts of minutes without data recorded, all no-data", judged)
+	if cut == 0 {
+		t.Errorf("no minute cut by the outage was judged after the restart")
+	}
+	t.Logf("%d verdicts recorded live, %d on data, %d of minutes cut by the outage, none bad", judged, onData, cut)
 	if v, ok := st.instant(t, `count(ALERTS{alertname="PairwiseCanaryRollback"})`, now); ok {
 		t.Errorf("clean canary: %v PairwiseCanaryRollback alerts active after the restart", v)
 	}
@@ -328,13 +412,13 @@ func testPrometheusRestart(t *testing.T) {
 // within a minute or two of its start), so the first live evaluation, whose
 // window holds the ten backfilled minutes, fires the alert.
 func testAlertmanagerRestart(t *testing.T) {
-	dataDir, packFile, _ := faultData(t, 70, 10, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
+	dataDir, packFile, _, _ := faultData(t, 70, 10, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
 	hook := testenv.WebhookReceiver(t)
 	amConfig := routingConfig(t, hook, "30s")
 	am1 := testenv.Alertmanager(t, amConfig)
 	targets := filepath.Join(t.TempDir(), "alertmanagers.yml")
 	writeTargets(t, targets, am1.Addr)
-	faultProm(t, dataDir, packFile, targets, 5*time.Second)
+	faultProm(t, dataDir, packFile, targets, "", 5*time.Second)
 
 	// Wait until Alertmanager holds the rollback, then stop it.
 	deadline := time.Now().Add(90 * time.Second)
