@@ -172,16 +172,11 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 			ref = req.Window.Last
 		}
 		req.Since = s.anchors.anchorFor(req, rev, replay, ref)
-		// Not an analysis (Analyze would refuse it): nothing to ask yet.
+		// None of its minutes is whole yet: hold, saying where the
+		// anchor comes from (Analyze holds a since= that late itself).
 		if engine.FirstMinute(req.Since).After(req.Window.Last) {
 			return judged{res: engine.TooEarly(req, "revision "+rev+" was first asked about at"), status: http.StatusOK}
 		}
-	}
-	// A deployment that started after the window's last minute (its
-	// first minute still running, or not settled) holds, as a revision
-	// first seen then does.
-	if !req.Since.IsZero() && engine.FirstMinute(req.Since).After(req.Window.Last) {
-		return judged{res: engine.TooEarly(req, "the deployment started at"), status: http.StatusOK}
 	}
 	res, byPod, err := s.analyses.get(ctx, req)
 	if err != nil {
