@@ -42,7 +42,9 @@ func TestDemoOnce(t *testing.T) {
 
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^\s*minute\s+rps_old\s+rps_new\s+p99_old\s+p99_new\s+p999_old\s+p999_new`),
-		regexp.MustCompile(`(?m)^ROLLBACK: canary p99 exceedances \d+ vs [\d.]+ expected \(p90 \d+ vs [\d.]+, p99 bound \d+ vs [\d.]+\) over (the last )?\d+ minutes: evidence [\d.]+ reached the rollback boundary [\d.]+`),
+		// A vote whose counts vary more than chance is divided by its
+		// dispersion, and the reason says so before the evidence.
+		regexp.MustCompile(`(?m)^ROLLBACK: canary p99 exceedances \d+ vs [\d.]+ expected \(p90 \d+ vs [\d.]+, p99 bound \d+ vs [\d.]+\) over (the last )?\d+ minutes(, the [a-z0-9. ]+ evidence divided by its dispersion [\d.]+ \([^)]*\))?: evidence [\d.]+ reached the rollback boundary [\d.]+`),
 		regexp.MustCompile(`(?m)^demo: decision ROLLBACK \(exit 2\)`),
 		// The receiver's one JSON line per alert (labels sorted by name).
 		regexp.MustCompile(`(?m)^webhook: \{"time":"[^"]+","event":"firing","status":"firing","alertname":"PairwiseCanaryRollback","key":"[^"]+","labels":\{"action":"rollback","alertname":"PairwiseCanaryRollback","canary":"checkout[^"]*"(,"[a-z_]+":"[^"]*")*,"severity":"critical"\},"summary":"Canary checkout[^"]*",.*\}$`),
