@@ -139,11 +139,12 @@ func Minutes(res *engine.Result) Table {
 	canaryTail, expectedTail, baselineTail := make([]*float64, n), make([]*float64, n), make([]*float64, n)
 	recentMinutes, recentStatistic, recentBoundary := make([]*float64, n), make([]*float64, n), make([]*float64, n)
 	recentCanary, recentExpected := make([]*float64, n), make([]*float64, n)
+	anchored := make([]bool, n)
 	for r, m := range res.Minutes {
 		decisions[r], decisionReasons[r] = string(m.Decision), m.DecisionReason
 		decisionCodes[r] = num(float64(m.Decision.Code()))
 		w := m.Window
-		evMinutes[r] = num(float64(w.Minutes))
+		evMinutes[r], anchored[r] = num(float64(w.Minutes)), w.Anchored
 		statistic[r], promoteStatistic[r] = num(w.Statistic), num(w.PromoteStatistic)
 		rollbackBoundary[r], promoteBoundary[r] = num(w.Rollback), num(-w.Promote)
 		canaryTail[r], expectedTail[r], baselineTail[r] = num(w.Canary), num(w.Expected), num(w.Baseline)
@@ -186,6 +187,7 @@ func Minutes(res *engine.Result) Table {
 		Column{Name: "promote_statistic", Values: promoteStatistic},
 		Column{Name: "promote_boundary", Values: promoteBoundary},
 		Column{Name: "evidence_minutes", Values: evMinutes},
+		Column{Name: "anchored", Values: anchored},
 		Column{Name: "canary_tail", Values: canaryTail},
 		Column{Name: "expected_canary_tail", Values: expectedTail},
 		Column{Name: "baseline_tail", Values: baselineTail},

@@ -48,8 +48,11 @@ func expFleet(t *testing.T, n, p99 float64) *histogram.Histogram {
 // tail wobbles around the baseline's, with a minute no fleet reported, a
 // canary minute too thin to judge, the warm-up minute after it, a minute a
 // canary pod did not report, and a regression over the last 15 minutes
-// that rolls the window back.
-func goldenHour(t *testing.T, shown int, rule string) *engine.Result {
+// that rolls the window back. deployed judges the same shown minutes as a
+// deployment that started a minute before the first of them: its evidence
+// pools from that minute (verdict.Options Anchored), and the minutes before
+// it are not read.
+func goldenHour(t *testing.T, shown int, rule string, deployed bool) *engine.Result {
 	t.Helper()
 	c := verdict.Default()
 	c.Rule, c.WarmupMinutes = rule, 1
@@ -88,7 +91,12 @@ func goldenHour(t *testing.T, shown int, rule string) *engine.Result {
 	}
 	req := engine.Request{Metric: "http_request_duration_seconds", Baseline: sel("baseline"), Canary: sel("canary"), Kind: prom.Auto, Config: c,
 		Window: pairing.Window{First: goldenEnd.Add(-time.Duration(shown-1) * time.Minute), Last: goldenEnd}}
-	w := verdict.Decide(c, minutes, verdict.Options{Shown: shown, CanaryHadTrafficAt: func(at time.Time) bool { return canaryAt[at] }})
+	opts := verdict.Options{Shown: shown, CanaryHadTrafficAt: func(at time.Time) bool { return canaryAt[at] }}
+	if deployed {
+		minutes, opts.Anchored = minutes[total-shown:], true
+		req.Since = req.Window.First.Add(-time.Minute)
+	}
+	w := verdict.Decide(c, minutes, opts)
 	return &engine.Result{Window: w, Request: req, BaselineKind: prom.Classic, CanaryKind: prom.Classic}
 }
 
@@ -153,12 +161,13 @@ func goldenJSON(t *testing.T, tables ...Table) []byte {
 // go test ./pkg/frames -run TestGoldenFrames -update.
 func TestGoldenFrames(t *testing.T) {
 	for _, tt := range []struct {
-		name  string
-		shown int
-		rule  string
-	}{{"hour", 60, verdict.RuleEvidence}, {"hour-reference", 60, verdict.RuleReference}} {
+		name     string
+		shown    int
+		rule     string
+		deployed bool
+	}{{"hour", 60, verdict.RuleEvidence, false}, {"hour-reference", 60, verdict.RuleReference, false}, {"hour-deployed", 60, verdict.RuleEvidence, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := goldenHour(t, tt.shown, tt.rule)
+			res := goldenHour(t, tt.shown, tt.rule, tt.deployed)
 			got := goldenJSON(t, Minutes(res), Decision(res, goldenByPod(res)), Pods(res, goldenPods(res)))
 			path := filepath.Join("testdata", tt.name+".json")
 			if *updateGolden {

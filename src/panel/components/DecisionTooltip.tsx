@@ -27,6 +27,41 @@ function against(statistic: number | null, boundary: number | null, upward: bool
   return (upward ? statistic >= boundary : statistic <= boundary) ? 'reached' : 'not reached';
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Whether the minute's decision pooled from the deployment's start, as the backend says (older frames: since set). */
+function pooledFromStart(decision: MinuteDecisionView, meta: PairwiseMeta): boolean {
+  return meta.rule === 'evidence' && (decision.anchored ?? meta.since !== null);
+}
+
+/**
+ * What the minute's decision read: the evidence since the deployment's start when the backend pooled it
+ * from there (for its first day), else the window ending at the minute, and with a deployment start why
+ * that window was judged sliding.
+ */
+function windowText(
+  minute: MinuteView,
+  decision: MinuteDecisionView,
+  meta: PairwiseMeta,
+  windowMinutes: number | null
+) {
+  const span = `${windowMinutes ? `${windowMinutes}-minute ` : ''}window`;
+  if (meta.rule !== 'evidence') {
+    return `Decision of the ${span} ending at this minute (reference rule).`;
+  }
+  if (pooledFromStart(decision, meta)) {
+    return `Decision at this minute on the evidence since the deployment's start, pooled for its first day (evidence rule); the flags read the ${span} ending here.`;
+  }
+  if (meta.since === null) {
+    return `Decision of the ${span} ending at this minute (evidence rule).`;
+  }
+  const why =
+    minute.time - meta.since > DAY_MS
+      ? 'the deployment started more than a day before this minute, and its evidence pools from its start for its first day only'
+      : 'the range asked for ends more than a day after the deployment started, so each of its windows is judged sliding; a range ending within a day of the start pools from it';
+  return `Decision of the ${span} ending at this minute, judged as a sliding window (evidence rule): ${why}.`;
+}
+
 /** The decision of the window ending at a minute: the backend's reason and the evidence against its boundaries. */
 export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing, pinned }: Props) {
   const styles = useStyles2(getStyles);
@@ -35,7 +70,7 @@ export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing,
   const label = meta.verdictQuantile;
   const rows: Array<{ what: string; value: string; boundary: string; state: string }> = [
     {
-      what: `whole window${e.minutes !== null ? ` (${e.minutes} min with evidence)` : ''}`,
+      what: `${pooledFromStart(decision, meta) ? 'since the start' : 'whole window'}${e.minutes !== null ? ` (${e.minutes} min with evidence)` : ''}`,
       value: fixed(e.statistic),
       boundary: `rollback at ${fixed(e.rollbackBoundary)}`,
       state: against(e.statistic, e.rollbackBoundary, true),
@@ -63,15 +98,7 @@ export function DecisionTooltip({ minute, decision, meta, windowMinutes, firing,
         <span style={{ color: decisionColor(theme, decision.decision) }}>{DECISION_SYMBOL[decision.decision]}</span>{' '}
         {minute.fullTimeLabel}: {decision.decision.toUpperCase()}
       </div>
-      <div className={styles.secondary}>
-        {evidenceRule && meta.since !== null
-          ? `Decision at this minute on the evidence since the deployment's start, pooled for its first day (evidence rule); the flags read the ${
-              windowMinutes ? `${windowMinutes}-minute ` : ''
-            }window ending here.`
-          : `Decision of the ${windowMinutes ? `${windowMinutes}-minute ` : ''}window ending at this minute (${
-              evidenceRule ? 'evidence rule' : 'reference rule'
-            }).`}
-      </div>
+      <div className={styles.secondary}>{windowText(minute, decision, meta, windowMinutes)}</div>
       {firing && (
         <div className={styles.firing}>
           {firing.fired

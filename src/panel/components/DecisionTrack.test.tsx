@@ -137,19 +137,58 @@ describe('DecisionTrack', () => {
     expect(screen.queryByTestId(panelTestIds.trackTooltip)).not.toBeInTheDocument();
   });
 
-  it("says a deployment's decision pools its evidence since the deployment's start", () => {
-    const vm = viewModel();
-    const { unmount } = renderTrack(vm);
-    fireEvent.mouseEnter(screen.getAllByTestId(panelTestIds.trackCell)[3]);
-    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent(
-      'Decision of the 60-minute window ending at this minute (evidence rule).'
-    );
-    unmount();
-    renderTrack({ ...vm, meta: { ...vm.meta, since: START } });
-    fireEvent.mouseEnter(screen.getAllByTestId(panelTestIds.trackCell)[3]);
-    expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent(
-      "Decision at this minute on the evidence since the deployment's start, pooled for its first day (evidence rule); the flags read the 60-minute window ending here."
-    );
+  describe("says whether a minute's decision pooled the evidence since the deployment's start", () => {
+    /** The view model with the deployment start and each minute's anchored column as the backend sends them. */
+    const deployed = (since: number | null, anchored: boolean | null): ReadyViewModel => {
+      const vm = viewModel();
+      return {
+        ...vm,
+        meta: { ...vm.meta, since },
+        minutes: vm.minutes.map((m) => ({
+          ...m,
+          windowDecision: m.windowDecision && { ...m.windowDecision, anchored },
+        })),
+      };
+    };
+    const tooltipOf = (vm: ReadyViewModel) => {
+      const { unmount } = renderTrack(vm);
+      fireEvent.mouseEnter(screen.getAllByTestId(panelTestIds.trackCell)[3]);
+      const text = screen.getByTestId(panelTestIds.trackTooltip).textContent ?? '';
+      unmount();
+      return text;
+    };
+
+    it('without a deployment start: the window ending at the minute', () => {
+      const text = tooltipOf(deployed(null, false));
+      expect(text).toContain('Decision of the 60-minute window ending at this minute (evidence rule).');
+      expect(text).toContain('whole window (');
+    });
+
+    it('pooled from the start when the backend anchored the minute', () => {
+      const text = tooltipOf(deployed(START - 5 * 60_000, true));
+      expect(text).toContain(
+        "Decision at this minute on the evidence since the deployment's start, pooled for its first day (evidence rule); the flags read the 60-minute window ending here."
+      );
+      expect(text).toContain('since the start (');
+      expect(text).not.toContain('whole window');
+    });
+
+    it('sliding when the backend did not anchor it, and why', () => {
+      const within = tooltipOf(deployed(START - 5 * 60_000, false));
+      expect(within).toContain(
+        'Decision of the 60-minute window ending at this minute, judged as a sliding window (evidence rule): the range asked for ends more than a day after the deployment started'
+      );
+      expect(within).toContain('whole window (');
+      const old = tooltipOf(deployed(START - 2 * 24 * 60 * 60_000, false));
+      expect(old).toContain('the deployment started more than a day before this minute');
+    });
+
+    it('frames without the anchored column: pooled whenever a start is set', () => {
+      expect(tooltipOf(deployed(START - 5 * 60_000, null))).toContain("on the evidence since the deployment's start");
+      expect(tooltipOf(deployed(null, null))).toContain(
+        'Decision of the 60-minute window ending at this minute (evidence rule).'
+      );
+    });
   });
 
   it('shows the tooltip on hover and pins it on click', () => {

@@ -272,6 +272,32 @@ describe('buildViewModel', () => {
     expect(vm.decision!.decision).toBe(decisions[decisions.length - 1]);
   });
 
+  it("reads whether each minute's decision pooled from the deployment's start, as the backend wrote it", () => {
+    const deployed = ready(buildViewModel(goldenFrames('hour-deployed'), options));
+    expect(deployed.meta.since).toBe(Date.UTC(2026, 10, 21, 13, 0));
+    expect(deployed.minutes.map((m) => m.windowDecision?.anchored)).toEqual(deployed.minutes.map(() => true));
+    expect(deployed.decision!.rule).toBe('evidence rule, 60-minute window, deployed 2026-11-21 13:00 UTC');
+    const sliding = ready(buildViewModel(goldenFrames('hour'), options));
+    expect(sliding.minutes.map((m) => m.windowDecision?.anchored)).toEqual(sliding.minutes.map(() => false));
+    // Frames without the column (an older data source) leave it unknown.
+    const [minutes, ...rest] = goldenFrames('hour');
+    const without = { ...minutes, fields: minutes.fields.filter((f) => f.name !== 'anchored') };
+    expect(ready(buildViewModel([without, ...rest], options)).minutes[0].windowDecision?.anchored).toBeNull();
+  });
+
+  it("shows a deployment start's seconds when it has them: its first whole minute is the next but one", () => {
+    const meta = (since: string) => {
+      const [minutes, decision] = sampleWindow(START);
+      return [{ ...minutes, meta: { custom: { ...minutes.meta!.custom, since } } }, decision];
+    };
+    expect(ready(buildViewModel(meta('2026-11-21T13:41:30Z'), options)).decision!.rule).toBe(
+      'evidence rule, 60-minute window, deployed 2026-11-21 13:41:30 UTC'
+    );
+    expect(ready(buildViewModel(meta('2026-11-21T13:41:00Z'), options)).decision!.rule).toBe(
+      'evidence rule, 60-minute window, deployed 2026-11-21 13:41 UTC'
+    );
+  });
+
   it("reads each minute's window decision and where rollback first fires", () => {
     const series = sampleWindow(START);
     const vm = ready(buildViewModel(series, options));

@@ -120,6 +120,11 @@ export interface MinuteDecisionView {
   /** The backend's sentence for this window's decision. */
   reason: string;
   evidence: WindowEvidenceView;
+  /**
+   * The evidence rule pooled this window from the deployment's start (the minutes frame's anchored
+   * column); null when the frame has no such column.
+   */
+  anchored: boolean | null;
 }
 
 export interface MinuteView {
@@ -361,7 +366,13 @@ function readMinuteDecision(frame: DataFrame, row: number): MinuteDecisionView |
   if (!decision) {
     return null;
   }
-  return { decision, reason: stringAt(fieldByName(frame, 'decision_reason'), row), evidence: readEvidence(frame, row) };
+  const anchored = fieldByName(frame, 'anchored');
+  return {
+    decision,
+    reason: stringAt(fieldByName(frame, 'decision_reason'), row),
+    evidence: readEvidence(frame, row),
+    anchored: anchored ? boolAt(anchored, row) : null,
+  };
 }
 
 /** How the panel names each decision (src/contract.json). */
@@ -441,10 +452,11 @@ function countMinutes(minutes: MinuteView[]): VerdictCounts {
   return counts;
 }
 
-/** A time in the panel's zone: date, "HH:mm" and the zone's abbreviation at that time. */
+/** A time in the panel's zone: date, "HH:mm", its seconds "ss" and the zone's abbreviation at that time. */
 interface LocalTime {
   date: string;
   time: string;
+  seconds: string;
   zone: string;
 }
 
@@ -456,8 +468,8 @@ interface LocalTime {
 function localTimeFormatter(timeZone: TimeZone): (time: number) => LocalTime {
   const zoneByOffset = new Map<string, string>();
   return (time) => {
-    const [date = '', hhmm = '', offset = ''] = dateTimeFormat(time, {
-      format: 'YYYY-MM-DD HH:mm Z',
+    const [date = '', hhmmss = '', offset = ''] = dateTimeFormat(time, {
+      format: 'YYYY-MM-DD HH:mm:ss Z',
       timeZone,
     }).split(' ');
     let zone = zoneByOffset.get(offset);
@@ -465,15 +477,15 @@ function localTimeFormatter(timeZone: TimeZone): (time: number) => LocalTime {
       zone = timeZone === 'utc' ? 'UTC' : (getTimeZoneInfo(timeZone, time)?.abbreviation ?? '').trim();
       zoneByOffset.set(offset, zone);
     }
-    return { date, time: hhmm, zone };
+    return { date, time: hhmmss.slice(0, 5), seconds: hhmmss.slice(6), zone };
   };
 }
 
 /** "14:07 CET", or the text alone in a zone without an abbreviation. */
 const withZone = (text: string, zone: string) => (zone ? `${text} ${zone}` : text);
 
-/** "2026-11-21 14:07 UTC" */
-type FullTime = (time: number) => string;
+/** "2026-11-21 14:07 UTC", with seconds ("14:07:30") when asked for and not zero. */
+type FullTime = (time: number, seconds?: boolean) => string;
 
 function readPods(frame: DataFrame | undefined): Map<number, PodSpread[]> {
   const byTime = new Map<number, PodSpread[]>();
@@ -520,9 +532,9 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
 
   const timeZone = options.timeZone ?? 'utc';
   const local = localTimeFormatter(timeZone);
-  const fullTime: FullTime = (time) => {
+  const fullTime: FullTime = (time, seconds = false) => {
     const t = local(time);
-    return withZone(`${t.date} ${t.time}`, t.zone);
+    return withZone(`${t.date} ${t.time}${seconds && t.seconds !== '00' ? `:${t.seconds}` : ''}`, t.zone);
   };
   const formatLatency = latencyFormatter(options.unit, options.decimals);
   const pods = readPods(frames.pods);
@@ -605,7 +617,8 @@ function ruleText(rule: WindowRule, windowMinutes: number | null, since: number 
     parts.push(`${windowMinutes}-minute window`);
   }
   if (since !== null) {
-    parts.push(`deployed ${fullTime(since)}`);
+    // A start within a minute shows its seconds: its first whole minute is the next but one.
+    parts.push(`deployed ${fullTime(since, true)}`);
   }
   return parts.join(', ');
 }

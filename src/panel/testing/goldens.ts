@@ -2,8 +2,11 @@ import fs from 'fs';
 import path from 'path';
 import { DataFrame, DataFrameJSON, dataFrameFromJSON } from '@grafana/data';
 
-/** The offline golden analyses of pkg/frames (TestGoldenFrames): an hour judged by each rule. */
-export type GoldenName = 'hour' | 'hour-reference';
+/**
+ * The offline golden analyses of pkg/frames (TestGoldenFrames): an hour judged by each rule, and the same
+ * hour judged as a deployment that started a minute before it (its evidence pooled from that start).
+ */
+export type GoldenName = 'hour' | 'hour-reference' | 'hour-deployed';
 
 const GOLDEN_DIR = path.join(__dirname, '..', '..', '..', 'pkg', 'frames', 'testdata');
 

@@ -30,6 +30,8 @@ export interface SampleWindowDecision {
   recentMinutes?: number;
   recentStatistic?: number;
   recentBoundary?: number;
+  /** The window pools from the deployment's start (the backend's anchored column); default false. */
+  anchored?: boolean;
 }
 
 export const SAMPLE_QUANTILES = ['p50', 'p99', 'p99.9', 'p99.99'];
@@ -128,6 +130,7 @@ export function minutesFrame(startMs: number, rows: SampleMinute[], meta: object
             ['recent_boundary', (w) => w.recentBoundary ?? null],
           ] as Array<[string, (w: SampleWindowDecision) => number | null]>
         ).map(([name, pick]) => ({ name, type: FieldType.number, values: windows.map(pick) })),
+        { name: 'anchored', type: FieldType.boolean, values: windows.map((w) => Boolean(w.anchored)) },
       ]
     : [];
   return toDataFrame({
