@@ -63,7 +63,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto (native histograms where a fleet has them, else classic buckets; when only one fleet has native histograms, both are read from classic buckets if it has those too), native or classic")
-	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without the record); minutes not recorded are read raw, so the result is the same")
+	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without a record that is the fleet's at the interval its series are scraped at); minutes not recorded are read raw, so the result is the same")
 	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339, Unix seconds or Unix milliseconds (default: now, less --settle)")
 	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells the canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")

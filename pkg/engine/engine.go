@@ -179,12 +179,22 @@ func Analyze(ctx context.Context, src Source, req Request) (res *Result, err err
 	if again.Config.Validate() != nil {
 		return res, err
 	}
+	mismatch := fmt.Sprintf("the fleets' series are scraped every %d s, not every %d s as scrapeIntervalSeconds says", seen, req.Config.ScrapeIntervalSeconds)
 	reread, _, rerr := analyze(ctx, src, again)
-	if rerr != nil {
+	switch {
+	case errors.Is(rerr, ErrNotRecorded):
+		// Only recorded reading was asked for, and the record holds the
+		// minutes at the wrong interval only: those minutes are partial
+		// or miss observations, so they are not an answer.
+		return nil, fmt.Errorf("%s, and the rule pack recorded no minutes at %d s (%w): render the pack with scrapeIntervalSeconds %d, or read raw", mismatch, seen, rerr, seen)
+	case rerr != nil:
+		if res != nil {
+			res.Warnings = append([]string{fmt.Sprintf("%s; reading their minutes again at %d s failed (%v), so they were read at %d s: minutes may be partial or miss observations", mismatch, seen, rerr, req.Config.ScrapeIntervalSeconds)}, res.Warnings...)
+		}
 		return res, err
 	}
-	reread.Warnings = append([]string{fmt.Sprintf("the fleets' series are scraped every %d s, not every %d s as scrapeIntervalSeconds says: their minutes were read at %d s; set scrapeIntervalSeconds to %d, and in the rule pack, which reads its minutes at its own setting",
-		seen, req.Config.ScrapeIntervalSeconds, seen, seen)}, reread.Warnings...)
+	reread.Warnings = append([]string{fmt.Sprintf("%s: their minutes were read at %d s; set scrapeIntervalSeconds to %d, and in the rule pack, which reads its minutes at its own setting",
+		mismatch, seen, seen)}, reread.Warnings...)
 	return reread, nil
 }
 

@@ -46,8 +46,10 @@ func TestRecordedEqualsRaw(t *testing.T) {
 		kind     prom.Kind
 		canaries []string // per-canary groups; none: a label-driven group
 		fleets   [2]selector.Selector
-		// ambiguous: two groups record the fleets, so the record is not read.
+		// ambiguous: two groups record the fleets, so the record is not
+		// read; the warning says why.
 		ambiguous bool
+		why       string
 		// unrecorded: the record holds part of what the selectors select
 		// (a label-driven group's other matchers left out), so it is not
 		// read.
@@ -60,8 +62,12 @@ func TestRecordedEqualsRaw(t *testing.T) {
 		// only the series they select.
 		{name: "label-driven native, the group's matchers named", kind: prom.Native, fleets: fleets(`{service="checkout",track="baseline",job="checkout"}`, `{job="checkout",track="canary",service="checkout"}`)},
 		{name: "label-driven native, the group's matchers left out", kind: prom.Native, unrecorded: true, fleets: fleets(`{service="checkout",track="baseline"}`, `{service="checkout",track="canary"}`)},
-		{name: "ambiguous", kind: prom.Classic, canaries: []string{"a", "b"}, ambiguous: true,
+		{name: "ambiguous", kind: prom.Classic, canaries: []string{"a", "b"}, ambiguous: true, why: "more than one recorded series",
 			fleets: fleets(`{track="baseline",job=~"checkout"}`, `{track="canary",job=~"checkout"}`)},
+		// The group records by service; a selector that leaves the service
+		// free selects what the group holds as one series a service.
+		{name: "label-driven native, a label the group records by left free", kind: prom.Native, ambiguous: true, why: "recorded as several series",
+			fleets: fleets(`{job="checkout",track="baseline"}`, `{track="canary",job="checkout"}`)},
 	}
 	// The rule pack for these fleets, as a user renders it.
 	pack := rulegen.File{Generic: []rulegen.Generic{{Name: "tracks", Metric: metric, Histogram: string(prom.Classic), By: []string{"job"},
@@ -140,8 +146,8 @@ func TestRecordedEqualsRaw(t *testing.T) {
 					t.Fatalf("recorded reading: %v, want ErrNotRecorded", err)
 				}
 				rawRes, autoRes := readsRaw(req)
-				if len(autoRes.Warnings) != len(rawRes.Warnings)+2 || !strings.Contains(strings.Join(autoRes.Warnings, "\n"), "more than one recorded series") {
-					t.Errorf("warnings %q, want the raw ones and one per fleet naming the ambiguity", autoRes.Warnings)
+				if len(autoRes.Warnings) != len(rawRes.Warnings)+2 || !strings.Contains(strings.Join(autoRes.Warnings, "\n"), c.why) {
+					t.Errorf("warnings %q, want the raw ones and one per fleet saying %q", autoRes.Warnings, c.why)
 				}
 				return
 			}
@@ -412,4 +418,93 @@ func TestCountedObservationsAtEveryInterval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecordedAtAnotherInterval: fleets scraped every 10 s, a rule pack
+// and a reader at 15 s. Read at 15 s every minute holds more samples than
+// a 15 s interval gives, so all are partial; the engine sees the interval
+// in the fleets' health and reads them again at 10 s. Raw and automatic
+// reading do so from raw series; recorded reading finds no record made at
+// 10 s and must say so, not answer with the minutes read at 15 s (a
+// regression held for a whole window). A reader at 15 s of a pack made at
+// 30 s is told where the record is.
+func TestRecordedAtAnotherInterval(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	const metric = "http_request_duration_seconds"
+	w, err := pairing.Ending(end, 45, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyze := func(client *prom.Client, read Reading) (*Result, error) {
+		base, canary := testenv.GeneratedFleets(t)
+		return Analyze(context.Background(), client, Request{Metric: metric, Baseline: base, Canary: canary, Kind: prom.Classic,
+			Config: verdict.Default(), Window: w, Read: read})
+	}
+	serve := func(every string, packScrape int) *prom.Client {
+		dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "80", "--pods", "4",
+			"--scenario", "regression", "--regression-start-minute", "40", "--seed", "11", "--scrape-interval", every)
+		base, canary := testenv.GeneratedFleets(t)
+		pack := rulegen.File{Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric, Histogram: string(prom.Classic), Baseline: base.String(), Canary: canary.String()}}}
+		if packScrape > 0 {
+			pack.Defaults.ScrapeIntervalSeconds = &packScrape
+		}
+		text, err := rulegen.Render(pack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
+		if err := os.WriteFile(rules, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Backfill(t, dataDir, rules, end.Add(-70*time.Minute), end.Add(-time.Nanosecond), 0)
+		client, err := prom.New(testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir}).URL, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client
+	}
+
+	t.Run("fleets scraped every 10 s, the pack at 15 s", func(t *testing.T) {
+		client := serve("10s", 0)
+		raw, err := analyze(client, ReadRaw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw.Decision != verdict.Rollback || !strings.Contains(strings.Join(raw.Warnings, "\n"), "read at 10 s") {
+			t.Fatalf("raw reading: %s, warnings %q; want the regression rolled back, read again at 10 s", raw.Decision, raw.Warnings)
+		}
+		auto, err := analyze(client, ReadAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := fmt.Sprintf("%+v", raw.Window), fmt.Sprintf("%+v", auto.Window); a != b {
+			t.Errorf("the automatic reading differs from the raw one: %s against %s", auto.Decision, raw.Decision)
+		}
+		res, err := analyze(client, ReadRecorded)
+		if !errors.Is(err, ErrNotRecorded) || !strings.Contains(fmt.Sprint(err), "scraped every 10 s, not every 15 s") {
+			decision := verdict.Decision("none")
+			if res != nil {
+				decision = res.Decision
+			}
+			t.Fatalf("recorded reading: %s, %v; want ErrNotRecorded naming the intervals", decision, err)
+		}
+	})
+
+	t.Run("fleets and the pack at 30 s, the reader at 15 s", func(t *testing.T) {
+		client := serve("30s", 30)
+		if _, err := analyze(client, ReadRecorded); !errors.Is(err, ErrNotRecorded) || !strings.Contains(fmt.Sprint(err), "at a 15 s scrape interval") {
+			t.Fatalf("recorded reading: %v; want ErrNotRecorded naming the reader's interval", err)
+		}
+		auto, err := analyze(client, ReadAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded := 0
+		for _, s := range auto.Served {
+			recorded += s.RecordedMinutes
+		}
+		if recorded == 0 {
+			t.Errorf("automatic reading served %+v: want the minutes read again at 30 s from the record", auto.Served)
+		}
+	})
 }

@@ -139,8 +139,9 @@ func readFleet(ctx context.Context, src Source, read Reading, spec fetchSpec, ki
 	}
 	if len(rec) == 0 {
 		if read == ReadRecorded {
-			return nil, kind, served, "", fmt.Errorf("%w: %s of %s between %s and %s", ErrNotRecorded, prom.MinuteHistogramRecord(spec.metric, recKind), spec.sel,
-				r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
+			return nil, kind, served, "", fmt.Errorf("%w: %s of %s between %s and %s at a %d s scrape interval (a pack records its minutes at its own scrapeIntervalSeconds, label %s: read at the pack's)",
+				ErrNotRecorded, prom.MinuteHistogramRecord(spec.metric, recKind), spec.sel, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339),
+				int(r.Scrape/time.Second), prom.RecordedScrapeLabel)
 		}
 		hp.raw(rawKind)
 		series, k, err := src.FleetHistograms(ctx, spec.metric, spec.sel, rawKind, r)

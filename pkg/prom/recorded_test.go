@@ -264,3 +264,45 @@ func TestSpanPart(t *testing.T) {
 		})
 	}
 }
+
+// TestLabelDriven: a label-driven group's recorded series is a fleet's
+// when the selector fixes every label it records by and names exactly the
+// group's own other matchers; when the selector leaves one of its labels
+// free, the group holds the fleet as several series, none of which is it.
+func TestLabelDriven(t *testing.T) {
+	rec := func(labels ...string) map[string]string {
+		m := map[string]string{"__name__": "canary_fleet:h:increase_1m", "le": "0.1", RecordedScrapeLabel: "15"}
+		for i := 0; i+1 < len(labels); i += 2 {
+			m[labels[i]] = labels[i+1]
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		sel    string
+		want   int
+	}{
+		{"the fleet", rec("service", "checkout", "track", "canary"), `{service="checkout",track="canary"}`, recFleet},
+		{"another service", rec("service", "cart", "track", "canary"), `{service="checkout",track="canary"}`, recNotFleet},
+		{"a regex on a recorded label", rec("service", "checkout", "track", "canary"), `{service=~"checkout",track="canary"}`, recNotFleet},
+		{"the group's matchers named", rec("service", "checkout", "track", "canary", RecordedMatchersLabel, `{job="checkout"}`), `{job="checkout",service="checkout",track="canary"}`, recFleet},
+		{"the group's matchers left out", rec("service", "checkout", "track", "canary", RecordedMatchersLabel, `{job="checkout"}`), `{service="checkout",track="canary"}`, recNotFleet},
+		{"a matcher the group does not have", rec("service", "checkout", "track", "canary"), `{service="checkout",track="canary",zone="a"}`, recNotFleet},
+		// By namespace and service: the selector without the namespace
+		// selects every namespace's series.
+		{"the namespace left free", rec("namespace", "shop", "service", "checkout", "track", "canary"), `{service="checkout",track="canary"}`, recFleetPart},
+		{"the namespace named", rec("namespace", "shop", "service", "checkout", "track", "canary"), `{namespace="shop",service="checkout",track="canary"}`, recFleet},
+		{"a series without the namespace, the selector naming one", rec("service", "checkout", "track", "canary"), `{namespace="shop",service="checkout",track="canary"}`, recNotFleet},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, err := selector.Parse(tt.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := labelDriven(tt.labels, "le", sel); got != tt.want {
+				t.Errorf("labelDriven = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

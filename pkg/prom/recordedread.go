@@ -159,10 +159,19 @@ func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.S
 			if err != nil {
 				return nil, err
 			}
+			var parts []string
 			for _, s := range all {
-				if labelDriven(s.Metric, part, sel) {
+				switch labelDriven(s.Metric, part, sel) {
+				case recFleet:
 					series = append(series, s)
+				case recFleetPart:
+					parts = append(parts, labelKey(identity(s.Metric, part)))
 				}
+			}
+			if len(parts) > 0 {
+				slices.Sort(parts)
+				return nil, fmt.Errorf("%w: %s for %s: the raw series it selects are recorded as several series, %s; name every label the group records by in the selector",
+					ErrRecordAmbiguous, name, sel, strings.Join(slices.Compact(parts), ", "))
 			}
 		}
 	}
@@ -184,13 +193,24 @@ func (c *Client) recordedMatrix(ctx context.Context, name string, sel selector.S
 	return series, nil
 }
 
-// labelDriven says whether a label-driven group's recorded series (its
-// labels) is the fleet sel: sel fixes every label of the series with an
-// equality matcher (those are the group's identifying and fleet labels),
-// and sel's other matchers are exactly the group's own others
-// (RecordedMatchersLabel). A selector without them would read raw series
-// the group never recorded; one with more, fewer.
-func labelDriven(labels map[string]string, part string, sel selector.Selector) bool {
+// How a label-driven group's recorded series stands to a fleet's selector.
+const (
+	recNotFleet  = iota
+	recFleet     // the series is the fleet
+	recFleetPart // the series is part of the fleet: sel leaves one of its labels free
+)
+
+// labelDriven says how a label-driven group's recorded series (its labels)
+// stands to the fleet sel. It is the fleet when sel fixes every label of
+// the series with an equality matcher (those are the group's identifying
+// and fleet labels) and sel's other matchers are exactly the group's own
+// others (RecordedMatchersLabel): a selector without them would read raw
+// series the group never recorded; one with more, fewer. It is part of the
+// fleet when the same holds except that sel leaves some of the series'
+// labels free: the group records the raw series sel selects as several
+// series (a group by namespace and service, read by a selector without
+// the namespace), so no one of them is the fleet.
+func labelDriven(labels map[string]string, part string, sel selector.Selector) int {
 	rec := identity(labels, part)
 	others := rec[RecordedMatchersLabel]
 	delete(rec, RecordedMatchersLabel)
@@ -203,12 +223,18 @@ func labelDriven(labels map[string]string, part string, sel selector.Selector) b
 		case !ok:
 			rest = append(rest, m)
 		case m.Op != selector.Equal || m.Value != v:
-			return false
+			return recNotFleet
 		default:
 			fixed[m.Name] = true
 		}
 	}
-	return len(fixed) == len(rec) && RecordedMatchers(rest) == others
+	switch {
+	case RecordedMatchers(rest) != others:
+		return recNotFleet
+	case len(fixed) == len(rec):
+		return recFleet
+	}
+	return recFleetPart
 }
 
 // identity is a recorded series' labels without its name and part label.
