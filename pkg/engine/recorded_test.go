@@ -508,3 +508,59 @@ func TestRecordedAtAnotherInterval(t *testing.T) {
 		}
 	})
 }
+
+// TestQueryOffsetRecordsTheSameMinutes: a pack rendered with queryOffset
+// 1m reads and records every minute as of a minute before each evaluation
+// (Prometheus's query_offset, applied by its rule engine): its records are
+// still each minute's raw figures, and its newest recorded minute is the
+// one before the newest of a pack without the offset, evaluated over the
+// same history.
+func TestQueryOffsetRecordsTheSameMinutes(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	const metric = "http_request_duration_seconds"
+	base, canary := testenv.GeneratedFleets(t)
+	r := prom.Range{Start: end.Add(-30 * time.Minute), End: end}
+	newest := func(offset string) int64 {
+		dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "60", "--pods", "3", "--seed", "5")
+		text, err := rulegen.Render(rulegen.File{QueryOffset: offset, Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric,
+			Histogram: string(prom.Classic), Baseline: base.String(), Canary: canary.String()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
+		if err := os.WriteFile(rules, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Backfill(t, dataDir, rules, end.Add(-20*time.Minute), end.Add(time.Minute-time.Nanosecond), 0)
+		client, err := prom.New(testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir}).URL, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last int64
+		for _, sel := range []selector.Selector{base, canary} {
+			rec, err := client.RecordedHistograms(context.Background(), metric, sel, prom.Classic, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _, err := client.FleetHistograms(context.Background(), metric, sel, prom.Classic, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec) < 15 {
+				t.Fatalf("queryOffset %q: %d recorded minutes of %s, want about 20", offset, len(rec), sel)
+			}
+			for ts, h := range rec {
+				if !reflect.DeepEqual(h, raw[ts]) {
+					t.Errorf("queryOffset %q, %s, minute %s: recorded %v, raw %v", offset, sel, time.Unix(ts, 0).UTC().Format(time.TimeOnly), h, raw[ts])
+				}
+				last = max(last, ts)
+			}
+		}
+		return last
+	}
+	without, with := newest(""), newest("1m")
+	if with != without-60 {
+		t.Errorf("newest recorded minute: %s with queryOffset 1m, %s without; want the minute before",
+			time.Unix(with, 0).UTC().Format(time.TimeOnly), time.Unix(without, 0).UTC().Format(time.TimeOnly))
+	}
+}

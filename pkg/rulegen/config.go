@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"gopkg.in/yaml.v3"
@@ -30,6 +31,12 @@ type File struct {
 	Defaults verdict.Overrides `yaml:"defaults"`
 	// RunbookBase is the page whose anchors the alerts link to.
 	RunbookBase string `yaml:"runbookBase"`
+	// QueryOffset is every group's query_offset, whole seconds up to 10m
+	// ("10s", "1m"; "" or "0s": none): each evaluation reads and records
+	// the data as of that long before it, so the minute a group reads is
+	// complete when the last scrape of a minute is written late (a slow
+	// target, remote write to a Mimir ruler).
+	QueryOffset string `yaml:"queryOffset"`
 	// Generic are label-driven groups: each reads the raw series of every
 	// canary that follows its label convention once a minute, in one
 	// vectorised rule per series.
@@ -275,6 +282,9 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 	if err := checkRunbookBase(f.RunbookBase); err != nil {
 		return nil, nil, err
 	}
+	if _, err := f.queryOffset(); err != nil {
+		return nil, nil, err
+	}
 	defaults := f.Defaults.Apply(verdict.Default())
 	if err := defaults.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("defaults: %w", err)
@@ -398,6 +408,22 @@ func parseFleet(text string) (selector.Selector, error) {
 		}
 	}
 	return sel, nil
+}
+
+// maxQueryOffset bounds File.QueryOffset: an alert delayed by more is late
+// for a rollback.
+const maxQueryOffset = 10 * time.Minute
+
+// queryOffset is File.QueryOffset in whole seconds (0: none).
+func (f File) queryOffset() (int, error) {
+	if f.QueryOffset == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(f.QueryOffset)
+	if err != nil || d < 0 || d > maxQueryOffset || d%time.Second != 0 {
+		return 0, fmt.Errorf("queryOffset: %q is not a whole number of seconds from 0s to %s, such as 10s or 1m", f.QueryOffset, maxQueryOffset)
+	}
+	return int(d / time.Second), nil
 }
 
 // checkRunbookBase accepts an absolute http(s) URL without spaces, control

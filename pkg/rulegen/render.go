@@ -24,6 +24,18 @@ func Render(f File) ([]byte, error) {
 	if runbookBase == "" {
 		runbookBase = DefaultRunbookBase
 	}
+	offset, err := f.queryOffset()
+	if err != nil {
+		return nil, err
+	}
+	// header is each group's name, interval and query offset.
+	header := func(name string) string {
+		h := fmt.Sprintf("  - name: %s\n    interval: 1m\n", name)
+		if offset > 0 {
+			h += fmt.Sprintf("    query_offset: %ds\n", offset)
+		}
+		return h + "    rules:\n"
+	}
 	source := f.Source
 	if source == "" {
 		source = DefaultSource
@@ -51,20 +63,20 @@ func Render(f File) ([]byte, error) {
 groups:
 `)
 	for _, g := range generic {
-		writeGenericGroup(&b, g, canaries, runbookBase)
+		writeGenericGroup(&b, header("pairwise-generic-"+g.Name), g, canaries, runbookBase)
 	}
 	for _, c := range canaries {
 		if c.generic == nil {
-			writeGroup(&b, c, runbookBase)
+			writeGroup(&b, header("pairwise-"+c.Name), c, runbookBase)
 		}
 	}
 	return b.Bytes(), nil
 }
 
 // writeGroup writes the group of a canary that records its own minutes.
-func writeGroup(b *bytes.Buffer, c resolved, runbookBase string) {
+func writeGroup(b *bytes.Buffer, header string, c resolved, runbookBase string) {
 	writeCanaryHeader(b, c, "  ")
-	fmt.Fprintf(b, "  - name: pairwise-%s\n    interval: 1m\n    rules:\n", c.Name)
+	b.WriteString(header)
 	for _, r := range c.rules(runbookBase) {
 		writeRule(b, r)
 	}
@@ -93,12 +105,12 @@ func writeCanaryHeader(b *bytes.Buffer, c resolved, indent string) {
 // rules of each canary that names it, in the same group so that they read
 // the minute the group has just recorded (rule groups run independently,
 // at their own offsets; the rules of one group run in order at one time).
-func writeGenericGroup(b *bytes.Buffer, g *resolvedGeneric, canaries []resolved, runbookBase string) {
+func writeGenericGroup(b *bytes.Buffer, header string, g *resolvedGeneric, canaries []resolved, runbookBase string) {
 	fmt.Fprintf(b, "  # Generic %s: %s (%s histogram) of every canary identified by %s, fleets %s=%q (baseline)\n",
 		g.Name, g.Metric, g.kind, strings.Join(g.By, ", "), g.FleetLabel, g.Baseline)
 	fmt.Fprintf(b, "  # and %s=%q (canary), matchers %s: the minutes of a new canary are recorded without regenerating\n", g.FleetLabel, g.Canary, g.sel)
 	b.WriteString("  # the pack; the canaries naming this group (generic:) are judged below, from those records.\n")
-	fmt.Fprintf(b, "  - name: pairwise-generic-%s\n    interval: 1m\n    rules:\n", g.Name)
+	b.WriteString(header)
 	for _, r := range g.rules() {
 		writeRule(b, r)
 	}

@@ -292,6 +292,10 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		// Prometheus expands runbook_url as a template: no action gets in.
 		{"runbook base with a template action", func(f *File) { f.RunbookBase = `https://x/{{ printf "%s" (query "up") }}` }, "runbookBase:"},
 		{"runbook base not a URL", func(f *File) { f.RunbookBase = "wiki/runbooks" }, "runbookBase:"},
+		{"query offset not a duration", func(f *File) { f.QueryOffset = "ten seconds" }, "queryOffset:"},
+		{"query offset negative", func(f *File) { f.QueryOffset = "-10s" }, "queryOffset:"},
+		{"query offset not whole seconds", func(f *File) { f.QueryOffset = "1.5s" }, "queryOffset:"},
+		{"query offset over 10m", func(f *File) { f.QueryOffset = "11m" }, "queryOffset:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
