@@ -49,14 +49,17 @@ func expFleet(t *testing.T, n, p99 float64) *histogram.Histogram {
 // canary minute too thin to judge, the warm-up minute after it, a minute a
 // canary pod did not report, and a regression over the last 15 minutes
 // that rolls the window back. deployed judges the same shown minutes as a
-// deployment that started a minute before the first of them: its evidence
-// pools from that minute (verdict.Options Anchored), and the minutes before
-// it are not read.
+// deployment that started two hours before the first of them: each shown
+// minute's decision pools the evidence since that start (verdict.Options
+// Anchored), 121 to 180 minutes of it, past the window's 60.
 func goldenHour(t *testing.T, shown int, rule string, deployed bool) *engine.Result {
 	t.Helper()
 	c := verdict.Default()
 	c.Rule, c.WarmupMinutes = rule, 1
 	total := shown + c.WindowMinutes - 1
+	if deployed {
+		total = shown + deployedBefore
+	}
 	// The canary's p99 against the baseline's 0.2 s, minute by minute.
 	wobble := []float64{0.86, 0.91, 0.97, 1.0, 0.89, 1.04, 0.93, 0.88, 1.12, 0.9}
 	minutes := make([]verdict.Minute, total)
@@ -93,12 +96,16 @@ func goldenHour(t *testing.T, shown int, rule string, deployed bool) *engine.Res
 		Window: pairing.Window{First: goldenEnd.Add(-time.Duration(shown-1) * time.Minute), Last: goldenEnd}}
 	opts := verdict.Options{Shown: shown, CanaryHadTrafficAt: func(at time.Time) bool { return canaryAt[at] }}
 	if deployed {
-		minutes, opts.Anchored = minutes[total-shown:], true
-		req.Since = req.Window.First.Add(-time.Minute)
+		opts.Anchored = true
+		req.Since = minutes[0].Time.Add(-time.Minute)
 	}
 	w := verdict.Decide(c, minutes, opts)
 	return &engine.Result{Window: w, Request: req, BaselineKind: prom.Classic, CanaryKind: prom.Classic}
 }
+
+// deployedBefore is how many minutes the golden deployment ran before the
+// shown ones.
+const deployedBefore = 120
 
 // goldenPods is a fixed per-pod spread of the shown minutes.
 func goldenPods(res *engine.Result) []engine.Spread {

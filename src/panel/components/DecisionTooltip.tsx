@@ -2,7 +2,14 @@ import React from 'react';
 import { css, cx } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2 } from '@grafana/ui';
-import { DECISION_SYMBOL, DecisionFiring, MinuteDecisionView, MinuteView, PairwiseMeta } from '../data/viewModel';
+import {
+  DECISION_SYMBOL,
+  DecisionFiring,
+  MinuteDecisionView,
+  MinuteView,
+  PairwiseMeta,
+  pooledFromStart,
+} from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { formatCount, getTooltipStyles } from './cellParts';
 import { decisionColor } from './verdictStyle';
@@ -28,11 +35,6 @@ function against(statistic: number | null, boundary: number | null, upward: bool
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** Whether the minute's decision pooled from the deployment's start, as the backend says (older frames: since set). */
-function pooledFromStart(decision: MinuteDecisionView, meta: PairwiseMeta): boolean {
-  return meta.rule === 'evidence' && (decision.anchored ?? meta.since !== null);
-}
 
 /**
  * What the minute's decision read: the evidence since the deployment's start when the backend pooled it

@@ -183,6 +183,34 @@ describe('DecisionTrack', () => {
       expect(old).toContain('the deployment started more than a day before this minute');
     });
 
+    it("on the backend's frames of a deployment two hours old: the track, its legend and tooltip say pooled", () => {
+      const deployed = viewModel(goldenFrames('hour-deployed'));
+      const { unmount } = renderTrack(deployed);
+      expect(screen.getByTestId(panelTestIds.trackCells)).toHaveAttribute(
+        'aria-label',
+        expect.stringMatching(
+          /^Decisions: each minute's is the decision on the evidence since the deployment's start, pooled for its first day\. /
+        )
+      );
+      expect(screen.getByTestId(panelTestIds.track)).toHaveTextContent(
+        'Decision (evidence rule, pooled since the deployment)'
+      );
+      fireEvent.mouseEnter(screen.getAllByTestId(panelTestIds.trackCell)[0]);
+      const first = deployed.minutes[0].windowDecision!.evidence.minutes;
+      expect(screen.getByTestId(panelTestIds.trackTooltip)).toHaveTextContent(
+        `since the start (${first} min with evidence)`
+      );
+      unmount();
+      renderTrack(viewModel(goldenFrames('hour')));
+      expect(screen.getByTestId(panelTestIds.trackCells)).toHaveAttribute(
+        'aria-label',
+        expect.stringMatching(
+          /^Window decisions: each minute's is the decision of the 60-minute window ending at it\. /
+        )
+      );
+      expect(screen.getByTestId(panelTestIds.track)).toHaveTextContent('Window decision (evidence rule, 60 min)');
+    });
+
     it('frames without the anchored column: pooled whenever a start is set', () => {
       expect(tooltipOf(deployed(START - 5 * 60_000, null))).toContain("on the evidence since the deployment's start");
       expect(tooltipOf(deployed(null, null))).toContain(

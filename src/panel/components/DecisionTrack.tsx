@@ -48,7 +48,7 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
       key === 'n' ? nextChange(minutes, current, 1) : key === 'p' ? nextChange(minutes, current, -1) : null,
   });
   const firingAt = new Map(track.firings.map((f) => [f.index, f]));
-  const window = track.windowMinutes ? `${track.windowMinutes}-minute` : 'the';
+  const window = track.windowMinutes ? `${track.windowMinutes}-minute window` : 'window';
   const activeMinute = active !== null ? minutes[active] : undefined;
 
   return (
@@ -61,7 +61,7 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
           className={styles.cells}
           style={{ gridColumn: `1 / span ${minutes.length}` }}
           role="listbox"
-          aria-label={`Window decisions: each minute's is the decision of the ${window} window ending at it. ${firingSummary(track, minutes)}Arrow keys move, N and P jump to the next or previous change, Enter pins the details.`}
+          aria-label={`${trackMeaning(track, window)} ${firingSummary(track, minutes)}Arrow keys move, N and P jump to the next or previous change, Enter pins the details.`}
           aria-orientation="horizontal"
           data-testid={panelTestIds.trackCells}
           {...containerProps}
@@ -123,10 +123,7 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
       </div>
       {!compact && (
         <div className={styles.legend} aria-hidden>
-          <span className={styles.legendTitle}>
-            Window decision ({track.rule === 'reference' ? 'reference rule' : 'evidence rule'}
-            {track.windowMinutes ? `, ${track.windowMinutes} min` : ''})
-          </span>
+          <span className={styles.legendTitle}>{legendTitle(track, minutes.length)}</span>
           {DECISIONS.map((decision) => (
             <span key={decision} className={styles.legendItem}>
               <span
@@ -156,6 +153,28 @@ export function DecisionTrack({ minutes, track, meta, stripColumns, compact }: P
       )}
     </div>
   );
+}
+
+/** What each minute's decision is: pooled since the deployment's start, of the window ending at it, or first one then the other. */
+function trackMeaning(track: DecisionTrackView, window: string): string {
+  if (track.pooled === 0) {
+    return `Window decisions: each minute's is the decision of the ${window} ending at it.`;
+  }
+  return `Decisions: each minute's is the decision on the evidence since the deployment's start, pooled for its first day${
+    track.pooled < track.counts.promote + track.counts.hold + track.counts.rollback
+      ? `, then of the ${window} ending at it`
+      : ''
+  }.`;
+}
+
+/** The legend's title: which rule, and whether the decisions pooled since the deployment's start. */
+function legendTitle(track: DecisionTrackView, minutes: number): string {
+  const rule = track.rule === 'reference' ? 'reference rule' : 'evidence rule';
+  const window = track.windowMinutes ? `${track.windowMinutes} min` : '';
+  if (track.pooled === 0) {
+    return `Window decision (${rule}${window ? `, ${window}` : ''})`;
+  }
+  return `Decision (${rule}, pooled since the deployment${track.pooled < minutes ? `, then ${window || 'window'}s` : ''})`;
 }
 
 function firingSummary(track: DecisionTrackView, minutes: MinuteView[]): string {

@@ -8,6 +8,7 @@ import {
   formatRatio,
   MinuteView,
   PairwiseMeta,
+  pooledFromStart,
   VERDICT_SYMBOL,
   VERDICT_TEXT,
 } from '../data/viewModel';
@@ -38,7 +39,8 @@ export function MinuteTooltip({ minute, meta, formatLatency, pinned }: Props) {
       </div>
       {minute.windowDecision && (
         <div className={styles.secondary}>
-          Window ending here: {DECISION_SYMBOL[minute.windowDecision.decision]} {minute.windowDecision.decision}
+          {`${pooledFromStart(minute.windowDecision, meta) ? "Decision on the evidence since the deployment's start" : 'Window ending here'}: `}
+          {DECISION_SYMBOL[minute.windowDecision.decision]} {minute.windowDecision.decision}
         </div>
       )}
       <table className={styles.table}>

@@ -129,7 +129,10 @@ describe('buildViewModel', () => {
     // No one zone for the whole range.
     expect(vm.zoneLabel).toBe('');
     expect(vm.decision!.worst).toBe('Worst minute 03:00 CEST, ratio 1.30×');
-    expect(vm.decision!.rule).toBe('evidence rule, 60-minute window, deployed 2026-03-29 01:30 CET');
+    // Frames without the anchored column (no window decisions here) pooled from a start whenever one was set.
+    expect(vm.decision!.rule).toBe(
+      'evidence rule, pooled since the deployment at 2026-03-29 01:30 CET, flags over a 60-minute window'
+    );
   });
 
   it('falls back to verdict_code and to field shape when names are missing', () => {
@@ -274,11 +277,18 @@ describe('buildViewModel', () => {
 
   it("reads whether each minute's decision pooled from the deployment's start, as the backend wrote it", () => {
     const deployed = ready(buildViewModel(goldenFrames('hour-deployed'), options));
-    expect(deployed.meta.since).toBe(Date.UTC(2026, 10, 21, 13, 0));
+    expect(deployed.meta.since).toBe(Date.UTC(2026, 10, 21, 11, 0));
     expect(deployed.minutes.map((m) => m.windowDecision?.anchored)).toEqual(deployed.minutes.map(() => true));
-    expect(deployed.decision!.rule).toBe('evidence rule, 60-minute window, deployed 2026-11-21 13:00 UTC');
+    expect(deployed.decision!.rule).toBe(
+      'evidence rule, pooled since the deployment at 2026-11-21 11:00 UTC, flags over a 60-minute window'
+    );
+    // Each decision pooled the two hours before the range too, past the window.
+    expect(Math.min(...deployed.minutes.map((m) => m.windowDecision!.evidence.minutes!))).toBeGreaterThan(60);
+    expect(deployed.track!.pooled).toBe(deployed.minutes.length);
     const sliding = ready(buildViewModel(goldenFrames('hour'), options));
     expect(sliding.minutes.map((m) => m.windowDecision?.anchored)).toEqual(sliding.minutes.map(() => false));
+    expect(sliding.track!.pooled).toBe(0);
+    expect(sliding.decision!.rule).toBe('evidence rule, 60-minute window');
     // Frames without the column (an older data source) leave it unknown.
     const [minutes, ...rest] = goldenFrames('hour');
     const without = { ...minutes, fields: minutes.fields.filter((f) => f.name !== 'anchored') };
@@ -291,10 +301,10 @@ describe('buildViewModel', () => {
       return [{ ...minutes, meta: { custom: { ...minutes.meta!.custom, since } } }, decision];
     };
     expect(ready(buildViewModel(meta('2026-11-21T13:41:30Z'), options)).decision!.rule).toBe(
-      'evidence rule, 60-minute window, deployed 2026-11-21 13:41:30 UTC'
+      'evidence rule, 60-minute sliding window, deployed 2026-11-21 13:41:30 UTC'
     );
     expect(ready(buildViewModel(meta('2026-11-21T13:41:00Z'), options)).decision!.rule).toBe(
-      'evidence rule, 60-minute window, deployed 2026-11-21 13:41 UTC'
+      'evidence rule, 60-minute sliding window, deployed 2026-11-21 13:41 UTC'
     );
   });
 

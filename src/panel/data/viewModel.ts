@@ -175,6 +175,8 @@ export interface DecisionTrackView {
   firings: DecisionFiring[];
   /** Lines the firing labels take (0 without firings). */
   markerLines: number;
+  /** Minutes whose decision pooled the evidence since the deployment's start (pooledFromStart). */
+  pooled: number;
 }
 
 /** Firings closer than this share of the range get their labels on separate lines. */
@@ -399,6 +401,14 @@ export function nextChange(minutes: MinuteView[], from: number, direction: 1 | -
   return null;
 }
 
+/**
+ * Whether a minute's decision pooled the evidence since the deployment's start, as the backend's
+ * anchored column says; frames without it (an older data source) pooled whenever a start was set.
+ */
+export function pooledFromStart(decision: MinuteDecisionView | null | undefined, meta: PairwiseMeta): boolean {
+  return meta.rule === 'evidence' && (decision?.anchored ?? meta.since !== null);
+}
+
 export function buildTrack(minutes: MinuteView[], meta: PairwiseMeta): DecisionTrackView | null {
   if (minutes.length === 0 || minutes.some((m) => m.windowDecision === null)) {
     return null;
@@ -419,7 +429,8 @@ export function buildTrack(minutes: MinuteView[], meta: PairwiseMeta): DecisionT
     }
   });
   const markerLines = firings.length === 0 ? 0 : Math.max(...firings.map((f) => f.line)) + 1;
-  return { rule: meta.rule, windowMinutes: meta.windowMinutes, counts, firings, markerLines };
+  const pooled = minutes.filter((m) => pooledFromStart(m.windowDecision, meta)).length;
+  return { rule: meta.rule, windowMinutes: meta.windowMinutes, counts, firings, markerLines, pooled };
 }
 
 function verdictOf(text: string, code: number | null): Verdict {
@@ -602,7 +613,9 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
     status: 'ok',
     meta,
     minutes,
-    decision: buildDecision(frames.decision, meta, local, fullTime) ?? fromMinutes(),
+    decision:
+      buildDecision(frames.decision, minutes[minutes.length - 1]?.windowDecision ?? null, meta, local, fullTime) ??
+      fromMinutes(),
     track: buildTrack(minutes, meta),
     minuteCounts,
     tableQuantiles,
@@ -611,14 +624,33 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
   };
 }
 
-function ruleText(rule: WindowRule, windowMinutes: number | null, since: number | null, fullTime: FullTime): string {
+/**
+ * "evidence rule, 60-minute window", and with a deployment start whether the decision pooled the
+ * evidence since it ("pooled since the deployment at ...") or judged a sliding window.
+ */
+function ruleText(
+  rule: WindowRule,
+  windowMinutes: number | null,
+  since: number | null,
+  pooled: boolean,
+  fullTime: FullTime
+): string {
   const parts = [rule === 'reference' ? 'reference rule (minute counts)' : 'evidence rule'];
-  if (windowMinutes !== null && windowMinutes > 0) {
-    parts.push(`${windowMinutes}-minute window`);
+  const window = windowMinutes !== null && windowMinutes > 0 ? `${windowMinutes}-minute` : '';
+  // A start within a minute shows its seconds: its first whole minute is the next but one.
+  const deployed = since !== null ? fullTime(since, true) : '';
+  if (pooled && since !== null) {
+    parts.push(`pooled since the deployment at ${deployed}`);
+    if (window) {
+      parts.push(`flags over a ${window} window`);
+    }
+    return parts.join(', ');
+  }
+  if (window) {
+    parts.push(rule === 'evidence' && since !== null ? `${window} sliding window` : `${window} window`);
   }
   if (since !== null) {
-    // A start within a minute shows its seconds: its first whole minute is the next but one.
-    parts.push(`deployed ${fullTime(since, true)}`);
+    parts.push(`deployed ${deployed}`);
   }
   return parts.join(', ');
 }
@@ -645,7 +677,7 @@ function lastMinuteDecision(
   return {
     decision: last.decision,
     headline: headlineOf(last.decision, last.reason),
-    rule: ruleText(meta.rule, meta.windowMinutes, meta.since, fullTime),
+    rule: ruleText(meta.rule, meta.windowMinutes, meta.since, pooledFromStart(last, meta), fullTime),
     thresholds: thresholdsText(meta.promoteThreshold, meta.rollbackThreshold),
     counts,
     worst: '',
@@ -658,6 +690,8 @@ function lastMinuteDecision(
 
 function buildDecision(
   frame: DataFrame | undefined,
+  /** The last minute's window decision: the decision frame's, with whether it pooled from the start. */
+  last: MinuteDecisionView | null,
   meta: PairwiseMeta,
   local: (time: number) => LocalTime,
   fullTime: FullTime
@@ -703,7 +737,13 @@ function buildDecision(
   return {
     decision,
     headline,
-    rule: ruleText(rule, finiteAt(f('window_minutes'), row) ?? meta.windowMinutes, meta.since, fullTime),
+    rule: ruleText(
+      rule,
+      finiteAt(f('window_minutes'), row) ?? meta.windowMinutes,
+      meta.since,
+      pooledFromStart(last, { ...meta, rule }),
+      fullTime
+    ),
     thresholds: thresholdsText(promote, rollback),
     counts: {
       good,
