@@ -58,7 +58,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	f := &judgeFlags{config: verdict.Default()}
 	fs := flag.NewFlagSet("judge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.promFlags.register(fs)
+	f.promFlags.register(fs, 30*time.Second)
 	fs.StringVar(&f.metric, "metric", "", "histogram metric name, without _bucket (required)")
 	fs.StringVar(&f.baseline, "baseline", "", `label matchers of the baseline fleet, e.g. {service="checkout",track="baseline"} (required)`)
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)

@@ -21,12 +21,13 @@ type promFlags struct {
 	timeout                                                           time.Duration
 }
 
-func (f *promFlags) register(fs *flag.FlagSet) {
+// register adds the flags, with timeout as --timeout's default.
+func (f *promFlags) register(fs *flag.FlagSet, timeout time.Duration) {
 	fs.StringVar(&f.prometheus, "prometheus", "http://127.0.0.1:9090", "Prometheus (or Mimir/Thanos) base URL; a user:password in it is used as basic auth and redacted in every output, but prefer --basic-auth-user")
 	fs.StringVar(&f.bearerTokenFile, "bearer-token-file", "", "file holding a bearer token for Prometheus (else $"+envBearerToken+")")
 	fs.StringVar(&f.basicAuthUser, "basic-auth-user", "", "basic-auth user for Prometheus; the password comes from --basic-auth-password-file or $"+envBasicAuthPassword)
 	fs.StringVar(&f.basicAuthPasswordFile, "basic-auth-password-file", "", "file holding the basic-auth password (else $"+envBasicAuthPassword+")")
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each Prometheus query, its retries included (1s to 30m)")
+	fs.DurationVar(&f.timeout, "timeout", timeout, "timeout of each Prometheus query, its retries included (1s to 30m)")
 }
 
 func (f *promFlags) checkTimeout() error {

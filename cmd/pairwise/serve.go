@@ -100,6 +100,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("serve: %w", err))
 	}
 	fmt.Fprintf(stderr, "pairwise serve: answering on http://%s/ (%d canaries from %s), Prometheus %s\n", ln.Addr(), len(canaries), orNone(f.config), prom.RedactURL(f.prometheus))
+	if longest := srv.analysisTimeout(); longest >= gateWait {
+		fmt.Fprintf(stderr, "pairwise serve: warning: with --timeout %s an answer can take up to %s, and the shipped Argo and Flagger gates wait %s (a Flagger hook that times out is a failed check): use --timeout %s or less, or raise the gates' timeouts\n",
+			f.timeout, longest, gateWait, serveTimeout)
+	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: f.readTimeout,
@@ -124,6 +128,16 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// serveTimeout is serve's default --timeout: an answer takes at most twice
+// it and 5 s (analysisTimeout), 45 s, within the 50 s the shipped Argo and
+// Flagger gates wait (gateWait). The judge's 30 s would give 65 s, and a
+// Flagger hook that times out is a failed check.
+const serveTimeout = 20 * time.Second
+
+// gateWait is how long the shipped gates (deploy/argo, deploy/flagger) wait
+// for an answer.
+const gateWait = 50 * time.Second
+
 func newServeFlagSet(stderr io.Writer, f *serveFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -131,7 +145,7 @@ func newServeFlagSet(stderr io.Writer, f *serveFlags) *flag.FlagSet {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
-	f.promFlags.register(fs)
+	f.promFlags.register(fs, serveTimeout)
 	fs.StringVar(&f.listen, "listen", ":8080", "address to serve on")
 	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells a canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")
 	fs.StringVar(&f.config, "config", "", "rule pack config (rules/pairwise.yaml) naming the canaries a request may ask for by name")

@@ -17,7 +17,7 @@ import (
 // the previous revision's under the same labels, never count, and the
 // deployment gets the anchored boundaries (docs/judgement.md).
 
-// maxAnchors bounds the revisions remembered; the oldest go first.
+// maxAnchors bounds the canaries remembered; the longest unasked go first.
 const maxAnchors = 4096
 
 // maxRevision bounds a revision's length: pod template hashes and Flagger
@@ -38,23 +38,30 @@ func validRevision(rev string) error {
 	return nil
 }
 
-// anchors remembers, per canary and revision, the moment it was first asked
-// about: its deployment start, which engine.FirstMinute rounds up to the
-// first whole minute as it does the judge's --since, so that nothing of the
-// minute before the revision was seen counts. An anchor is kept while its
-// revision is asked about; one not asked about for a day
-// (verdict.MinutesPerDay) is forgotten, and the revision, asked about again,
-// starts anew. A deployment older than a day keeps its start: the engine
-// then judges it as it judges a --since that old (sliding windows, "Past the
-// window" in docs/judgement.md). A request about an earlier moment keeps
-// the anchor (it is too early to judge).
+// anchors remembers, per canary, the revision being judged and the moment
+// it was first asked about: its deployment start, which engine.FirstMinute
+// rounds up to the first whole minute as it does the judge's --since, so
+// that nothing of the minute before the revision was seen counts. Another
+// revision of the canary starts anew, and so does a revision asked about
+// again after another one (a revert, or a retry after a newer canary): the
+// minutes of the revision in between must not count against it. An anchor
+// is kept while its revision is asked about; one not asked about for a day
+// (verdict.MinutesPerDay) is forgotten, and the revision, asked about
+// again, starts anew. A deployment older than a day keeps its start: the
+// engine then judges it as it judges a --since that old (sliding windows,
+// "Past the window" in docs/judgement.md). A request about an earlier
+// moment keeps the anchor (it is too early to judge).
 type anchors struct {
 	mu    sync.Mutex
 	since map[[sha256.Size]byte]anchor
 }
 
-// anchor is a revision's deployment start and the last time it was asked about.
-type anchor struct{ since, last time.Time }
+// anchor is a canary's revision, its deployment start and the last time it
+// was asked about.
+type anchor struct {
+	revision    string
+	since, last time.Time
+}
 
 func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]anchor{}} }
 
@@ -62,13 +69,13 @@ func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]anchor
 // revision rev, first asked about at ref; replays (requests about a past
 // window) keep anchors apart from the gates'.
 func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref time.Time) time.Time {
-	// Hashed: a canary described by long matchers costs 32 bytes a revision.
-	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, rev, replay))
+	// Hashed: a canary described by long matchers costs 32 bytes.
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, replay))
 	ref = ref.UTC()
 	const day = verdict.MinutesPerDay * time.Minute
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s, ok := a.since[key]; ok && ref.Sub(s.last) < day {
+	if s, ok := a.since[key]; ok && s.revision == rev && ref.Sub(s.last) < day {
 		if ref.After(s.last) {
 			s.last = ref
 			a.since[key] = s
@@ -80,7 +87,7 @@ func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref tim
 			delete(a.since, k)
 		}
 	}
-	if len(a.since) >= maxAnchors {
+	if _, ok := a.since[key]; !ok && len(a.since) >= maxAnchors {
 		var oldest [sha256.Size]byte
 		first := true
 		for k, s := range a.since {
@@ -90,6 +97,6 @@ func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref tim
 		}
 		delete(a.since, oldest)
 	}
-	a.since[key] = anchor{since: ref, last: ref}
+	a.since[key] = anchor{revision: rev, since: ref, last: ref}
 	return ref
 }

@@ -274,6 +274,7 @@ type flaggerHook struct {
 	Name     string            `yaml:"name"`
 	Type     string            `yaml:"type"`
 	URL      string            `yaml:"url"`
+	Timeout  string            `yaml:"timeout"`
 	Metadata map[string]string `yaml:"metadata"`
 }
 

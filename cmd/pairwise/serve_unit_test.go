@@ -68,8 +68,9 @@ func testCanaries(t *testing.T) map[string]rulegen.Queries {
 
 // TestAnchors: a canary's revision is anchored at the moment it was first
 // asked about, kept while it is asked about (beyond a day too), forgotten
-// after a day without a question, and each revision and canary has its own,
-// and replays theirs.
+// after a day without a question; another revision starts anew, and so does
+// a revision asked about again after another (a revert); each canary has
+// its own, and replays theirs.
 func TestAnchors(t *testing.T) {
 	canaries := testCanaries(t)
 	a := newAnchors()
@@ -88,14 +89,19 @@ func TestAnchors(t *testing.T) {
 		// A replay of an earlier window anchors apart and moves nothing.
 		{checkout, "r1", true, t0.Add(-time.Hour), t0.Add(-time.Hour)},
 		{checkout, "r1", false, t0.Add(31 * time.Minute), t0},
-		{checkout, "r2", false, t0.Add(30 * time.Minute), t0.Add(30 * time.Minute)},
 		{other, "r1", false, t0.Add(5 * time.Minute), t0.Add(5 * time.Minute)},
 		// Asked about every hour: a day on, the same deployment.
 		{checkout, "r1", false, t0.Add(12 * time.Hour), t0},
+		{other, "r1", false, t0.Add(20 * time.Hour), t0.Add(5 * time.Minute)},
 		{checkout, "r1", false, t0.Add(24 * time.Hour), t0},
 		{checkout, "r1", false, t0.Add(30 * time.Hour), t0},
-		// r2, last asked about at +30m, is forgotten a day later: anew.
-		{checkout, "r2", false, t0.Add(24*time.Hour + 30*time.Minute), t0.Add(24*time.Hour + 30*time.Minute)},
+		// The next canary, r2, starts anew.
+		{checkout, "r2", false, t0.Add(31 * time.Hour), t0.Add(31 * time.Hour)},
+		{checkout, "r2", false, t0.Add(32 * time.Hour), t0.Add(31 * time.Hour)},
+		// Reverted to r1: r2's minutes must not count against it.
+		{checkout, "r1", false, t0.Add(33 * time.Hour), t0.Add(33 * time.Hour)},
+		// The other canary, last asked about at +20h, is forgotten a day later: anew.
+		{other, "r1", false, t0.Add(44*time.Hour + 30*time.Minute), t0.Add(44*time.Hour + 30*time.Minute)},
 	}
 	for i, s := range steps {
 		if got := a.anchorFor(s.req, s.rev, s.replay, s.at); !got.Equal(s.want) {
@@ -104,19 +110,29 @@ func TestAnchors(t *testing.T) {
 	}
 	// The anchor is the moment itself: its first judged minute is the first
 	// whole minute after it, as for --since, never the minute it fell in.
-	if first := engine.FirstMinute(a.anchorFor(checkout, "r1", false, t0.Add(31*time.Hour))); !first.Equal(time.Date(2026, 6, 1, 11, 2, 0, 0, time.UTC)) {
-		t.Fatalf("a revision first seen at %s is judged from the minute ending %s, want 11:02 as --since %s is", t0.Format(time.TimeOnly), first.Format(time.TimeOnly), t0.Format(time.TimeOnly))
+	at := t0.Add(50 * time.Hour)
+	if first := engine.FirstMinute(a.anchorFor(checkout, "r3", false, at)); !first.Equal(time.Date(2026, 6, 3, 13, 2, 0, 0, time.UTC)) {
+		t.Fatalf("a revision first seen at %s is judged from the minute ending %s, want 13:02 as --since %s is", at.Format(time.TimeOnly), first.Format(time.TimeOnly), at.Format(time.TimeOnly))
 	}
-	// Bounded: the longest unasked go first.
+	// Bounded: the canaries longest unasked go first, the one asked about
+	// first among them, however recently the others were added.
 	later := t0.Add(60 * time.Hour)
+	a.anchorFor(checkout, "r3", false, later)
 	for i := range maxAnchors + 10 {
-		a.anchorFor(checkout, fmt.Sprintf("flood-%d", i), false, later.Add(time.Duration(i)*time.Second))
+		a.anchorFor(engine.Request{Metric: fmt.Sprintf("flood_%d", i)}, "r1", false, later.Add(time.Duration(i+1)*time.Second))
+		if i == maxAnchors/2 {
+			// Asked about again midway: kept.
+			a.anchorFor(checkout, "r3", false, later.Add(time.Duration(i+1)*time.Second))
+		}
 	}
 	if len(a.since) != maxAnchors {
 		t.Fatalf("%d anchors kept, want %d", len(a.since), maxAnchors)
 	}
-	if got := a.anchorFor(checkout, fmt.Sprintf("flood-%d", maxAnchors+9), false, later.Add(time.Hour)); !got.Equal(later.Add((maxAnchors + 9) * time.Second)) {
-		t.Fatalf("the newest revision lost its anchor: %s", got)
+	if got := a.anchorFor(checkout, "r3", false, later.Add(time.Hour)); !got.Equal(at) {
+		t.Fatalf("a canary asked about midway lost its anchor: %s, want %s", got, at)
+	}
+	if got := a.anchorFor(engine.Request{Metric: "flood_0"}, "r1", false, later.Add(time.Hour)); got.Equal(later.Add(time.Second)) {
+		t.Fatalf("the canary longest unasked kept its anchor")
 	}
 }
 
@@ -377,6 +393,26 @@ func TestDeployExamples(t *testing.T) {
 	}
 	if wait := (&decisionServer{opts: serverOptions{Client: &prom.Client{Timeout: promTimeout}}}).analysisTimeout(); time.Duration(m.Provider.Web.TimeoutSeconds)*time.Second <= wait {
 		t.Errorf("Argo's timeoutSeconds %d is not above the server's longest answer, %s", m.Provider.Web.TimeoutSeconds, wait)
+	}
+	// Started as README and docs/integrations.md start it, without
+	// --timeout, the server answers within gateWait, which is what the
+	// shipped gates wait: Argo, and every Flagger hook (one that times out
+	// is a failed check).
+	plain := newServeFlagSet(io.Discard, &serveFlags{})
+	if err := plain.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	defaultTimeout, _ := time.ParseDuration(plain.Lookup("timeout").Value.String())
+	if wait := (&decisionServer{opts: serverOptions{Client: &prom.Client{Timeout: defaultTimeout}}}).analysisTimeout(); wait >= gateWait {
+		t.Errorf("with the default --timeout %s the server's longest answer is %s, not within the gates' %s", defaultTimeout, wait, gateWait)
+	}
+	if got := time.Duration(m.Provider.Web.TimeoutSeconds) * time.Second; got != gateWait {
+		t.Errorf("Argo's timeoutSeconds is %s, gateWait %s", got, gateWait)
+	}
+	for _, h := range hooks {
+		if got, err := time.ParseDuration(h.Timeout); err != nil || got != gateWait {
+			t.Errorf("Flagger hook %s timeout %q, gateWait %s", h.Name, h.Timeout, gateWait)
+		}
 	}
 	// The Dockerfile builds cmd/pairwise statically and runs it non-root.
 	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
