@@ -181,15 +181,26 @@ type analysisEntry struct {
 	// queued is true while the analysis waits for a slot, and waited once
 	// it has had to (a.mu).
 	queued, waited bool
-	res            *engine.Result
-	byPod          *engine.Attribution
-	err            error
-	expires        time.Time // zero while running
+	// waiters are the requests waiting for the answer (a.mu); when the
+	// last leaves before the analysis has a slot, abandon is closed and
+	// the analysis never runs: nobody waits for it, and a Prometheus slow
+	// enough to queue analyses is spared it.
+	waiters int
+	started bool
+	abandon chan struct{}
+	res     *engine.Result
+	byPod   *engine.Attribution
+	err     error
+	expires time.Time // zero while running
 }
 
 func newAnalyses(src engine.Source, podLabel string, timeout time.Duration, onRun func(error)) *analyses {
 	return &analyses{src: src, podLabel: podLabel, timeout: timeout, now: time.Now, onRun: onRun, slots: make(chan struct{}, maxAnalyses), entries: map[string]*analysisEntry{}}
 }
+
+// errAbandoned is the answer of an analysis every request gave up on
+// before it had a slot: it never ran.
+var errAbandoned = errors.New("every request for this analysis gave up before it had a slot")
 
 // errQueued means a request's wait ran out while its analysis still waited
 // for a slot.
@@ -211,10 +222,11 @@ func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result,
 	}
 	if !ok {
 		a.evict(now)
-		e = &analysisEntry{done: make(chan struct{})}
+		e = &analysisEntry{done: make(chan struct{}), abandon: make(chan struct{})}
 		a.entries[key] = e
 		go a.run(key, e, req)
 	}
+	e.waiters++
 	a.mu.Unlock()
 	select {
 	case <-e.done:
@@ -222,6 +234,12 @@ func (a *analyses) get(ctx context.Context, req engine.Request) (*engine.Result,
 	case <-ctx.Done():
 		a.mu.Lock()
 		queued, waited := e.queued, e.waited
+		if e.waiters--; e.waiters == 0 && !e.started {
+			close(e.abandon)
+			if a.entries[key] == e {
+				delete(a.entries, key)
+			}
+		}
 		a.mu.Unlock()
 		if !waited || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, nil, ctx.Err()
@@ -242,11 +260,28 @@ func (a *analyses) run(key string, e *analysisEntry, req engine.Request) {
 		a.mu.Lock()
 		e.queued, e.waited = true, true
 		a.mu.Unlock()
-		a.slots <- struct{}{}
-		a.mu.Lock()
-		e.queued = false
-		a.mu.Unlock()
+		select {
+		case a.slots <- struct{}{}:
+		case <-e.abandon:
+			// Every request gave up waiting: the entry has left the map.
+			a.mu.Lock()
+			e.err = errAbandoned
+			a.mu.Unlock()
+			close(e.done)
+			return
+		}
 	}
+	a.mu.Lock()
+	if e.waiters == 0 {
+		// The last request left as the slot came: none will read it.
+		e.err = errAbandoned
+		a.mu.Unlock()
+		<-a.slots
+		close(e.done)
+		return
+	}
+	e.queued, e.started = false, true
+	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	res, err := engine.Analyze(ctx, a.src, req)
 	// A rollback says which pods hold the canary's tail when it can; it is

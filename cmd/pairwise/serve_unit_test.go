@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -497,5 +498,60 @@ func TestAnalysesWaitIsBounded(t *testing.T) {
 	}
 	if queued != 1 {
 		t.Errorf("%d requests were told they waited for a slot; want the one beyond the %d slots", queued, maxAnalyses)
+	}
+}
+
+// TestAbandonedAnalysesNeverRun: many canaries asked about at once while
+// Prometheus answers nothing. The requests beyond the slots give up at
+// their timeout; the analyses they waited for must not run afterwards,
+// when nobody waits for them, nor stay in the server, nor keep a fresh
+// request from a slot.
+func TestAbandonedAnalysesNeverRun(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	var mu sync.Mutex
+	runs := 0
+	a := newAnalyses(blockingSource{}, "", timeout, func(error) { mu.Lock(); runs++; mu.Unlock() })
+	request := func(i int) engine.Request {
+		base, _ := selector.Parse(fmt.Sprintf(`{service="s%d",track="baseline"}`, i))
+		can, _ := selector.Parse(fmt.Sprintf(`{service="s%d",track="canary"}`, i))
+		last := time.Unix(3600*1000, 0)
+		return engine.Request{Metric: "m", Baseline: base, Canary: can, Kind: prom.Native, Config: verdict.Default(),
+			Window: pairing.Window{First: last.Add(-59 * time.Minute), Last: last}}
+	}
+	const asked = 10 * maxAnalyses
+	var wg sync.WaitGroup
+	for i := range asked {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := a.get(context.Background(), request(i)); err == nil {
+				t.Error("an analysis of a Prometheus that never answers succeeded")
+			}
+		}()
+	}
+	wg.Wait()
+	// The analyses that had a slot end at their timeout; nothing else may run.
+	time.Sleep(3 * timeout)
+	mu.Lock()
+	ran := runs
+	mu.Unlock()
+	if ran > 2*maxAnalyses {
+		t.Errorf("%d of %d analyses ran; want only those that had a slot while a request waited (at most %d)", ran, asked, 2*maxAnalyses)
+	}
+	a.mu.Lock()
+	left := 0
+	for _, e := range a.entries {
+		if e.expires.IsZero() {
+			left++
+		}
+	}
+	a.mu.Unlock()
+	if left > 0 {
+		t.Errorf("%d analyses still queued or running with nobody waiting", left)
+	}
+	// A fresh request gets a slot at once: it fails at its own timeout
+	// as an analysis of a silent Prometheus, not as one still in the queue.
+	if _, _, err := a.get(context.Background(), request(asked)); errors.Is(err, errQueued) {
+		t.Errorf("a fresh request found the slots taken: %v", err)
 	}
 }
