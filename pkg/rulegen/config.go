@@ -142,6 +142,9 @@ type resolvedGeneric struct {
 	// sel selects both fleets of every canary: FleetLabel=~"baseline|canary"
 	// (values regex-escaped) and the extra matchers.
 	sel selector.Selector
+	// present requires each of By to be set: the group's raw reads select
+	// sel and present (raw), what a canary's selector names is sel alone.
+	present selector.Selector
 	// defaults is the file's configuration, which a group judging every
 	// canary (JudgeEvery) judges under.
 	defaults verdict.Config
@@ -157,6 +160,15 @@ var reservedLabels = map[string]string{
 	prom.RecordedMatchersLabel: "the pack's label of a generic group's other matchers",
 	prom.HealthLabel:           "the pack's label of a health figure",
 	genericLabel:               "the pack's label of a generic group judging every canary",
+	"fleet":                    "the pack's label of a canary's fleet (a per-canary group's records carry it)",
+	"scraped_fleet":            "the pack's label of the fleet a scrape-interval alert names",
+	termLabel:                  "the pack's label of an evidence term",
+	recentLabel:                "the pack's label of a recent run's length",
+	quantileLabel:              "the pack's label of a voting quantile",
+	heldLabel:                  "the pack's label of a held promotion",
+	flagLabel:                  "the pack's label of a flag",
+	"severity":                 "the alerts' severity label",
+	"action":                   "the alerts' action label",
 	"__name__":                 "the metric name",
 }
 
@@ -230,9 +242,19 @@ func (g Generic) resolve() (*resolvedGeneric, error) {
 		return nil, errors.New("judgeEvery: needs native histograms (classic le buckets cannot be cut at a threshold per canary in one rule); judge classic canaries one by one (generic: on each canary)")
 	}
 	fleets := selector.Matcher{Name: g.FleetLabel, Op: selector.Regex, Value: regexp.QuoteMeta(g.Baseline) + "|" + regexp.QuoteMeta(g.Canary)}
+	// A series without one of the identifying labels belongs to no canary:
+	// summed by the labels, it would merge with every other such series
+	// into one canary with an empty name, whose alert no route can tell.
+	for _, l := range g.By {
+		r.present = append(r.present, selector.Matcher{Name: l, Op: selector.NotEqual, Value: ""})
+	}
 	r.sel = append(selector.Selector{fleets}, extra...)
 	return r, nil
 }
+
+// raw is what the group's raw reads select: both fleets of every canary
+// whose series carry every identifying label.
+func (g *resolvedGeneric) raw() selector.Selector { return append(slices.Clone(g.sel), g.present...) }
 
 // by are the labels a generic group's recorded series keep.
 func (g *resolvedGeneric) by() []string { return append(slices.Clone(g.By), g.FleetLabel) }

@@ -32,7 +32,11 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 				t.Fatalf("want one generic group holding its reads and the canary's rules: %+v", rf.Groups)
 			}
 			k := prom.Kind(kind)
-			sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: `baseline|canary\.v2`}, {Name: "job", Op: selector.Equal, Value: "api"}}
+			// Series without an identifying label belong to no canary: the
+			// reads require each (a canary named "shop/" from every series
+			// lacking a service would merge them).
+			sel := selector.Selector{{Name: "track", Op: selector.Regex, Value: `baseline|canary\.v2`}, {Name: "job", Op: selector.Equal, Value: "api"},
+				{Name: "namespace", Op: selector.NotEqual, Value: ""}, {Name: "service", Op: selector.NotEqual, Value: ""}}
 			by := []string{"namespace", "service", "track"}
 			samples := `last_over_time(` + prom.MinuteSamplesRecord(g.Metric, k) + `{pairwise_generic="http-services"}[1m])`
 			for i, want := range []struct {
@@ -102,6 +106,10 @@ func TestGenericValidation(t *testing.T) {
 		{"bad label", func(f *File) { f.Generic[0].By = []string{"name-space"} }, `generic http-services: by: "name-space" is not a label name`},
 		{"injected label", func(f *File) { f.Generic[0].By = []string{`service="x",a`} }, "is not a label name"},
 		{"reserved label", func(f *File) { f.Generic[0].By = []string{"canary"} }, "generic http-services: by: label canary is the pack's canary label"},
+		// A per-canary group's records carry fleet="baseline"|"canary": a
+		// group by fleet would read them as one more canary's.
+		{"fleet as the fleet label", func(f *File) { f.Generic[0].FleetLabel = "fleet" }, "generic http-services: fleetLabel: label fleet is the pack's label of a canary's fleet"},
+		{"an alert's label", func(f *File) { f.Generic[0].By = []string{"namespace", "severity"} }, "generic http-services: by: label severity is the alerts' severity label"},
 		{"le fleet label", func(f *File) { f.Generic[0].FleetLabel = "le" }, "generic http-services: fleetLabel: label le is the bucket bound"},
 		{"fleet label also by", func(f *File) { f.Generic[0].FleetLabel = "service" }, "generic http-services: fleetLabel: label service is listed twice"},
 		{"no canary value", func(f *File) { f.Generic[0].Canary = "" }, "generic http-services: canary: give the value of track"},

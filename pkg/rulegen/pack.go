@@ -493,11 +493,11 @@ func (g *resolvedGeneric) rules() []rule {
 	}
 	samples := recordedMinute(selector.Selector{{Name: genericLabel, Op: selector.Equal, Value: g.Name}}.With(prom.MinuteSamplesRecord(g.Metric, g.kind)), 0)
 	return []rule{
-		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.sel, g.kind, g.by(), g.defaults.ScrapeInterval()))), labels: others,
+		{record: prom.MinuteHistogramRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.GroupedHistogramQuery(g.Metric, g.raw(), g.kind, g.by(), g.defaults.ScrapeInterval()))), labels: others,
 			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
-		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesQuery(g.Metric, g.sel, g.kind, g.by()))), labels: mark,
+		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesQuery(g.Metric, g.raw(), g.kind, g.by()))), labels: mark,
 			comment: "each fleet's samples and series in that minute, packed as samples + 2^32 x series"},
-		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.sel, g.by())), labels: others,
+		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.raw(), g.by())), labels: others,
 			comment: "each fleet's health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 	}
 }
