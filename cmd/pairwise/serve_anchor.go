@@ -50,7 +50,9 @@ func validRevision(rev string) error {
 // again, starts anew. A deployment older than a day keeps its start: the
 // engine then judges it as it judges a --since that old (sliding windows,
 // "Past the window" in docs/judgement.md). A request about an earlier
-// moment keeps the anchor (it is too early to judge).
+// moment keeps the anchor (it is too early to judge). Replays (requests
+// that name the window's end) anchor each revision apart, as first asked
+// about, and never move a gate's.
 type anchors struct {
 	mu    sync.Mutex
 	since map[[sha256.Size]byte]anchor
@@ -69,8 +71,13 @@ func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]anchor
 // revision rev, first asked about at ref; replays (requests about a past
 // window) keep anchors apart from the gates'.
 func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref time.Time) time.Time {
-	// Hashed: a canary described by long matchers costs 32 bytes.
-	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%v", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, replay))
+	// Hashed: a canary described by long matchers costs 32 bytes. Replays
+	// are no timeline of deployments: each revision replayed keeps its own.
+	slot := ""
+	if replay {
+		slot = rev
+	}
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%v\x00%s", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, replay, slot))
 	ref = ref.UTC()
 	const day = verdict.MinutesPerDay * time.Minute
 	a.mu.Lock()

@@ -274,7 +274,13 @@ type hookAnswer struct {
 	ByPod string `json:"by_pod,omitempty"`
 	Error string `json:"error,omitempty"`
 	End   string `json:"end,omitempty"`
+	// Warning says what the answer rests on that the hook may not expect.
+	Warning string `json:"warning,omitempty"`
 }
+
+// noRevision warns of a payload without a checksum (Flagger before 1.34)
+// and no revision or since in the metadata.
+const noRevision = "the payload has no checksum (Flagger sends one from 1.34 on) and the metadata no revision or since: each check judges the sliding window, in which the previous revision's minutes count"
 
 // hookStatus is what each hook answers. Flagger counts 200-202 as passed:
 // a rollout hook fails its check only on rollback, and passes when the
@@ -328,6 +334,9 @@ func (s *decisionServer) flagger(h hookKind) http.Handler {
 			return p.Metadata[k]
 		}
 		ans := hookAnswer{Hook: string(h), Canary: get("canary")}
+		if get("revision") == "" && get("since") == "" {
+			ans.Warning = noRevision
+		}
 		j := s.judge(r.Context(), get)
 		switch {
 		case j.res != nil:

@@ -147,6 +147,7 @@ func TestServeLive(t *testing.T) {
 	e := newServeEnv(t)
 	t.Run("argo rollouts web provider", func(t *testing.T) { serveArgo(t, e) })
 	t.Run("flagger webhooks", func(t *testing.T) { serveFlagger(t, e) })
+	t.Run("a gate's revisions on the clock", func(t *testing.T) { serveGateClock(t, e) })
 	t.Run("same decision as the judge", func(t *testing.T) { serveMatchesJudge(t, e) })
 	t.Run("50 parallel checks share one analysis", func(t *testing.T) { serveConcurrency(t, e) })
 	t.Run("bad requests", func(t *testing.T) { serveBadRequests(t, e) })
@@ -311,7 +312,13 @@ func postFlagger(t *testing.T, base string, h flaggerHook, name, namespace strin
 	for k, v := range extra {
 		meta[k] = v
 	}
-	payload, _ := json.Marshal(map[string]any{"name": name, "namespace": namespace, "phase": "Progressing", "checksum": "85d557f47b", "metadata": meta})
+	// extra's "checksum", not a metadata key, is the payload's checksum.
+	checksum := "85d557f47b"
+	if c, ok := meta["checksum"]; ok {
+		checksum = c
+		delete(meta, "checksum")
+	}
+	payload, _ := json.Marshal(map[string]any{"name": name, "namespace": namespace, "phase": "Progressing", "checksum": checksum, "metadata": meta})
 	req, err := http.NewRequest(http.MethodPost, base+u.Path, bytes.NewReader(payload))
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +379,9 @@ func serveFlagger(t *testing.T, e *serveEnv) {
 				if strings.HasPrefix(ans.ByPod, "of the canary's") != (tt.decision == "rollback") {
 					t.Errorf("%s hook, %s: by pod %q", hook, tt.decision, ans.ByPod)
 				}
+				if ans.Warning != "" {
+					t.Errorf("%s hook with a checksum warns: %s", hook, ans.Warning)
+				}
 			}
 		})
 	}
@@ -383,6 +393,18 @@ func serveFlagger(t *testing.T, e *serveEnv) {
 			if code != http.StatusBadRequest || ans.Decision != inconclusive || !strings.Contains(ans.Error, `unknown metadata key "windw"`) {
 				t.Errorf("%s hook: %d %+v", hook, code, ans)
 			}
+		}
+	})
+	// Flagger before 1.34 sends no checksum: the answer says the window
+	// slides, and a revision in the metadata anchors it again.
+	t.Run("no checksum", func(t *testing.T) {
+		at := rollbackAt.Format(time.RFC3339)
+		code, ans := postFlagger(t, e.baseURL, hooks["rollout"], name, namespace, map[string]string{"checksum": "", "at": at})
+		if passed(code) || ans.Decision != "rollback" || !strings.Contains(ans.Warning, "no checksum (Flagger sends one from 1.34 on)") {
+			t.Errorf("%d %+v; want the rollback with a warning", code, ans)
+		}
+		if _, ans := postFlagger(t, e.baseURL, hooks["rollout"], name, namespace, map[string]string{"checksum": "", "at": at, "revision": "85d557f47b"}); ans.Warning != "" {
+			t.Errorf("a revision in the metadata still warns: %s", ans.Warning)
 		}
 	})
 	t.Run("canary named by the Flagger canary's own name", func(t *testing.T) {
@@ -732,5 +754,47 @@ func TestArgoJobTemplateRunsTheJudge(t *testing.T) {
 	}
 	if !sawSince {
 		t.Fatal("the Job template passes no deployment start: every run judges a sliding window")
+	}
+}
+
+// serveGateClock asks as a gate asks, without at=, on a server whose clock
+// walks through the generated data: a revision is anchored where it was
+// first asked about and judged from there; another revision starts anew,
+// and a revert to the first (after the other was asked about) starts anew
+// too, so the other's minutes never count against it.
+func serveGateClock(t *testing.T, e *serveEnv) {
+	var clock time.Time
+	srv := newDecisionServer(serverOptions{Client: e.srv.opts.Client, Canaries: e.srv.opts.Canaries, Settle: 30 * time.Second, ReadyFor: time.Second,
+		PromURL: e.proxy.url, Now: func() time.Time { return clock }})
+	h := httptest.NewServer(srv.Handler())
+	defer h.Close()
+	ask := func(revision string, minute time.Time) string {
+		t.Helper()
+		clock = minute.Add(40 * time.Second) // the minute is over, and settled
+		resp, err := http.Get(h.URL + "/api/v1/decision?canary=checkout&revision=" + revision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc struct{ Decision, Reason string }
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		return doc.Decision + ": " + doc.Reason
+	}
+	for _, step := range []struct {
+		revision string
+		minute   time.Time
+		want     string
+	}{
+		{"a1", judgeEnd.Add(-79 * time.Minute), "hold: revision a1 was first asked about"},
+		{"a1", rollbackAt, "rollback: "},
+		{"b2", rollbackAt, "hold: revision b2 was first asked about"},
+		// Reverted to a1: b2 ran in between, so a1 starts anew.
+		{"a1", rollbackAt, "hold: revision a1 was first asked about"},
+	} {
+		if got := ask(step.revision, step.minute); !strings.HasPrefix(got, step.want) {
+			t.Fatalf("%s at %s: %s; want %q...", step.revision, step.minute.Format("15:04"), got, step.want)
+		}
 	}
 }

@@ -101,6 +101,10 @@ func TestAnchors(t *testing.T) {
 		{checkout, "r2", false, t0.Add(32 * time.Hour), t0.Add(31 * time.Hour)},
 		// Reverted to r1: r2's minutes must not count against it.
 		{checkout, "r1", false, t0.Add(33 * time.Hour), t0.Add(33 * time.Hour)},
+		// Replays keep each revision's own: r2's stands after r3's.
+		{checkout, "r2", true, t0.Add(33 * time.Hour), t0.Add(33 * time.Hour)},
+		{checkout, "r3", true, t0.Add(33*time.Hour + 30*time.Minute), t0.Add(33*time.Hour + 30*time.Minute)},
+		{checkout, "r2", true, t0.Add(34 * time.Hour), t0.Add(33 * time.Hour)},
 		// The other canary, last asked about at +20h, is forgotten a day later: anew.
 		{other, "r1", false, t0.Add(44*time.Hour + 30*time.Minute), t0.Add(44*time.Hour + 30*time.Minute)},
 	}
