@@ -56,6 +56,6 @@ bash scripts/bench.sh --smoke
 
 step "panel in headless Chromium, on frames the engine produced from generated data"
 npm run harness
-node tests/harness/run.mjs "$frames/engine-hour.json" "$frames/engine-day.json"
+node tests/harness/run.mjs "$frames/engine-hour.json" "$frames/engine-day.json" "$frames/engine-deployed.json"
 echo
 echo "all Pairwise tests passed"
