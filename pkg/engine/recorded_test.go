@@ -80,14 +80,7 @@ func TestRecordedEqualsRaw(t *testing.T) {
 				Baseline: c.fleets[0].String(), Canary: c.fleets[1].String()})
 		}
 	}
-	text, err := rulegen.Render(pack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
-	if err := os.WriteFile(rules, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rules := writePack(t, pack)
 	// The record starts 40 minutes before the end (earlier minutes of the
 	// window are read raw), lacks the minute 15 minutes before the end, and
 	// stops before the newest minute. Evaluations stamped in [M, M+60s)
@@ -448,14 +441,7 @@ func TestRecordedAtAnotherInterval(t *testing.T) {
 		if packScrape > 0 {
 			pack.Defaults.ScrapeIntervalSeconds = &packScrape
 		}
-		text, err := rulegen.Render(pack)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
-		if err := os.WriteFile(rules, text, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		rules := writePack(t, pack)
 		testenv.Backfill(t, dataDir, rules, end.Add(-70*time.Minute), end.Add(-time.Nanosecond), 0)
 		client, err := prom.New(testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir}).URL, time.Minute)
 		if err != nil {
@@ -522,15 +508,8 @@ func TestQueryOffsetRecordsTheSameMinutes(t *testing.T) {
 	r := prom.Range{Start: end.Add(-30 * time.Minute), End: end}
 	newest := func(offset string) int64 {
 		dataDir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "60", "--pods", "3", "--seed", "5")
-		text, err := rulegen.Render(rulegen.File{QueryOffset: offset, Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric,
+		rules := writePack(t, rulegen.File{QueryOffset: offset, Canaries: []rulegen.Canary{{Name: "checkout", Metric: metric,
 			Histogram: string(prom.Classic), Baseline: base.String(), Canary: canary.String()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
-		if err := os.WriteFile(rules, text, 0o644); err != nil {
-			t.Fatal(err)
-		}
 		testenv.Backfill(t, dataDir, rules, end.Add(-20*time.Minute), end.Add(time.Minute-time.Nanosecond), 0)
 		client, err := prom.New(testenv.Prometheus(t, testenv.PromOptions{DataDir: dataDir}).URL, time.Minute)
 		if err != nil {
@@ -563,4 +542,19 @@ func TestQueryOffsetRecordsTheSameMinutes(t *testing.T) {
 		t.Errorf("newest recorded minute: %s with queryOffset 1m, %s without; want the minute before",
 			time.Unix(with, 0).UTC().Format(time.TimeOnly), time.Unix(without, 0).UTC().Format(time.TimeOnly))
 	}
+}
+
+// writePack renders the rule pack f, as a user does, into a file of the
+// test's and returns its path.
+func writePack(t *testing.T, f rulegen.File) string {
+	t.Helper()
+	text, err := rulegen.Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(t.TempDir(), "pairwise.rules.yml")
+	if err := os.WriteFile(rules, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return rules
 }
