@@ -367,6 +367,11 @@ func TestDeployExamples(t *testing.T) {
 			t.Errorf("--%s %s is not on a mounted volume", flagName, v)
 		}
 	}
+	// Replicas anchor and judge on their own: each controller must keep
+	// asking one of them.
+	if svc, _ := docs["Service/pairwise-serve"]["spec"].(map[string]any); svc["sessionAffinity"] != "ClientIP" {
+		t.Errorf("Service pairwise-serve: sessionAffinity %v, want ClientIP", svc["sessionAffinity"])
+	}
 	// Argo's web provider asks the decision endpoint of the same Service.
 	var tmpl struct {
 		Spec struct{ Metrics []argoMetric }
