@@ -1,6 +1,6 @@
 import React from 'react';
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
-import { buildViewModel, ReadyViewModel } from '../data/viewModel';
+import { buildTrack, buildViewModel, ReadyViewModel } from '../data/viewModel';
 import { backgroundImagesOf } from '../testing/css';
 import { goldenFrames } from '../testing/goldens';
 import { sampleWindow } from '../testing/sampleFrames';
@@ -181,6 +181,22 @@ describe('DecisionTrack', () => {
       expect(within).toContain('whole window (');
       const old = tooltipOf(deployed(START - 2 * 24 * 60 * 60_000, false));
       expect(old).toContain('the deployment started more than a day before this minute');
+      // A range crossing the deployment's first day: pooled, then sliding.
+      const vm = deployed(START - 24 * 60 * 60_000, true);
+      const crossing = {
+        ...vm,
+        minutes: vm.minutes.map((m, i) =>
+          i < 10 ? m : { ...m, windowDecision: { ...m.windowDecision!, anchored: false } }
+        ),
+      };
+      renderTrack({ ...crossing, track: buildTrack(crossing.minutes, crossing.meta) });
+      expect(screen.getByTestId(panelTestIds.track)).toHaveTextContent(
+        'Decision (evidence rule, pooled since the deployment, then 60-min windows)'
+      );
+      expect(screen.getByTestId(panelTestIds.trackCells)).toHaveAttribute(
+        'aria-label',
+        expect.stringContaining('pooled for its first day, then of the 60-minute window ending at it.')
+      );
     });
 
     it("on the backend's frames of a deployment two hours old: the track, its legend and tooltip say pooled", () => {

@@ -174,7 +174,8 @@ function legendTitle(track: DecisionTrackView, minutes: number): string {
   if (track.pooled === 0) {
     return `Window decision (${rule}${window ? `, ${window}` : ''})`;
   }
-  return `Decision (${rule}, pooled since the deployment${track.pooled < minutes ? `, then ${window || 'window'}s` : ''})`;
+  const then = `, then ${track.windowMinutes ? `${track.windowMinutes}-min ` : ''}windows`;
+  return `Decision (${rule}, pooled since the deployment${track.pooled < minutes ? then : ''})`;
 }
 
 function firingSummary(track: DecisionTrackView, minutes: MinuteView[]): string {
