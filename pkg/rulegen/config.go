@@ -110,10 +110,19 @@ func Load(data []byte) (File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return File{}, fmt.Errorf("read rule pack config: %w", err)
+		return File{}, fmt.Errorf("read rule pack config: %s", yamlTypes.Replace(err.Error()))
 	}
 	return f, nil
 }
+
+// yamlTypes names the config's sections where the YAML decoder names Go
+// types ("field x not found in type rulegen.Canary").
+var yamlTypes = strings.NewReplacer(
+	"type rulegen.File", "the config's top level (defaults, runbookBase, queryOffset, generic, canaries)",
+	"type rulegen.Generic", "a generic group (generic:)",
+	"type rulegen.Canary", "a canary (canaries:)",
+	"type verdict.Overrides", "defaults",
+)
 
 // canaryName is what a canary label value and a rule group suffix may be.
 var canaryName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)

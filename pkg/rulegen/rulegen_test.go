@@ -310,8 +310,11 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 }
 
 func TestLoadIsStrict(t *testing.T) {
-	if _, err := Load([]byte("canaries:\n  - name: a\n    rollbackTreshold: 1.2\n")); err == nil || !strings.Contains(err.Error(), "rollbackTreshold") {
-		t.Fatalf("a misspelt key must be an error, got %v", err)
+	if _, err := Load([]byte("canaries:\n  - name: a\n    rollbackTreshold: 1.2\n")); err == nil || !strings.Contains(err.Error(), "line 3: field rollbackTreshold not found in a canary (canaries:)") {
+		t.Fatalf("a misspelt key must be an error naming where it is, got %v", err)
+	}
+	if _, err := Load([]byte("generic:\n  - name: g\n    judgeevery: true\n")); err == nil || !strings.Contains(err.Error(), "field judgeevery not found in a generic group (generic:)") {
+		t.Fatalf("a misspelt generic key must be an error naming where it is, got %v", err)
 	}
 	f, err := Load([]byte("defaults:\n  badLimit: 7\ncanaries:\n  - name: a\n    metric: m\n    baseline: '{t=\"b\"}'\n    canary: '{t=\"c\"}'\n    histogram: classic\n    goodNeeded: 30\n"))
 	if err != nil {
