@@ -22,6 +22,9 @@ const unixMillisFrom = 1e11
 // latest.
 func ParseTime(text string, latest time.Time) (time.Time, error) {
 	text = strings.TrimSpace(text)
+	outside := func() error {
+		return fmt.Errorf("%q is not a time between %s and %s", text, EarliestTime.Format(time.RFC3339), latest.UTC().Truncate(time.Second).Format(time.RFC3339))
+	}
 	var t time.Time
 	if parsed, err := time.Parse(time.RFC3339Nano, text); err == nil {
 		t = parsed
@@ -37,7 +40,7 @@ func ParseTime(text string, latest time.Time) (time.Time, error) {
 			n /= 1000
 		}
 		if math.Abs(n) >= unixMillisFrom {
-			return time.Time{}, fmt.Errorf("%q is not a time between %s and %s", text, EarliestTime.Format(time.RFC3339), latest.UTC().Truncate(time.Second).Format(time.RFC3339))
+			return time.Time{}, outside()
 		}
 		whole, frac := math.Modf(n)
 		t = time.Unix(int64(whole), int64(math.Round(frac*1e9)))
@@ -45,7 +48,7 @@ func ParseTime(text string, latest time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-11-21T14:00:00Z), Unix seconds nor Unix milliseconds", text)
 	}
 	if t.Before(EarliestTime) || t.After(latest) {
-		return time.Time{}, fmt.Errorf("%q is not a time between %s and %s", text, EarliestTime.Format(time.RFC3339), latest.UTC().Truncate(time.Second).Format(time.RFC3339))
+		return time.Time{}, outside()
 	}
 	return t.UTC(), nil
 }
