@@ -9,10 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,15 +100,22 @@ func webhook(args []string, stdout, stderr io.Writer) int {
 	if *readTimeout < time.Second || *readTimeout > 5*time.Minute {
 		return fail(stderr, fmt.Errorf("--read-timeout %s is not between 1s and 5m", *readTimeout))
 	}
-	token := ""
+	opts := webhookOptions{MaxBody: *maxBody, TokenFile: *tokenFile, Log: stderr}
 	if *tokenFile != "" {
-		var err error
-		if token, err = readSecretFile("--bearer-token-file", *tokenFile); err != nil {
+		// Read now to fail at startup, and again on every request, so a
+		// rotated secret is taken without a restart (as Alertmanager
+		// reads its credentials_file).
+		if _, err := readSecretFile("--bearer-token-file", *tokenFile); err != nil {
 			return fail(stderr, fmt.Errorf("webhook: %w", err))
 		}
-	} else {
-		token = strings.TrimSpace(os.Getenv(envWebhookToken))
-		if hasControl(token) {
+	} else if env, set := os.LookupEnv(envWebhookToken); set {
+		// Set but empty is a mistake (a secret with an empty key), not
+		// a wish to run without authentication.
+		opts.Token = strings.TrimSpace(env)
+		switch {
+		case opts.Token == "":
+			return fail(stderr, fmt.Errorf("webhook: $%s is set but empty; unset it to receive without authentication", envWebhookToken))
+		case hasControl(opts.Token):
 			return fail(stderr, fmt.Errorf("webhook: $%s holds a control character", envWebhookToken))
 		}
 	}
@@ -115,11 +124,11 @@ func webhook(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("webhook: %w", err))
 	}
 	auth := "without authentication"
-	if token != "" {
+	if opts.Token != "" || opts.TokenFile != "" {
 		auth = "requiring a bearer token"
 	}
 	fmt.Fprintf(stderr, "pairwise webhook: receiving Alertmanager notifications on http://%s/ (%s); one JSON line per alert on stdout\n", ln.Addr(), auth)
-	srv := newWebhookServer(webhookHandler(stdout, webhookOptions{Token: token, MaxBody: *maxBody}), *readTimeout)
+	srv := newWebhookServer(webhookHandler(stdout, opts), *readTimeout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -154,7 +163,10 @@ happen once, such as paging someone. The receiver remembers the last 10,000
 alerts in memory only; key on "key" across restarts.
 Answers: 200 accepted (a GET or HEAD: 200 and where to POST), 400 not a
 notification, 401 missing or wrong bearer token, 405 another method, 413
-larger than --max-body.
+larger than --max-body, 503 the lines could not be written or the token
+file read (Alertmanager sends the notification again; nothing is marked
+seen). --bearer-token-file is read on every request, so a rotated token
+is taken at once.
 
 `
 
@@ -172,9 +184,11 @@ func newWebhookServer(h http.Handler, readTimeout time.Duration) *http.Server {
 }
 
 type webhookOptions struct {
-	Token   string // required bearer token; empty: none
-	MaxBody int64
-	Now     func() time.Time
+	Token     string // required bearer token; empty: none (unless TokenFile)
+	TokenFile string // file holding the required bearer token, read on every request
+	MaxBody   int64
+	Now       func() time.Time
+	Log       io.Writer // where failures to write or read are told; nil: io.Discard
 }
 
 // webhookHandler prints every alert of every notification, one JSON line
@@ -186,10 +200,24 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	var wantAuth []byte
-	if opts.Token != "" {
-		sum := sha256.Sum256([]byte("Bearer " + opts.Token))
-		wantAuth = sum[:]
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	// wantAuth is the digest of the Authorization header required, nil
+	// for none.
+	wantAuth := func() ([]byte, error) {
+		token := opts.Token
+		if opts.TokenFile != "" {
+			var err error
+			if token, err = readSecretFile("--bearer-token-file", opts.TokenFile); err != nil {
+				return nil, err
+			}
+		}
+		if token == "" {
+			return nil, nil
+		}
+		sum := sha256.Sum256([]byte("Bearer " + token))
+		return sum[:], nil
 	}
 	seen := newAlertMemory(rememberAlerts)
 	var mu sync.Mutex
@@ -204,9 +232,15 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 			http.Error(w, "POST Alertmanager webhook notifications here", http.StatusMethodNotAllowed)
 			return
 		}
-		if wantAuth != nil {
+		want, err := wantAuth()
+		if err != nil {
+			fmt.Fprintf(opts.Log, "pairwise webhook: %v; answering 503\n", err)
+			http.Error(w, "the receiver cannot read its bearer token file", http.StatusServiceUnavailable)
+			return
+		}
+		if want != nil {
 			got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-			if subtle.ConstantTimeCompare(got[:], wantAuth) != 1 {
+			if subtle.ConstantTimeCompare(got[:], want) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="pairwise webhook"`)
 				http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 				return
@@ -240,10 +274,15 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 		mu.Lock()
 		defer mu.Unlock()
 		now := opts.Now().UTC().Format(time.RFC3339)
+		// The alerts are marked seen only once their lines are written:
+		// a notification whose lines were lost is answered 503, and
+		// Alertmanager's next attempt reports them as first seen.
+		var lines []byte
+		next := seen.clone()
 		for _, a := range msg.Alerts {
 			key := alertKey(a)
 			line := alertLine{
-				Time: now, Event: seen.event(key, a.Status), Status: a.Status, Alertname: a.Labels["alertname"], Key: key,
+				Time: now, Event: next.event(key, a.Status), Status: a.Status, Alertname: a.Labels["alertname"], Key: key,
 				Labels: a.Labels, Summary: a.Annotations["summary"], Annotations: a.Annotations,
 				StartsAt: formatTime(a.StartsAt), EndsAt: formatTime(a.EndsAt), Receiver: msg.Receiver,
 			}
@@ -255,8 +294,14 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 				http.Error(w, "cannot encode the alert", http.StatusInternalServerError)
 				return
 			}
-			out.Write(append(b, '\n'))
+			lines = append(append(lines, b...), '\n')
 		}
+		if _, err := out.Write(lines); err != nil {
+			fmt.Fprintf(opts.Log, "pairwise webhook: writing %d alert lines: %v; answering 503\n", len(msg.Alerts), err)
+			http.Error(w, "the receiver could not write the alerts", http.StatusServiceUnavailable)
+			return
+		}
+		*seen = *next
 		w.WriteHeader(http.StatusOK)
 	})
 }
@@ -297,6 +342,13 @@ type alertMemory struct {
 
 func newAlertMemory(max int) *alertMemory {
 	return &alertMemory{max: max, state: map[string]string{}}
+}
+
+// clone is a copy whose events leave m as it is.
+func (m *alertMemory) clone() *alertMemory {
+	c := &alertMemory{max: m.max, state: make(map[string]string, len(m.state)), order: slices.Clone(m.order)}
+	maps.Copy(c.state, m.state)
+	return c
 }
 
 // event is "firing" or "resolved" when key is first reported in that state,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -180,6 +181,101 @@ func TestWebhookAuthAndLimits(t *testing.T) {
 	}
 }
 
+// failingWriter fails every write while fail is set.
+type failingWriter struct {
+	fail bool
+	testenv.SyncBuffer
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.fail {
+		return 0, errors.New("no space left on device")
+	}
+	return w.SyncBuffer.Write(p)
+}
+
+// TestWebhookLostLines: a notification whose lines cannot be written is
+// answered 503, so Alertmanager sends it again, and its alerts are not
+// marked seen: the retry reports them as first seen. Before, the write
+// error was ignored, Alertmanager was told 200 and the rollback line was
+// lost until the next repeat_interval, which then printed it as a repeat.
+func TestWebhookLostLines(t *testing.T) {
+	var out failingWriter
+	var log bytes.Buffer
+	h := webhookHandler(&out, webhookOptions{Log: &log})
+	body := payload(alert("firing", "f1", "2026-11-21T23:14:00Z", map[string]string{"alertname": "PairwiseCanaryRollback", "canary": "checkout"}, nil))
+	out.fail = true
+	if code := postAlerts(t, h, body); code != http.StatusServiceUnavailable {
+		t.Fatalf("write failed: status %d, want 503", code)
+	}
+	if !strings.Contains(log.String(), "no space left on device") {
+		t.Errorf("the failure is not told: %q", log.String())
+	}
+	out.fail = false
+	if code := postAlerts(t, h, body); code != http.StatusOK {
+		t.Fatalf("retry: status %d", code)
+	}
+	if code := postAlerts(t, h, body); code != http.StatusOK {
+		t.Fatalf("repeat: status %d", code)
+	}
+	lines := decodeLines(t, out.String())
+	if len(lines) != 2 || lines[0].Event != "firing" || lines[1].Event != "repeat" {
+		t.Fatalf("after a lost write the retry must be the first firing line, then a repeat: %+v", lines)
+	}
+}
+
+// TestWebhookTokenFile: the token file is read on every request, so a
+// rotated token is taken without a restart (Alertmanager reads its
+// credentials_file on every notification), and a file that cannot be
+// read answers 503 (Alertmanager retries), never lets a request in.
+func TestWebhookTokenFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	write := func(token string) {
+		if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tok1")
+	var out testenv.SyncBuffer
+	var log bytes.Buffer
+	h := webhookHandler(&out, webhookOptions{TokenFile: file, Log: &log})
+	body := payload(alert("firing", "f1", "2026-11-21T23:14:00Z", map[string]string{"alertname": "PairwiseCanaryRollback"}, nil))
+	steps := []struct {
+		name   string
+		token  string // written to the file first; "-" removes it
+		header string
+		want   int
+	}{
+		{"first token", "", "Bearer tok1", 200},
+		{"no token", "", "", 401},
+		{"rotated: the new token", "tok2", "Bearer tok2", 200},
+		{"rotated: the old token", "", "Bearer tok1", 401},
+		{"file gone", "-", "Bearer tok2", 503},
+	}
+	for _, st := range steps {
+		switch st.token {
+		case "":
+		case "-":
+			os.Remove(file)
+		default:
+			write(st.token)
+		}
+		var hdr []string
+		if st.header != "" {
+			hdr = []string{"Authorization", st.header}
+		}
+		if got := postAlerts(t, h, body, hdr...); got != st.want {
+			t.Errorf("%s: status %d, want %d", st.name, got, st.want)
+		}
+	}
+	if strings.Contains(log.String(), "tok1") || strings.Contains(log.String(), "tok2") {
+		t.Errorf("the log holds a token: %q", log.String())
+	}
+	if !strings.Contains(log.String(), "no such file") {
+		t.Errorf("the unreadable file is not told: %q", log.String())
+	}
+}
+
 // TestWebhookTimeouts: a client that sends its headers or its body slowly
 // is cut off after the read timeout. Before, only the headers were bounded.
 func TestWebhookTimeouts(t *testing.T) {
@@ -233,6 +329,19 @@ func TestWebhookFlags(t *testing.T) {
 		var out, errOut bytes.Buffer
 		if code := run(append([]string{"webhook"}, tt.args...), &out, &errOut); code != exitError || !strings.Contains(errOut.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 3 and %q", tt.args, code, errOut.String(), tt.want)
+		}
+	}
+}
+
+// TestWebhookEmptyEnvToken: $PAIRWISE_WEBHOOK_TOKEN set but empty (a
+// Kubernetes secretKeyRef to an empty key) refuses to start. Before, it
+// received without authentication, said only on one stderr line.
+func TestWebhookEmptyEnvToken(t *testing.T) {
+	for _, v := range []string{"", "  \n"} {
+		t.Setenv(envWebhookToken, v)
+		var out, errOut bytes.Buffer
+		if code := run([]string{"webhook", "--listen", "127.0.0.1:0"}, &out, &errOut); code != exitError || !strings.Contains(errOut.String(), "is set but empty") {
+			t.Errorf("$%s=%q: exit %d, stderr %q; want 3 and 'is set but empty'", envWebhookToken, v, code, errOut.String())
 		}
 	}
 }

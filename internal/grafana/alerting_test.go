@@ -34,8 +34,9 @@ type alertRule struct {
 	} `yaml:"data"`
 	NoDataState  string            `yaml:"noDataState"`
 	ExecErrState string            `yaml:"execErrState"`
-	For          string            `yaml:"for"`
-	Annotations  map[string]string `yaml:"annotations"`
+	For           string            `yaml:"for"`
+	KeepFiringFor string            `yaml:"keepFiringFor"`
+	Annotations   map[string]string `yaml:"annotations"`
 	Labels       map[string]string `yaml:"labels"`
 }
 
@@ -161,6 +162,55 @@ func toFloat(t *testing.T, v any) float64 {
 // before the regression); on identical fleets it stays normal. The firing
 // instance, sent the way Grafana's Alertmanager contact point sends it,
 // reaches the rollback webhook through the example Alertmanager routing.
+// TestProvisionedRuleIsThePacksRollback: the Grafana-managed rule raises
+// the rule pack's rollback alert, so Alertmanager routes and inhibits both
+// alike. Before, it was named "Pairwise canary rollback", which
+// rules/alertmanager/alertmanager.yml's people route (PairwiseCanary.*) and
+// its inhibitions did not match, and it had no runbook_url or keep-firing
+// time.
+func TestProvisionedRuleIsThePacksRollback(t *testing.T) {
+	_, rule := provisionedRule(t)
+	var pack struct {
+		Groups []struct {
+			Rules []struct {
+				Alert         string            `yaml:"alert"`
+				KeepFiringFor string            `yaml:"keep_firing_for"`
+				Labels        map[string]string `yaml:"labels"`
+				Annotations   map[string]string `yaml:"annotations"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(readRepo(t, "rules", "pairwise.rules.yml"), &pack); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, g := range pack.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" || r.Labels["action"] != "rollback" {
+				continue
+			}
+			found = true
+			if rule.Title != r.Alert {
+				t.Errorf("the Grafana rule's alertname is %q, the pack's rollback %q", rule.Title, r.Alert)
+			}
+			if rule.KeepFiringFor != r.KeepFiringFor {
+				t.Errorf("keepFiringFor %q, the pack's keep_firing_for %q", rule.KeepFiringFor, r.KeepFiringFor)
+			}
+			for _, k := range []string{"action", "severity"} {
+				if rule.Labels[k] != r.Labels[k] {
+					t.Errorf("label %s is %q, the pack's %q", k, rule.Labels[k], r.Labels[k])
+				}
+			}
+			if rule.Annotations["runbook_url"] == "" || rule.Annotations["runbook_url"] != r.Annotations["runbook_url"] {
+				t.Errorf("runbook_url %q, the pack's %q", rule.Annotations["runbook_url"], r.Annotations["runbook_url"])
+			}
+		}
+	}
+	if !found {
+		t.Fatal("rules/pairwise.rules.yml has no alert labelled action=rollback")
+	}
+}
+
 func TestProvisionedAlertRule(t *testing.T) {
 	group, rule := provisionedRule(t)
 	exe, id := builtBackend(t)
