@@ -251,11 +251,20 @@ func TestJudgePartialResponse(t *testing.T) {
 	if code, out, errOut := runJudge(fakeArgs(whole.URL)...); code != 0 {
 		t.Fatalf("identical fleets without warnings: exit %d, want 0:\n%s%s", code, out, errOut)
 	}
-	partial := testenv.FakePrometheus(t, testenv.FakeOptions{Warnings: []string{"partial response: store gateway 10.0.0.7:10901 unreachable"}})
+	warning := "partial response: store gateway 10.0.0.7:10901 unreachable"
+	partial := testenv.FakePrometheus(t, testenv.FakeOptions{Warnings: []string{warning}})
 	code, out, errOut := runJudge(fakeArgs(partial.URL)...)
 	for _, want := range []string{"HOLD: would promote", "partial-response", "store gateway 10.0.0.7:10901 unreachable"} {
 		if code != 1 || !strings.Contains(out, want) {
 			t.Fatalf("exit %d, want 1 with %q:\n%s%s", code, want, out, errOut)
 		}
+	}
+	// A partial answer with no data for either fleet is not "no data"
+	// (the data may be on the store that did not answer): it is an error
+	// that says so, not the advice to check the metric name.
+	emptyPartial := testenv.FakePrometheus(t, testenv.FakeOptions{Warnings: []string{warning}, Metric: "another_metric_seconds"})
+	code, out, errOut = runJudge(fakeArgs(emptyPartial.URL)...)
+	if code != exitError || !strings.Contains(errOut, "may be partial") || !strings.Contains(errOut, "10.0.0.7:10901") {
+		t.Fatalf("no data in a partial answer: exit %d, want 3 naming the warning:\n%s%s", code, out, errOut)
 	}
 }

@@ -74,6 +74,21 @@ type Result struct {
 // ErrNoData means neither fleet has a single observation in the window.
 var ErrNoData = errors.New("no data in the window")
 
+// PartialNoData is the error when neither fleet has an observation in the
+// window but Prometheus (or Thanos, Mimir) warned that its answer may be
+// partial: the data may be where it could not read (a store or an
+// ingester down). It is not ErrNoData, so nobody reads an outage as an
+// idle service.
+type PartialNoData struct {
+	Warnings []string // Prometheus's warnings
+	NoData   error    // the no-data error it would otherwise have been
+}
+
+func (e *PartialNoData) Error() string {
+	return fmt.Sprintf("Prometheus answered with warnings that its answer may be partial (%s), and the answer holds no data for either fleet: the data may be where it could not read; not judged (%v)",
+		strings.Join(e.Warnings, "; "), e.NoData)
+}
+
 // Source is what Analyze needs from Prometheus; *prom.Client implements it.
 type Source interface {
 	FleetHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error)
@@ -156,7 +171,9 @@ func (req Request) span() (span, error) {
 // reads them again at that interval and says so in a warning: a fleet
 // scraped more often than configured would otherwise have only partial
 // minutes, and one scraped less often minutes that miss part of their
-// observations. If that second read fails, the first answer stands. A
+// observations. If that second read fails, so does Analyze: the first
+// answer's minutes are no answer to act on (a first read that failed keeps
+// its own error). A
 // recorded minute is read only at the interval the rule pack read it at
 // (prom.RecordedScrapeLabel); at another, it is read raw.
 //
@@ -187,11 +204,12 @@ func Analyze(ctx context.Context, src Source, req Request) (res *Result, err err
 		// minutes at the wrong interval only: those minutes are partial
 		// or miss observations, so they are not an answer.
 		return nil, fmt.Errorf("%s, and the rule pack recorded no minutes at %d s (%w): render the pack with scrapeIntervalSeconds %d, or read raw", mismatch, seen, rerr, seen)
+	case rerr != nil && res == nil:
+		return nil, err // the first reading's error stands
 	case rerr != nil:
-		if res != nil {
-			res.Warnings = append([]string{fmt.Sprintf("%s; reading their minutes again at %d s failed (%v), so they were read at %d s: minutes may be partial or miss observations", mismatch, seen, rerr, req.Config.ScrapeIntervalSeconds)}, res.Warnings...)
-		}
-		return res, err
+		// The first answer's minutes were read at the wrong interval:
+		// partial, or missing observations. It is no answer to act on.
+		return nil, fmt.Errorf("%s, and reading their minutes again at %d s failed: %w", mismatch, seen, rerr)
 	}
 	reread.Warnings = append([]string{fmt.Sprintf("%s: their minutes were read at %d s; set scrapeIntervalSeconds to %d, and in the rule pack, which reads its minutes at its own setting",
 		mismatch, seen, seen)}, reread.Warnings...)
@@ -279,12 +297,18 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	slow, sparse := slowlyScraped(ctx, src, req, []fetched{base, canary}, fetch)
 	if len(base.series) == 0 && len(canary.series) == 0 {
 		seen := scrapedEvery(results[:2], make([]map[int64]prom.Health, 2), sparse)
+		var noData error
 		if hint := cmp.Or(slow[0], slow[1]); hint != "" {
-			return nil, seen, fmt.Errorf("%w: metric %s has samples for %s and %s between %s and %s, but %s",
+			noData = fmt.Errorf("%w: metric %s has samples for %s and %s between %s and %s, but %s",
 				ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339), hint)
+		} else {
+			noData = fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
+				ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
 		}
-		return nil, seen, fmt.Errorf("%w: metric %s has no histogram samples for %s or %s between %s and %s; check the metric name, the selectors and the time range",
-			ErrNoData, req.Metric, req.Baseline, req.Canary, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339))
+		if w := warnings.List(); len(w) > 0 {
+			return nil, seen, &PartialNoData{Warnings: w, NoData: noData}
+		}
+		return nil, seen, noData
 	}
 	// The fleets' health was asked for with their histograms and is still
 	// on its way while the minutes' tail counts are read off the
@@ -382,9 +406,9 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 // no question: the usual fleets cost nothing more). Its answer, once in, is
 // ErrSharedSeries when some are shared at the last minute; the minutes
 // that shared some before it (Minute.Shared), whose windows then hold, as
-// the rule pack's do; a warning when the backend does not serve the
-// question (a proxy without the range query API), and the fleets are
-// judged unchecked; the error when the backend failed to answer it.
+// the rule pack's do; a warning when the backend rejects the question
+// (prom.ErrBadQuery), and the fleets are judged unchecked; the error when
+// the backend failed to answer it or garbled its answer.
 func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, judged pairing.Window) <-chan sharedAnswer {
 	out := make(chan sharedAnswer, 1)
 	ss, ok := src.(SharedSource)
@@ -401,7 +425,10 @@ func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req 
 		shared, err := ss.SharedSeries(ctx, req.Metric, req.Baseline, req.Canary, prom.Range{Start: judged.First, End: judged.Last})
 		at := judged.Last
 		switch n := shared[at.Unix()]; {
-		case err != nil && lookupUnsupported(err):
+		case errors.Is(err, prom.ErrBadQuery):
+			// The backend does not serve the question (its histograms,
+			// asked of the same API, were answered): a warning. Any
+			// other failure, a garbled answer among them, fails.
 			ans.note = "whether a series is in both fleets could not be checked: " + err.Error()
 		case err != nil:
 			ans.err = fmt.Errorf("count the series both fleets select: %w", err)

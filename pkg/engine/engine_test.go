@@ -503,6 +503,36 @@ func TestScrapeIntervalFromHealth(t *testing.T) {
 	}
 }
 
+// rereadFails is a fleetSource that fails every read of histograms at a
+// scrape interval other than 15 s.
+type rereadFails struct{ *fleetSource }
+
+func (s rereadFails) FleetHistograms(ctx context.Context, metric string, sel selector.Selector, kind prom.Kind, r prom.Range) (prom.Series, prom.Kind, error) {
+	if r.Scrape != 15*time.Second {
+		return nil, kind, fmt.Errorf("%w: HTTP 500", prom.ErrServer)
+	}
+	return s.fleetSource.FleetHistograms(ctx, metric, sel, kind, r)
+}
+
+// TestScrapeIntervalRereadFails: fleets scraped every 30 s, read at 15 s,
+// and reading them again at 30 s fails. The minutes read at 15 s are
+// partial or miss observations: the analysis fails. Before, they were
+// judged with a warning, and identical fleets promoted (the judge exited
+// 0).
+func TestScrapeIntervalRereadFails(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	every30 := map[int64]prom.Health{}
+	for i := 0; i < 20; i++ {
+		every30[end.Add(-time.Duration(i)*time.Minute).Unix()] = prom.Health{Samples: 6, Series: 3, Reporting: 3}
+	}
+	src := rereadFails{&fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 1), canary: minutes(t, 10, 1)},
+		health: map[string]map[int64]prom.Health{base: every30, canary: every30}}}
+	res, err := Analyze(context.Background(), src, request(t, 0))
+	if !errors.Is(err, prom.ErrServer) || !strings.Contains(fmt.Sprint(err), "scraped every 30 s, not every 15 s") || res != nil {
+		t.Fatalf("got a result: %v, error %v; want no result and an error naming both intervals and the failure", res != nil, err)
+	}
+}
+
 // TestLayoutWarnings: minutes whose fleets differ in layout are counted and
 // named, those with no layout in common too; kinds that differ have their own
 // warning and same layouts none.
@@ -643,7 +673,8 @@ func (s *sharedSource) SharedSeries(_ context.Context, _ string, _, _ selector.S
 
 // TestSharedSeries: fleets whose selectors name different labels are asked
 // whether they share a series; one they share is refused, a backend that
-// cannot answer is a warning, one that fails fails the analysis. Fleets
+// rejects the question is a warning, one that fails or garbles its answer
+// fails the analysis. Fleets
 // the selectors tell apart are not asked.
 func TestSharedSeries(t *testing.T) {
 	byPod := `{pod=~"canary-.+"}`
@@ -662,7 +693,10 @@ func TestSharedSeries(t *testing.T) {
 	}{
 		{name: "none shared", n: 0},
 		{name: "shared pods at the last minute are refused", n: 3, wantErr: ErrSharedSeries},
-		{name: "a backend without the range query API: a warning", err: prom.ErrNotProm, wantNote: "whether a series is in both fleets could not be checked"},
+		{name: "a backend that rejects the question: a warning", err: prom.ErrBadQuery, wantNote: "whether a series is in both fleets could not be checked"},
+		// Its histograms came from the same API: a garbled answer (a proxy's
+		// HTML page) is a failure, never a reason to judge unchecked.
+		{name: "a garbled answer: the analysis fails", err: prom.ErrNotProm, wantErr: prom.ErrNotProm},
 		{name: "a backend that fails: the analysis fails", err: prom.ErrServer, wantErr: prom.ErrServer},
 		{name: "fleets the selectors tell apart are not asked", n: 3, tellApart: true},
 	} {
