@@ -21,6 +21,9 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/pairwise /usr/local/bin/pairwise
 COPY rules/pairwise.yaml /etc/pairwise/pairwise.yaml
 USER 65532:65532
+# A crash aborts (SIGABRT, exit 134) instead of Go's exit status 2, which
+# pairwise judge uses for rollback.
+ENV GOTRACEBACK=crash
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/pairwise"]
 CMD ["serve", "--listen", ":8080", "--config", "/etc/pairwise/pairwise.yaml"]

@@ -23,7 +23,8 @@
 #
 # Ports: the first free port from PAIRWISE_{PROMETHEUS,ALERTMANAGER,SIMULATOR,WEBHOOK}_PORT
 # (defaults 19090, 19093, 19464, 19095). Work files: PAIRWISE_DEMO_DIR (default a
-# fresh temporary directory, removed at exit unless PAIRWISE_DEMO_KEEP=1).
+# fresh temporary directory, removed at exit unless PAIRWISE_DEMO_KEEP=1 or the demo
+# failed).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,7 +74,8 @@ cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   fi
-  if [ "$work_is_temp" = 1 ] && [ "${PAIRWISE_DEMO_KEEP:-0}" != 1 ]; then
+  # A failed demo (status 1) keeps its logs: its message points at them.
+  if [ "$work_is_temp" = 1 ] && [ "${PAIRWISE_DEMO_KEEP:-0}" != 1 ] && [ "$status" != 1 ]; then
     rm -rf "$work"
   else
     echo "demo: logs and data kept in $work" || true
@@ -191,6 +193,10 @@ fi
 if [ "$once" = 1 ]; then
   sed -i -E 's/(group_wait:[[:space:]]*)[0-9]+[smh]/\15s/' "$work/alertmanager.yml"
 fi
+# A fresh notification log: one kept from an earlier run in the same
+# PAIRWISE_DEMO_DIR holds the rollback as sent, and Alertmanager would not
+# send it again before repeat_interval (30m).
+rm -rf "$work/alertmanager"
 "$bin/alertmanager" --config.file="$work/alertmanager.yml" --storage.path="$work/alertmanager" \
   --web.listen-address="127.0.0.1:$am_port" --cluster.listen-address= \
   >"$work/alertmanager.log" 2>&1 &

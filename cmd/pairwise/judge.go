@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,12 +123,19 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failScrubbed(stderr, scrub, err)
 	}
-	req, client, err := f.request(time.Now())
+	now := time.Now()
+	req, client, err := f.request(now)
 	if err != nil {
 		return failScrubbed(stderr, scrub, err)
 	}
 	client.Credentials = mergeCredentials(client.Credentials, creds)
 	f.warnURLCredential(stderr, scrub)
+	if over := now.Add(-engine.DefaultSettle).Truncate(time.Minute); req.Window.Last.After(over) {
+		// --at ahead of the clock (the demo judges backfilled minutes up
+		// to the next whole minute): live minutes after it are unfinished.
+		fmt.Fprintf(stderr, "pairwise: warning: --at %s is ahead of the last minute that is over (%s): minutes after it are unfinished unless their data was backfilled, and are judged as they stand\n",
+			req.Window.Last.UTC().Format(time.RFC3339), over.UTC().Format(time.RFC3339))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*f.timeout+5*time.Second)
 	defer cancel()
 	res, err := engine.Analyze(ctx, client, req)
@@ -150,7 +158,13 @@ func judge(args []string, stdout, stderr io.Writer) int {
 			return failScrubbed(stderr, scrub, err)
 		}
 	default:
-		printTable(stdout, res, byPod)
+		// Written at once, and checked: a table lost to a full disk or
+		// a closed pipe must not leave exit 0 (promote) behind.
+		var table bytes.Buffer
+		printTable(&table, res, byPod)
+		if _, err := stdout.Write(table.Bytes()); err != nil {
+			return failScrubbed(stderr, scrub, err)
+		}
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, scrub("pairwise: warning: "+oneLine(w)))
@@ -430,6 +444,8 @@ func explain(url string, timeout time.Duration, creds prom.Credentials, err erro
 		return fmt.Errorf("cannot reach Prometheus at %s: is it running and is the URL right? (%v)", url, err)
 	case errors.Is(err, prom.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("Prometheus at %s did not answer within %s; raise --timeout or shorten --window (%v)", url, timeout, err)
+	case errors.Is(err, prom.ErrAuth) && strings.Contains(strings.ToLower(err.Error()), "org id"):
+		return fmt.Errorf("%s is multi-tenant and needs a tenant: pass --tenant (sent as %s) (%v)", url, prom.TenantHeader, err)
 	case errors.Is(err, prom.ErrAuth) && creds.IsZero():
 		return fmt.Errorf("Prometheus at %s refused the request: it needs credentials; pass --bearer-token-file (or $%s), or --basic-auth-user with $%s or --basic-auth-password-file (%v)", url, envBearerToken, envBasicAuthPassword, err)
 	case errors.Is(err, prom.ErrAuth):

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,5 +272,90 @@ func TestJudgePartialResponse(t *testing.T) {
 	code, out, errOut = runJudge(fakeArgs(emptyPartial.URL)...)
 	if code != exitError || !strings.Contains(errOut, "may be partial") || !strings.Contains(errOut, "10.0.0.7:10901") {
 		t.Fatalf("no data in a partial answer: exit %d, want 3 naming the warning:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestJudgeOutputLost: a decision whose output cannot be written is an
+// error, exit 3, in either format: before, a table lost to a full disk
+// left exit 0 (promote) behind, with nothing printed.
+func TestJudgeOutputLost(t *testing.T) {
+	fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+	for _, format := range []string{"table", "json"} {
+		out := &failingWriter{fail: true}
+		var errOut bytes.Buffer
+		code := run(append([]string{"judge"}, fakeArgs(fake.URL, "--output", format)...), out, &errOut)
+		if code != exitError || !strings.Contains(errOut.String(), "no space left on device") {
+			t.Errorf("%s: exit %d, stderr %q; want 3 and the write error", format, code, errOut.String())
+		}
+	}
+}
+
+// TestJudgeTooEarlyJSON: a deployment with no whole minute yet holds, and
+// its JSON document lists no minutes as an empty list: before, "minutes"
+// was null and `jq '.minutes[]'` failed.
+func TestJudgeTooEarlyJSON(t *testing.T) {
+	fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+	code, out, errOut := runJudge(fakeArgs(fake.URL, "--output", "json", "--since", "2026-11-21T11:59:40Z")...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (hold):\n%s%s", code, out, errOut)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := doc["minutes"].([]any); !ok || len(m) != 0 {
+		t.Fatalf("minutes = %#v, want []", doc["minutes"])
+	}
+}
+
+// TestJudgeAheadOfTheClock: an --at ahead of the clock is judged as given
+// (the demo judges backfilled minutes up to the next whole minute), with a
+// warning that live minutes after the last one over are unfinished; an
+// --at in the past has none.
+func TestJudgeAheadOfTheClock(t *testing.T) {
+	fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+	ahead := time.Now().Add(3 * time.Minute).UTC().Format(time.RFC3339)
+	_, out, errOut := runJudge(fakeArgs(fake.URL, "--at", ahead)...)
+	if !strings.Contains(errOut, "is ahead of the last minute that is over") {
+		t.Errorf("--at %s: no warning:\n%s%s", ahead, out, errOut)
+	}
+	_, out, errOut = runJudge(fakeArgs(fake.URL)...)
+	if strings.Contains(errOut, "ahead of the last minute") {
+		t.Errorf("--at in the past warned:\n%s%s", out, errOut)
+	}
+}
+
+// TestJudgeTenant: a multi-tenant Mimir answers 401 "no org id" without
+// X-Scope-OrgID. The judge says to pass --tenant (it said to pass a bearer
+// token), and with it sends the header on every request.
+func TestJudgeTenant(t *testing.T) {
+	fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+	target, err := url.Parse(fake.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var wrong atomic.Int32
+	mimir := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("X-Scope-OrgID") {
+		case "":
+			http.Error(w, "no org id", http.StatusUnauthorized)
+		case "team-a":
+			proxy.ServeHTTP(w, r)
+		default:
+			wrong.Add(1)
+			http.Error(w, "unknown tenant", http.StatusForbidden)
+		}
+	}))
+	defer mimir.Close()
+	code, out, errOut := runJudge(fakeArgs(mimir.URL)...)
+	if code != exitError || !strings.Contains(errOut, "pass --tenant") {
+		t.Errorf("without a tenant: exit %d, want 3 and advice to pass --tenant:\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = runJudge(fakeArgs(mimir.URL, "--tenant", "team-a")...); code != 0 || wrong.Load() != 0 {
+		t.Errorf("--tenant team-a: exit %d, want 0 (promote):\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = runJudge(fakeArgs(mimir.URL, "--tenant", "a\nb")...); code != exitError || !strings.Contains(errOut, "--tenant") {
+		t.Errorf("a tenant with a line break: exit %d, %s", code, errOut)
 	}
 }

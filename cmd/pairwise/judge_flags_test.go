@@ -267,6 +267,12 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--source", "recorded"}},
 			{args: []string{"--source", "auto"}},
 		},
+		"tenant": {
+			{args: []string{"--tenant", "team\x7fa"}, want: "--tenant"},
+			{args: []string{"--tenant", strings.Repeat("t", 151)}, want: "--tenant must be at most 150"},
+			{args: []string{"--tenant", "team-a"}},
+			{args: []string{"--tenant", "team-a|team-b"}},
+		},
 		"max-divergence": {
 			{args: []string{"--max-divergence", "0"}, want: "--max-divergence"},
 			{args: []string{"--max-divergence", "+Inf"}, want: "--max-divergence"},

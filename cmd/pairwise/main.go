@@ -22,13 +22,20 @@ Usage:
   pairwise webhook  --listen ADDR [--bearer-token-file FILE]   print one JSON line per alert Alertmanager sends
 
 Run "pairwise COMMAND -h" for the flags of a command.
-Exit status of judge: 0 promote, 1 hold, 2 rollback, 3 error.
+Exit status of judge: 0 promote, 1 hold, 2 rollback, 3 error; a crash
+aborts (SIGABRT, 134), never 2.
 `
 
 // exitError is the status for anything that is not a decision.
 const exitError = 3
 
 func main() {
+	// Go ends a crash it cannot recover (a fatal runtime error, SIGQUIT,
+	// a panic on a goroutine without a recover) with exit status 2, which
+	// is rollback. Aborting instead (SIGABRT, status 134 in a shell or a
+	// container) keeps every crash apart from every decision. The image
+	// also sets GOTRACEBACK=crash, for a runtime that fails before main.
+	debug.SetTraceback("crash")
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

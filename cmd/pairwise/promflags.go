@@ -17,8 +17,8 @@ import (
 // that queries it (judge, serve): the URL, the credentials and the query
 // timeout, read from the same flags, files and environment.
 type promFlags struct {
-	prometheus, bearerTokenFile, basicAuthUser, basicAuthPasswordFile string
-	timeout                                                           time.Duration
+	prometheus, bearerTokenFile, basicAuthUser, basicAuthPasswordFile, tenant string
+	timeout                                                                   time.Duration
 }
 
 // register adds the flags, with timeout as --timeout's default.
@@ -28,6 +28,7 @@ func (f *promFlags) register(fs *flag.FlagSet, timeout time.Duration) {
 	fs.StringVar(&f.basicAuthUser, "basic-auth-user", "", "basic-auth user for Prometheus; the password comes from --basic-auth-password-file or $"+envBasicAuthPassword)
 	fs.StringVar(&f.basicAuthPasswordFile, "basic-auth-password-file", "", "file holding the basic-auth password (else $"+envBasicAuthPassword+")")
 	fs.DurationVar(&f.timeout, "timeout", timeout, "timeout of each Prometheus query, its retries included (1s to 30m)")
+	fs.StringVar(&f.tenant, "tenant", "", "tenant sent as the "+prom.TenantHeader+" header (Mimir, Cortex)")
 }
 
 func (f *promFlags) checkTimeout() error {
@@ -44,8 +45,15 @@ func (f *promFlags) newClient() (*prom.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus: %w", err)
 	}
+	if hasControl(f.tenant) || len(f.tenant) > maxTenant {
+		return nil, fmt.Errorf("--tenant must be at most %d characters, without control characters", maxTenant)
+	}
+	client.Tenant = strings.TrimSpace(f.tenant)
 	return client, nil
 }
+
+// maxTenant is the longest tenant ID Mimir accepts.
+const maxTenant = 150
 
 // warnURLCredential warns, scrubbed, when --prometheus holds a credential.
 func (f *promFlags) warnURLCredential(stderr io.Writer, scrub func(string) string) {

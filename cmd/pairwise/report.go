@@ -222,7 +222,7 @@ func report(res *engine.Result) jsonReport {
 		Flags: nonNil(res.Flags), Notes: nonNil(res.Notes), Warnings: nonNil(res.Warnings),
 		Metric: res.Request.Metric, Baseline: res.Request.Baseline.String(), Canary: res.Request.Canary.String(),
 		Histogram: string(res.BaselineKind), Config: res.Config, Rule: res.Config.Rule, Evidence: evidenceJSON(res.Evidence),
-		End: res.Request.Window.Last.Format(time.RFC3339),
+		End: res.Request.Window.Last.Format(time.RFC3339), Minutes: make([]jsonMinute, 0, len(res.Minutes)),
 	}
 	if len(res.Minutes) > 0 {
 		r.Start = res.Minutes[0].Time.Add(-time.Minute).Format(time.RFC3339)

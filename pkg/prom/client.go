@@ -81,6 +81,9 @@ type Client struct {
 	// Credentials, when set, authenticate every request that does not
 	// already carry an Authorization header.
 	Credentials Credentials
+	// Tenant, when set, is sent as X-Scope-OrgID on every request: the
+	// tenant of a multi-tenant Mimir or Cortex.
+	Tenant string
 }
 
 // New returns a client for baseURL with a default HTTP client. A user and
@@ -96,6 +99,12 @@ func New(baseURL string, timeout time.Duration) (*Client, error) {
 		// Most likely a password holding '/', '?' or '#' unencoded, read
 		// as part of the path: the URL is not repeated.
 		return nil, errors.New("the prometheus URL has an '@' after its host: if it holds a user and password, percent-encode '/', '?' and '#' in the password (%2F, %3F, %23), or give the credentials separately")
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(baseURL, "#") {
+		// The API's paths are appended to the URL: after a query string
+		// they would be part of it. Nothing after '?' is repeated: it may
+		// hold a key.
+		return nil, fmt.Errorf("prometheus URL %s must not have a query string or a fragment ('?' or '#' after the path): the API's paths are appended to it; give a key as a bearer token or a header instead", (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String())
 	}
 	if timeout < 0 {
 		return nil, fmt.Errorf("prometheus timeout %s is negative", timeout)

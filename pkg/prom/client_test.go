@@ -81,6 +81,19 @@ func TestNewRejectsBadURL(t *testing.T) {
 			t.Errorf("New(%q) accepted", u)
 		}
 	}
+	// A query string or fragment: the API's paths would land inside it,
+	// and it is never repeated (it may hold a key).
+	for _, u := range []string{"http://prom:9090?api_key=SECRET123", "http://prom:9090/prom/?x=SECRET123", "http://prom:9090#SECRET123", "http://prom:9090/?", "http://prom:9090#"} {
+		_, err := New(u, 0)
+		if err == nil || !strings.Contains(err.Error(), "query string or a fragment") || strings.Contains(err.Error(), "SECRET123") {
+			t.Errorf("New(%q): %v; want refused, the query string not repeated", u, err)
+		}
+	}
+	for _, u := range []string{"http://prom:9090", "http://prom:9090/", "https://mimir.example/prometheus/"} {
+		if _, err := New(u, 0); err != nil {
+			t.Errorf("New(%q): %v", u, err)
+		}
+	}
 }
 
 func TestQueriesRenderParsedSelectors(t *testing.T) {

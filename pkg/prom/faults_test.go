@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +279,33 @@ func TestRedactURL(t *testing.T) {
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRedirectedQuery: a Prometheus URL that redirects (http to https, a
+// moved path) turns the POSTed query into a GET without its form. The
+// error says where it was sent; before, it was Prometheus's "invalid
+// parameter start", which points at the query.
+func TestRedirectedQuery(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"invalid parameter \"start\": cannot parse \"\" to a valid timestamp"}`)
+	}))
+	defer target.Close()
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther} {
+		moved := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+"/prom"+r.URL.Path, code)
+		}))
+		c, err := New(moved.URL, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = fleet(context.Background(), c)
+		moved.Close()
+		if !errors.Is(err, ErrNotProm) || !strings.Contains(fmt.Sprint(err), "redirected the query to "+target.URL+"/prom/api/v1/query_range") {
+			t.Errorf("%d: %v; want the redirect named", code, err)
 		}
 	}
 }

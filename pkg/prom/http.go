@@ -39,6 +39,9 @@ const (
 	MaxRetryWait = time.Minute
 )
 
+// TenantHeader carries Client.Tenant: Mimir's and Cortex's tenant.
+const TenantHeader = "X-Scope-OrgID"
+
 // Credentials authenticate requests as Prometheus tooling does: a bearer
 // token, or a basic-auth user and password. The zero value sends none.
 type Credentials struct {
@@ -170,6 +173,9 @@ func (c *Client) do(ctx context.Context, build func(context.Context) (*http.Requ
 			return err
 		}
 		c.Credentials.apply(req)
+		if c.Tenant != "" {
+			req.Header.Set(TenantHeader, c.Tenant)
+		}
 		err = c.once(httpClient, req, into)
 		var drop droppedError
 		if errors.As(err, &drop) && !askedAgain && ctx.Err() == nil {
@@ -216,6 +222,13 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 	}
 	defer resp.Body.Close()
 	host, code := req.URL.Host, resp.StatusCode
+	if resp.Request != nil && resp.Request.Method != req.Method {
+		// A 301, 302 or 303 (http to https, a moved path) turns the POST
+		// into a GET without its form: Prometheus would then name a
+		// missing parameter, which misleads.
+		to := resp.Request.URL
+		return fmt.Errorf("%w: %s redirected the query to %s://%s%s, which turns it into a %s without its parameters: use that address as the Prometheus URL", ErrNotProm, host, to.Scheme, to.Host, to.Path, resp.Request.Method)
+	}
 	if !resp.Uncompressed && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		zr := gzipReaders.Get().(*gzip.Reader)
 		defer gzipReaders.Put(zr)
@@ -267,6 +280,11 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 
 	switch code {
 	case http.StatusUnauthorized, http.StatusForbidden:
+		// The body is not quoted (a login page may echo what was sent),
+		// except Mimir's and Cortex's word for a missing tenant.
+		if bytes.Contains(bytes.ToLower(body), []byte("no org id")) {
+			return fmt.Errorf("%w: %s answered %d: no org id (a multi-tenant Mimir or Cortex needs a tenant in %s)", ErrAuth, host, code, TenantHeader)
+		}
 		return fmt.Errorf("%w: %s answered %d", ErrAuth, host, code)
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		if h := resp.Header.Get("Retry-After"); h != "" {
