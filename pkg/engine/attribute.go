@@ -59,7 +59,7 @@ func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string)
 	// none of whose series has it cannot be split.
 	if unlabelled, ok := pods[""]; ok {
 		if len(pods) == 1 {
-			return nil, fmt.Errorf("the canary's series have no label %q: name the label that tells its pods apart (--pod-label)", podLabel)
+			return nil, fmt.Errorf("the canary's series have no label %q: name the label that tells its pods apart (the judge's --pod-label, the query's Pod label)", podLabel)
 		}
 		delete(pods, "")
 		pods["(series without "+podLabel+")"] = unlabelled
