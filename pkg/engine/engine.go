@@ -751,21 +751,64 @@ type Spread struct {
 	Pods             int
 }
 
-// PodSpread fetches per-pod histograms (one query per fleet) and summarises
-// each minute's per-pod verdict quantiles. kind must be native or classic.
-func PodSpread(ctx context.Context, src PodSource, req Request, podLabel string, kind prom.Kind) (spread []Spread, err error) {
+// PodSpread fetches the per-pod histograms of the minutes res shows (one
+// query per fleet, both at once) and summarises each minute's per-pod
+// verdict quantiles. Each fleet's pods are read at the histogram kind and
+// scrape interval its minutes were read at (res.BaselineKind,
+// res.CanaryKind, res.Request.Config), as Attribute reads the canary's; the
+// minutes are res.Request.Window's, from the deployment's first whole
+// minute (FirstMinute of res.Request.Since) when that is later, as Analyze
+// shows them. A deployment with no whole minute yet has no spread.
+func PodSpread(ctx context.Context, src PodSource, res *Result, podLabel string) (spread []Spread, err error) {
 	defer recovered(&err, "reading the pods' spread")
-	fetch := prom.Range{Start: req.Window.First, End: req.Window.Last, Scrape: req.Config.ScrapeInterval()}
-	var out []Spread
-	for _, fleet := range []struct {
+	req := res.Request
+	shown := req.Window
+	if !req.Since.IsZero() {
+		if first := FirstMinute(req.Since); first.After(shown.First) {
+			shown.First = first
+		}
+	}
+	if shown.First.After(shown.Last) {
+		return nil, nil
+	}
+	fetch := prom.Range{Start: shown.First, End: shown.Last, Scrape: req.Config.ScrapeInterval()}
+	fleets := []struct {
 		name string
 		sel  selector.Selector
-	}{{"baseline", req.Baseline}, {"canary", req.Canary}} {
-		pods, err := src.PodHistograms(ctx, req.Metric, podLabel, fleet.sel, kind, fetch)
-		if err != nil {
-			return nil, fmt.Errorf("query %s pods: %w", fleet.name, err)
+		kind prom.Kind
+	}{{"baseline", req.Baseline, res.BaselineKind}, {"canary", req.Canary, res.CanaryKind}}
+	byFleet := make([]map[string]prom.Series, len(fleets))
+	errs := make([]error, len(fleets))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var p firstPanic
+	for i, fleet := range fleets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer p.catch("reading the " + fleet.name + " pods")
+			if byFleet[i], errs[i] = src.PodHistograms(ctx, req.Metric, podLabel, fleet.sel, fleet.kind, fetch); errs[i] != nil {
+				cancel() // the other fleet's pods are of no use now
+			}
+		}()
+	}
+	wg.Wait()
+	p.repanic()
+	// The error that ended the read, not the other fleet's cancellation.
+	failed := -1
+	for i := range fleets {
+		if errs[i] != nil && (failed < 0 || errors.Is(errs[failed], context.Canceled) && !errors.Is(errs[i], context.Canceled)) {
+			failed = i
 		}
-		for _, t := range req.Window.Times() {
+	}
+	if failed >= 0 {
+		return nil, fmt.Errorf("query %s pods: %w", fleets[failed].name, errs[failed])
+	}
+	var out []Spread
+	for i, fleet := range fleets {
+		pods := byFleet[i]
+		for _, t := range shown.Times() {
 			s := Spread{Time: t, Fleet: fleet.name, Min: math.NaN(), Median: math.NaN(), Max: math.NaN()}
 			var values []float64
 			for pod, series := range pods {

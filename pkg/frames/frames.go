@@ -72,7 +72,8 @@ func Meta(res *engine.Result) map[string]any {
 		"minTailObservations":  c.MinTailObservations,
 		"confidence":           c.Confidence,
 		"metric":               res.Request.Metric,
-		"histogramKind":        string(res.BaselineKind),
+		"histogramKind":        histogramKind(res),
+		"histogramKinds":       map[string]string{"baseline": string(res.BaselineKind), "canary": string(res.CanaryKind)},
 		"baselineSelector":     res.Request.Baseline.String(),
 		"canarySelector":       res.Request.Canary.String(),
 		"decision":             string(res.Decision),
@@ -85,6 +86,16 @@ func Meta(res *engine.Result) map[string]any {
 		"flagTexts":            verdict.FlagTexts(res.Flags, c),
 		"exploreQueries":       ExploreQueries(res),
 	}
+}
+
+// histogramKind is the kind both fleets were read as (native or classic),
+// or "mixed" when they were read as different kinds (histogramKinds has
+// each fleet's).
+func histogramKind(res *engine.Result) string {
+	if res.BaselineKind != res.CanaryKind {
+		return "mixed"
+	}
+	return string(res.BaselineKind)
 }
 
 // ExploreQueries are the PromQL of each fleet's verdict quantile in the

@@ -268,7 +268,7 @@ func FuzzParseQuery(f *testing.F) {
 func TestEnginePanicIsThePluginsFault(t *testing.T) {
 	ds := settingsInstance(t, `{}`, "")
 	q := backend.DataQuery{RefID: "A"}
-	dr := ds.failed(q, &engine.ErrInternal{What: "reading the minutes", Value: "index out of range", Stack: []byte("goroutine 1")})
+	dr := ds.failed(context.Background(), q, &engine.ErrInternal{What: "reading the minutes", Value: "index out of range", Stack: []byte("goroutine 1")})
 	if dr.Status != backend.StatusInternal || dr.ErrorSource != backend.ErrorSourcePlugin || strings.Contains(dr.Error.Error(), "index out of range") {
 		t.Fatalf("status %d, source %s: %v", dr.Status, dr.ErrorSource, dr.Error)
 	}
