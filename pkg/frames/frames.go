@@ -85,7 +85,18 @@ func Meta(res *engine.Result) map[string]any {
 		"anchored":             res.Evidence.Anchored,
 		"flagTexts":            verdict.FlagTexts(res.Flags, c),
 		"exploreQueries":       ExploreQueries(res),
+		// Where each fleet's histograms and health were read from: the
+		// rule pack's recorded minutes or raw series (the query inspector
+		// shows it).
+		"read": served(res),
 	}
+}
+
+func served(res *engine.Result) []engine.Served {
+	if res.Served == nil {
+		return []engine.Served{}
+	}
+	return res.Served
 }
 
 // histogramKind is the kind both fleets were read as (native or classic),
