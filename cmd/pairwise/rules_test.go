@@ -10,6 +10,7 @@ import (
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/rulegen"
+	"gopkg.in/yaml.v3"
 )
 
 // repoRoot is where the rule pack lives relative to this package.
@@ -210,5 +211,71 @@ func TestRulePackVariantsPassPromtoolLint(t *testing.T) {
 				t.Fatalf("promtool check rules:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestQueryOffsetAlertDescription: with queryOffset the rules judge each
+// minute that long after it, but the rollback alert's description looks
+// its figures up with queries Prometheus runs at the evaluation time. The
+// recent run's sums must still cover the run's minutes: rules/tests'
+// evidence.yml regression case, on a pack rendered with a 1-minute offset,
+// gives the same description a minute later. Before, the sums missed the
+// newest minute (63 vs 41.3 over "4 minutes" for 82 vs 54.6).
+func TestQueryOffsetAlertDescription(t *testing.T) {
+	dir := t.TempDir()
+	config, err := os.ReadFile(filepath.Join(repoRoot, "rules", "pairwise.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(dir, "pairwise.yaml")
+	if err := os.WriteFile(configFile, append(config, []byte("\nqueryOffset: 1m\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"rules", "--config", configFile, "--out", filepath.Join(dir, "pack.yml")}, &out, &errOut); code != 0 {
+		t.Fatalf("rules: exit %d: %s", code, errOut.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "rules", "tests", "evidence.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		RuleFiles          []string         `yaml:"rule_files"`
+		EvaluationInterval string           `yaml:"evaluation_interval"`
+		Tests              []map[string]any `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(raw, &suite); err != nil {
+		t.Fatal(err)
+	}
+	// The regression's case: the rollback alert that fires at 64m.
+	var regression map[string]any
+	var alert map[string]any
+	for _, tc := range suite.Tests {
+		alerts, _ := tc["alert_rule_test"].([]any)
+		for _, a := range alerts {
+			a := a.(map[string]any)
+			if a["alertname"] == "PairwiseCanaryRollback" && a["eval_time"] == "64m" && a["exp_alerts"] != nil {
+				regression, alert = tc, a
+			}
+		}
+	}
+	if regression == nil {
+		t.Fatal("rules/tests/evidence.yml has no rollback alert expected at 64m")
+	}
+	alert["eval_time"] = "65m" // the same minute, judged a minute later
+	regression["alert_rule_test"] = []any{alert}
+	delete(regression, "promql_expr_test")
+	suite.RuleFiles, suite.Tests = []string{"pack.yml"}, []map[string]any{regression}
+	b, err := yaml.Marshal(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "offset.yml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(pinnedTool(t, "promtool"), "test", "rules", "offset.yml")
+	cmd.Dir = dir
+	if got, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(got), "SUCCESS") {
+		t.Fatalf("promtool test rules with queryOffset 1m: %v\n%s", err, got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"slices"
@@ -109,7 +110,9 @@ func Load(data []byte) (File, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
+	if err := dec.Decode(&f); errors.Is(err, io.EOF) {
+		return File{}, errors.New("read rule pack config: the file is empty (or only comments); see rules/pairwise.yaml")
+	} else if err != nil {
 		return File{}, fmt.Errorf("read rule pack config: %s", yamlTypes.Replace(err.Error()))
 	}
 	return f, nil
@@ -133,6 +136,10 @@ type resolved struct {
 	config           verdict.Config
 	kind             prom.Kind
 	baseline, canary selector.Selector
+	// queryOffset is the groups' query_offset in seconds (File.QueryOffset):
+	// the alerts' annotation queries, which Prometheus runs at the
+	// evaluation time itself, read the recorded minutes that far back.
+	queryOffset int
 	// generic is the label-driven group recording the canary's minutes,
 	// nil when its own group records them; identity then holds the
 	// equality matchers of its identifying labels, in the group's order.
@@ -149,14 +156,20 @@ type resolvedGeneric struct {
 	Generic
 	kind prom.Kind
 	// sel selects both fleets of every canary: FleetLabel=~"baseline|canary"
-	// (values regex-escaped) and the extra matchers.
+	// (values regex-escaped) and the extra matchers on other labels.
 	sel selector.Selector
+	// narrow are the extra matchers that take canaries out of the group
+	// (service!="checkout": != or !~ on an identifying label). They narrow
+	// the raw reads only: a canary's own selector fixes those labels.
+	narrow selector.Selector
 	// present requires each of By to be set: the group's raw reads select
 	// sel and present (raw), what a canary's selector names is sel alone.
 	present selector.Selector
 	// defaults is the file's configuration, which a group judging every
 	// canary (JudgeEvery) judges under.
 	defaults verdict.Config
+	// queryOffset is the groups' query_offset in seconds (File.QueryOffset).
+	queryOffset int
 }
 
 // reservedLabels are labels the pack sets itself, which a generic group
@@ -241,11 +254,18 @@ func (g Generic) resolve() (*resolvedGeneric, error) {
 		if extra, err = selector.Parse(g.Matchers); err != nil {
 			return nil, fmt.Errorf("matchers: %w", err)
 		}
+		var others selector.Selector
 		for _, m := range extra {
-			if seen[m.Name] || m.Name == "le" {
-				return nil, fmt.Errorf("matchers: label %s is set by the group itself (by, fleetLabel or le)", m.Name)
+			switch {
+			case slices.Contains(g.By, m.Name) && (m.Op == selector.NotEqual || m.Op == selector.NotRegexp):
+				r.narrow = append(r.narrow, m) // takes canaries out of the group
+			case seen[m.Name] || m.Name == "le":
+				return nil, fmt.Errorf("matchers: label %s is set by the group itself (by, fleetLabel or le); only != and !~ may narrow an identifying label, to take canaries out of the group", m.Name)
+			default:
+				others = append(others, m)
 			}
 		}
+		extra = others
 	}
 	if g.JudgeEvery && r.kind != prom.Native {
 		return nil, errors.New("judgeEvery: needs native histograms (classic le buckets cannot be cut at a threshold per canary in one rule); judge classic canaries one by one (generic: on each canary)")
@@ -263,7 +283,9 @@ func (g Generic) resolve() (*resolvedGeneric, error) {
 
 // raw is what the group's raw reads select: both fleets of every canary
 // whose series carry every identifying label.
-func (g *resolvedGeneric) raw() selector.Selector { return append(slices.Clone(g.sel), g.present...) }
+func (g *resolvedGeneric) raw() selector.Selector {
+	return append(append(slices.Clone(g.sel), g.narrow...), g.present...)
+}
 
 // by are the labels a generic group's recorded series keep.
 func (g *resolvedGeneric) by() []string { return append(slices.Clone(g.By), g.FleetLabel) }
@@ -313,11 +335,12 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 	if err := checkRunbookBase(f.RunbookBase); err != nil {
 		return nil, nil, err
 	}
-	if _, err := f.queryOffset(); err != nil {
+	offset, err := f.queryOffset()
+	if err != nil {
 		return nil, nil, err
 	}
 	defaults := f.Defaults.Apply(verdict.Default())
-	if err := defaults.Validate(); err != nil {
+	if err := validPackConfig(defaults); err != nil {
 		return nil, nil, fmt.Errorf("defaults: %w", err)
 	}
 	generic, err := f.resolveGeneric()
@@ -327,12 +350,13 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 	byName := map[string]*resolvedGeneric{}
 	for _, g := range generic {
 		byName[g.Name] = g
-		g.defaults = defaults
+		g.defaults, g.queryOffset = defaults, offset
 		if g.JudgeEvery && defaults.Rule == verdict.RuleReference {
 			return nil, nil, fmt.Errorf("generic %s: judgeEvery: judges by the evidence rule; the defaults' rule is %s", g.Name, defaults.Rule)
 		}
 	}
 	seen := map[string]bool{}
+	fleets := map[string]string{} // a canary's metric, kind and selectors: its name
 	out := make([]resolved, 0, len(f.Canaries))
 	for i, c := range f.Canaries {
 		r, err := c.resolve(defaults, byName)
@@ -349,7 +373,16 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 		if g, ok := byName[strings.TrimPrefix(c.Name, "generic-")]; ok && c.Name == "generic-"+g.Name {
 			return nil, nil, fmt.Errorf("canary %s: name: its group pairwise-%s would have the name of generic %s's group", c.Name, c.Name, g.Name)
 		}
+		key := strings.Join([]string{r.Metric, string(r.kind), r.baseline.String(), r.canary.String()}, "\x00")
+		if other, ok := fleets[key]; ok {
+			// Both would record the same fleets' minutes: a reader (the
+			// judge, the gate, the data source) finds two records and
+			// cannot tell which to read.
+			return nil, nil, fmt.Errorf("canary %s: its metric, histogram and selectors are canary %s's: readers of the recorded minutes could not tell the two apart; judge one canary per pair of fleets", c.Name, other)
+		}
+		fleets[key] = c.Name
 		seen[c.Name] = true
+		r.queryOffset = offset
 		out = append(out, r)
 	}
 	return out, generic, nil
@@ -389,7 +422,7 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 		return r, fmt.Errorf("histogram: %q must be native or classic (the rule pack cannot fall back at run time as the judge's auto does)", c.Histogram)
 	}
 	r.config = c.Overrides.Apply(defaults)
-	if err := r.config.Validate(); err != nil {
+	if err := validPackConfig(r.config); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -414,16 +447,41 @@ func (r *resolved) fromGeneric(generic map[string]*resolvedGeneric) error {
 			return fmt.Errorf("labels: %s is not one of generic %s's identifying labels %v", name, g.Name, g.By)
 		}
 	}
+	if c.Overrides.ScrapeIntervalSeconds != nil && *c.Overrides.ScrapeIntervalSeconds != g.defaults.ScrapeIntervalSeconds {
+		// The group reads every canary's minutes at once, at the
+		// defaults' interval: a canary's own would judge minutes read
+		// at another.
+		return fmt.Errorf("scrapeIntervalSeconds: generic %s reads its canaries' minutes at the defaults' %d s; set it under defaults:, or give the canary selectors of its own", g.Name, g.defaults.ScrapeIntervalSeconds)
+	}
 	r.generic = g
 	for _, name := range g.By {
 		v, ok := c.Labels[name]
 		if !ok || v == "" {
 			return fmt.Errorf("labels: give the value of %s (generic %s identifies a canary by %v)", name, g.Name, g.By)
 		}
-		r.identity = append(r.identity, selector.Matcher{Name: name, Op: selector.Equal, Value: v})
+		m := selector.Matcher{Name: name, Op: selector.Equal, Value: v}
+		for _, n := range g.narrow {
+			if n.Name == name && !n.Accepts(v) {
+				return fmt.Errorf("labels: %s=%q is taken out of generic %s by its matchers %s", name, v, g.Name, selector.Selector{n})
+			}
+		}
+		r.identity = append(r.identity, m)
 	}
 	r.Canary.Metric, r.Canary.Histogram = g.Metric, g.Histogram
 	r.Canary.Baseline, r.Canary.Canary = g.fleet(r.identity, g.Baseline).String(), g.fleet(r.identity, g.Canary).String()
+	return nil
+}
+
+// validPackConfig is a configuration the pack can render: a valid one,
+// and under the evidence rule a window of 2 minutes or more (the pack reads
+// the recent runs shorter than the window, and a 1-minute window has none).
+func validPackConfig(c verdict.Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Rule == verdict.RuleEvidence && c.WindowMinutes < 2 {
+		return fmt.Errorf("windowMinutes %d: the evidence rule's pack needs a window of 2 minutes or more", c.WindowMinutes)
+	}
 	return nil
 }
 
@@ -442,8 +500,9 @@ func parseFleet(text string) (selector.Selector, error) {
 }
 
 // maxQueryOffset bounds File.QueryOffset: an alert delayed by more is late
-// for a rollback.
-const maxQueryOffset = 10 * time.Minute
+// for a rollback, and the alerts' descriptions look their recorded minutes
+// up at the evaluation time itself, within Prometheus's 5-minute lookback.
+const maxQueryOffset = 4 * time.Minute
 
 // queryOffset is File.QueryOffset in whole seconds (0: none).
 func (f File) queryOffset() (int, error) {

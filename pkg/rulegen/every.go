@@ -44,7 +44,7 @@ func (r resolved) on() string { return "on(" + strings.Join(r.every, ", ") + ")"
 // judgeEvery is the generic group as the canary expressions see it: every
 // canary of its convention at once, under the file's defaults.
 func (g *resolvedGeneric) judgeEvery(defaults verdict.Config) resolved {
-	r := resolved{Canary: Canary{Name: g.Name, Metric: g.Metric, Histogram: g.Histogram}, config: defaults, kind: g.kind, generic: g, every: slices.Clone(g.By)}
+	r := resolved{Canary: Canary{Name: g.Name, Metric: g.Metric, Histogram: g.Histogram}, config: defaults, kind: g.kind, generic: g, every: slices.Clone(g.By), queryOffset: g.queryOffset}
 	r.baseline, r.canary = g.fleet(nil, g.Baseline), g.fleet(nil, g.Canary)
 	return r
 }

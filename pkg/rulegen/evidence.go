@@ -963,8 +963,14 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 	// A term summed over the run's minutes, by a printf format of its
 	// length (names of metrics and canaries hold no %): the recent runs'
 	// sums keep only the LLRs.
+	// The template's query runs at the evaluation time, not query_offset
+	// before it as the rules do: the run's minutes end that far back.
+	offset := ""
+	if r.queryOffset > 0 {
+		offset = fmt.Sprintf(" offset %ds", r.queryOffset)
+	}
 	runValue := func(term, format string) string {
-		sum := fmt.Sprintf("sum(sum_over_time(%s[%%sm]))", r.recordedSeries(r.minuteNames().terms, sumsOf(term)).flat())
+		sum := fmt.Sprintf("sum(sum_over_time(%s[%%sm]%s))", r.recordedSeries(r.minuteNames().terms, sumsOf(term)).flat(), offset)
 		return fmt.Sprintf("{{ with printf %s $run | query }}{{ . | first | value | printf %q }}{{ else }}?{{ end }}", strconv.Quote(sum), format)
 	}
 	recentTail := fmt.Sprintf("{{ with query %s }}{{ $run := . | first | value | printf \"%%.0f\" }}%s over the last {{ $run }} minutes{{ else }}?{{ end }}",

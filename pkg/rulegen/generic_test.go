@@ -116,6 +116,13 @@ func TestGenericValidation(t *testing.T) {
 		{"same values", func(f *File) { f.Generic[0].Canary = "baseline" }, `generic http-services: canary: "baseline" is also the baseline's`},
 		{"bad matchers", func(f *File) { f.Generic[0].Matchers = `{job="api"} or vector(1)` }, "generic http-services: matchers: invalid selector"},
 		{"matcher on by label", func(f *File) { f.Generic[0].Matchers = `{service="checkout"}` }, "generic http-services: matchers: label service is set by the group"},
+		{"regex on by label", func(f *File) { f.Generic[0].Matchers = `{service=~"check.*"}` }, "only != and !~ may narrow an identifying label"},
+		{"negative matcher on the fleet label", func(f *File) { f.Generic[0].Matchers = `{job="api",track!="canary"}` }, "generic http-services: matchers: label track is set by the group"},
+		{"listed canary taken out", func(f *File) { f.Generic[0].Matchers = `{job="api",service!="checkout"}` }, `canary checkout: labels: service="checkout" is taken out of generic http-services by its matchers {service!="checkout"}`},
+		// The group reads every canary's minutes at the defaults' interval:
+		// a canary's own was applied everywhere but there, and fleets
+		// scraped at 60 s recorded no minute.
+		{"canary's own scrape interval", func(f *File) { s := 60; f.Canaries[0].ScrapeIntervalSeconds = &s }, "canary checkout: scrapeIntervalSeconds: generic http-services reads its canaries' minutes at the defaults' 15 s"},
 		{"two groups, one series", func(f *File) { g := httpServices(); g.Name = "other"; f.Generic = append(f.Generic, g) }, "generic other: metric: generic group http-services records"},
 		{"group name taken", func(f *File) { f.Canaries[0].Name = "generic-http-services" }, "canary generic-http-services: name: its group pairwise-generic-http-services"},
 		{"unknown group", func(f *File) { f.Canaries[0].Generic = "grpc" }, `canary checkout: generic: "grpc" names no generic group`},
@@ -202,5 +209,48 @@ func TestJudgeEveryRejects(t *testing.T) {
 				t.Fatalf("Render: %v, want an error with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestGenericNarrowingMatchers: a generic group's matchers may take
+// canaries out with != or !~ on an identifying label (a service judged
+// with thresholds of its own, listed under canaries:). They narrow the
+// group's raw reads only: its records' pairwise_matchers label, which
+// readers match against a canary's selector, and the judge command in its
+// alerts hold the other matchers alone, so a reader of another service
+// still finds the group's records. The config rules/README gives was
+// refused before.
+func TestGenericNarrowingMatchers(t *testing.T) {
+	g := httpServices()
+	g.JudgeEvery = true
+	g.Matchers = `{job="api",service!="checkout"}`
+	own := checkout("native")
+	rf := renderFile(t, File{Generic: []Generic{g}, Canaries: []Canary{own}})
+	var reads, labelled int
+	for _, grp := range rf.Groups {
+		if grp.Name != "pairwise-generic-http-services" {
+			continue
+		}
+		for _, r := range grp.Rules {
+			e := oneLine(r.Expr)
+			if strings.Contains(e, "http_request_duration_seconds{") {
+				reads++
+				if !strings.Contains(e, `service!="checkout"`) {
+					t.Errorf("%s reads raw series without the narrowing matcher:\n%.300s", r.Record, e)
+				}
+			}
+			if m, ok := r.Labels[prom.RecordedMatchersLabel]; ok {
+				labelled++
+				if m != `{job="api"}` {
+					t.Errorf("%s: %s=%q, want the other matchers alone", r.Record, prom.RecordedMatchersLabel, m)
+				}
+			}
+			if r.Alert == "PairwiseCanaryRollback" && strings.Contains(r.Annotations["description"], "service!=") {
+				t.Errorf("the rollback's judge command holds the narrowing matcher: %s", r.Annotations["description"])
+			}
+		}
+	}
+	if reads == 0 || labelled == 0 {
+		t.Fatalf("the generic group has %d raw reads and %d records with %s", reads, labelled, prom.RecordedMatchersLabel)
 	}
 }

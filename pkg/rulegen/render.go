@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
@@ -108,7 +109,7 @@ func writeCanaryHeader(b *bytes.Buffer, c resolved, indent string) {
 func writeGenericGroup(b *bytes.Buffer, header string, g *resolvedGeneric, canaries []resolved, runbookBase string) {
 	fmt.Fprintf(b, "  # Generic %s: %s (%s histogram) of every canary identified by %s, fleets %s=%q (baseline)\n",
 		g.Name, g.Metric, g.kind, strings.Join(g.By, ", "), g.FleetLabel, g.Baseline)
-	fmt.Fprintf(b, "  # and %s=%q (canary), matchers %s: the minutes of a new canary are recorded without regenerating\n", g.FleetLabel, g.Canary, g.sel)
+	fmt.Fprintf(b, "  # and %s=%q (canary), selecting %s: the minutes of a new canary are recorded without regenerating\n", g.FleetLabel, g.Canary, append(slices.Clone(g.sel), g.narrow...))
 	b.WriteString("  # the pack; the canaries naming this group (generic:) are judged below, from those records.\n")
 	b.WriteString(header)
 	for _, r := range g.rules() {

@@ -284,6 +284,9 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"bad name", func(f *File) { f.Canaries[0].Name = `check"out` }, `canary check"out: name:`},
 		{"empty name", func(f *File) { f.Canaries[0].Name = "" }, "canary #1: name:"},
 		{"duplicate name", func(f *File) { f.Canaries = append(f.Canaries, f.Canaries[0]) }, "canary checkout: name: used by an earlier canary"},
+		// Two records of the same fleets: the recorded reading found both
+		// and fell back to raw series, or failed with --source recorded.
+		{"the same fleets twice", func(f *File) { c := f.Canaries[0]; c.Name = "checkout-strict"; f.Canaries = append(f.Canaries, c) }, "canary checkout-strict: its metric, histogram and selectors are canary checkout's"},
 		{"bad override", func(f *File) { f.Canaries[0].MinTailObservations = &neg }, "canary checkout: minTailObservations:"},
 		{"bad default", func(f *File) { f.Defaults.PromoteThreshold = &neg }, "defaults: promoteThreshold:"},
 		{"unknown rule", func(f *File) { r := "counting"; f.Canaries[0].Rule = &r }, `canary checkout: rule: "counting"`},
@@ -295,7 +298,12 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"query offset not a duration", func(f *File) { f.QueryOffset = "ten seconds" }, "queryOffset:"},
 		{"query offset negative", func(f *File) { f.QueryOffset = "-10s" }, "queryOffset:"},
 		{"query offset not whole seconds", func(f *File) { f.QueryOffset = "1.5s" }, "queryOffset:"},
-		{"query offset over 10m", func(f *File) { f.QueryOffset = "11m" }, "queryOffset:"},
+		// The alerts' descriptions look their minutes up within the 5-minute lookback.
+		{"query offset over 4m", func(f *File) { f.QueryOffset = "5m" }, "queryOffset:"},
+		// The evidence rule's pack reads the recent runs shorter than the
+		// window: a 1-minute window has none (it crashed rendering).
+		{"evidence rule over a 1-minute window", func(f *File) { w := 1; f.Canaries[0].WindowMinutes = &w }, "canary checkout: windowMinutes 1: the evidence rule's pack needs a window of 2 minutes or more"},
+		{"defaults: a 1-minute window", func(f *File) { w := 1; f.Defaults.WindowMinutes = &w }, "defaults: windowMinutes 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -310,6 +318,11 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 }
 
 func TestLoadIsStrict(t *testing.T) {
+	for _, empty := range []string{"", "# only comments\n"} {
+		if _, err := Load([]byte(empty)); err == nil || !strings.Contains(err.Error(), "the file is empty") {
+			t.Fatalf("an empty config %q: %v, want it called empty (was EOF)", empty, err)
+		}
+	}
 	if _, err := Load([]byte("canaries:\n  - name: a\n    rollbackTreshold: 1.2\n")); err == nil || !strings.Contains(err.Error(), "line 3: field rollbackTreshold not found in a canary (canaries:)") {
 		t.Fatalf("a misspelt key must be an error naming where it is, got %v", err)
 	}

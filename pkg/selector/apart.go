@@ -117,8 +117,10 @@ func finite(re *syntax.Regexp) ([]string, bool) {
 	return nil, false
 }
 
-// accepts reports whether m matches a series whose label has value v (""
+// Accepts reports whether m matches a series whose label has value v (""
 // when it has no such label).
+func (m Matcher) Accepts(v string) bool { return m.accepts(v) }
+
 func (m Matcher) accepts(v string) bool {
 	switch m.Op {
 	case Equal:
