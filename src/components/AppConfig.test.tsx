@@ -1,3 +1,5 @@
+import fs from 'fs';
+import path from 'path';
 import React from 'react';
 import { throwError, of } from 'rxjs';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
@@ -14,7 +16,7 @@ jest.mock('@grafana/runtime', () => ({
 
 const fetch = jest.fn();
 
-function renderConfig(enabled: boolean) {
+function renderConfig(enabled: boolean, autoEnabled = false) {
   const plugin = new AppPlugin<{}>();
   plugin.meta = {
     id: 'pairwise-canary-app',
@@ -22,6 +24,7 @@ function renderConfig(enabled: boolean) {
     type: PluginType.app,
     enabled,
     pinned: enabled,
+    autoEnabled,
     jsonData: {},
   } as unknown as AppPluginMeta<{}>;
   render(<AppConfig plugin={plugin} query={{}} />);
@@ -44,6 +47,16 @@ describe('AppConfig', () => {
     );
     expect(fetch.mock.calls[0][0].data).toMatchObject({ enabled: true, pinned: true });
     expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('offers no Disable button for the auto-enabled app, which Grafana refuses to disable', () => {
+    const app = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'plugin.json'), 'utf8'));
+    expect(app.autoEnabled).toBe(true);
+    renderConfig(true, app.autoEnabled);
+    expect(screen.queryByTestId(appTestIds.enable)).not.toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Disable/ })).not.toBeInTheDocument();
+    expect(screen.getByTestId(appTestIds.alwaysOn)).toHaveTextContent(/always enabled/);
+    expect(fetch).not.toHaveBeenCalled();
   });
 
   it('says why when the settings cannot be saved, and does not reload', async () => {

@@ -26,7 +26,7 @@ function describeError(err: unknown): string {
 /** The app has no settings of its own: data source settings live on the data source. */
 export function AppConfig({ plugin }: AppConfigProps) {
   const styles = useStyles2(getStyles);
-  const { enabled, pinned, id } = plugin.meta;
+  const { enabled, pinned, id, autoEnabled } = plugin.meta;
   const [error, setError] = useState<{ title: string; message: string } | undefined>();
 
   const setEnabled = async (next: boolean) => {
@@ -51,21 +51,26 @@ export function AppConfig({ plugin }: AppConfigProps) {
   return (
     <div className={styles.config} data-testid={appTestIds.config}>
       <p>
-        Pairwise keeps its settings on the Pairwise data source (Prometheus URL, authentication, timeout). Enable the
-        app to make its dashboard and panel available.
+        Pairwise keeps its settings on the Pairwise data source (Prometheus URL, authentication, timeout).
+        {autoEnabled ? null : ' Enable the app to make its dashboard and panel available.'}
       </p>
       {error ? (
         <Alert title={error.title} severity="error" onRemove={() => setError(undefined)}>
           {error.message}
         </Alert>
       ) : null}
-      <Button
-        data-testid={appTestIds.enable}
-        variant={enabled ? 'destructive' : 'primary'}
-        onClick={() => setEnabled(!enabled)}
-      >
-        {enabled ? 'Disable' : 'Enable'}
-      </Button>
+      {autoEnabled ? (
+        // Grafana refuses to disable an auto-enabled app ("Cannot disable auto-enabled plugin").
+        <p data-testid={appTestIds.alwaysOn}>Pairwise is always enabled: Grafana enables it automatically.</p>
+      ) : (
+        <Button
+          data-testid={appTestIds.enable}
+          variant={enabled ? 'destructive' : 'primary'}
+          onClick={() => setEnabled(!enabled)}
+        >
+          {enabled ? 'Disable' : 'Enable'}
+        </Button>
+      )}
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { DataSourceInstanceSettings } from '@grafana/data';
+import { CoreApp, DataSourceInstanceSettings } from '@grafana/data';
 import { DataSource } from './datasource';
 import { DEFAULT_QUERY, PairwiseOptions, PairwiseQuery } from './types';
 import { CONTRACT } from '../contract';
@@ -147,20 +147,46 @@ describe('DataSource', () => {
     expect(ds.filterQuery({ ...query, metric: '' })).toBe(false);
   });
 
-  it("starts new queries at the data source's scrape interval", () => {
+  it("shows the data source's scrape interval as the editor's default", () => {
     const thirty = new DataSource({ ...settings, jsonData: { scrapeIntervalSeconds: 30 } });
-    expect(thirty.getDefaultQuery('explore' as never).scrapeIntervalSeconds).toBe(30);
-    expect(ds.getDefaultQuery('explore' as never).scrapeIntervalSeconds).toBe(CONTRACT.defaults.scrapeIntervalSeconds);
+    expect(thirty.getEditorDefaults().scrapeIntervalSeconds).toBe(30);
+    expect(ds.getEditorDefaults().scrapeIntervalSeconds).toBe(CONTRACT.defaults.scrapeIntervalSeconds);
   });
 
   it('offers the defaults of pkg/verdict, through the generated contract.json', () => {
     expect(CONTRACT.defaults.rule).toBe('evidence');
     expect(Object.keys(CONTRACT.defaults).sort()).toEqual([...CONTRACT.fields].sort());
-    expect(ds.getDefaultQuery('explore' as never)).toMatchObject({
+    expect(ds.getEditorDefaults()).toMatchObject({
       ...CONTRACT.defaults,
       since: '',
       windowMode: 'range',
       histogramKind: 'auto',
     });
+  });
+
+  it('saves no verdict default in a new query, so later data source settings and defaults reach it', () => {
+    // Grafana's newQuery: { ...getDefaultQuery(app), datasource }, saved with the dashboard.
+    const saved = { ...ds.getDefaultQuery(CoreApp.PanelEditor), refId: 'A' } as PairwiseQuery;
+    expect(saved).toEqual({
+      refId: 'A',
+      queryType: 'minutes',
+      metric: '',
+      baselineSelector: '',
+      canarySelector: '',
+      histogramKind: 'auto',
+      windowMode: 'range',
+    });
+    for (const field of CONTRACT.fields) {
+      expect(saved).not.toHaveProperty(field);
+    }
+    // Not even the data source's own scrape interval: the backend reads it when the query runs.
+    const thirty = new DataSource({ ...settings, jsonData: { scrapeIntervalSeconds: 30 } });
+    expect(thirty.getDefaultQuery(CoreApp.PanelEditor)).not.toHaveProperty('scrapeIntervalSeconds');
+    expect(thirty.applyTemplateVariables(saved, {})).not.toHaveProperty('scrapeIntervalSeconds');
+  });
+
+  it('starts an alert rule query in the alerting format, other queries in the default one', () => {
+    expect(ds.getDefaultQuery(CoreApp.UnifiedAlerting).format).toBe('alerting');
+    expect(ds.getDefaultQuery(CoreApp.Dashboard)).not.toHaveProperty('format');
   });
 });

@@ -1,6 +1,6 @@
 import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
-import { DEFAULT_QUERY, MetricInfo, PairwiseOptions, PairwiseQuery } from './types';
+import { DEFAULT_QUERY, MetricInfo, NEW_QUERY, PairwiseOptions, PairwiseQuery } from './types';
 
 export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOptions> {
   /** The data source's scrape interval, the default of new queries (unset: pkg/verdict's). */
@@ -11,7 +11,20 @@ export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOpt
     this.scrapeIntervalSeconds = instanceSettings.jsonData?.scrapeIntervalSeconds || undefined;
   }
 
-  getDefaultQuery(_app: CoreApp): Partial<PairwiseQuery> {
+  /**
+   * What Grafana saves in a new query: the fields the backend needs to run one (NEW_QUERY), none of the
+   * verdict settings, so later data source settings and defaults still reach the query. A new alert
+   * rule query asks for the alerting format, which the editor then offers the numeric fields of.
+   */
+  getDefaultQuery(app: CoreApp): Partial<PairwiseQuery> {
+    return app === CoreApp.UnifiedAlerting ? { ...NEW_QUERY, format: 'alerting' } : { ...NEW_QUERY };
+  }
+
+  /**
+   * The values the editor shows for unset fields (as placeholders) and validates with: pkg/verdict's
+   * defaults and the data source's scrape interval. Never written into a query.
+   */
+  getEditorDefaults(): Omit<PairwiseQuery, 'refId'> {
     return this.scrapeIntervalSeconds
       ? { ...DEFAULT_QUERY, scrapeIntervalSeconds: this.scrapeIntervalSeconds }
       : DEFAULT_QUERY;

@@ -20,6 +20,7 @@ export const dsTestIds = {
     lbBaselineSelector: 'pairwise-query-lb-baseline',
     lbCanarySelector: 'pairwise-query-lb-canary',
     since: 'pairwise-query-since',
+    podLabel: 'pairwise-query-pod-label',
     fields: 'pairwise-query-fields',
   },
 } as const;

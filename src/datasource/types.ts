@@ -60,6 +60,11 @@ export interface PairwiseQuery extends DataQuery {
    * dashboard variable such as $since; empty for none. Earlier minutes are neither shown nor judged.
    */
   since?: string;
+  /**
+   * The label that tells a fleet's pods apart, for the Pods query's spread and the Decision query's
+   * attribution of a rollback to pods (instance, kubernetes_pod_name, ...); empty: "pod".
+   */
+  podLabel?: string;
   /** Optional load-balancer-side histogram of the same requests (coordinated-omission check). */
   lbMetric?: string;
   /** Load-balancer selectors; empty means the fleet's own selector. */
@@ -110,6 +115,23 @@ export const DEFAULT_QUERY: Omit<PairwiseQuery, 'refId'> = {
   ...(CONTRACT.defaults as unknown as VerdictFields),
   windowMode: 'range',
   since: '',
+};
+
+/**
+ * What a new query is saved with (the data source's getDefaultQuery): what the backend needs to run a
+ * sensible query, and nothing of the verdict settings. Those stay unset, so the data source's settings
+ * and pkg/verdict's defaults keep reaching the query; the editor shows them as placeholders.
+ */
+export const NEW_QUERY: Pick<
+  PairwiseQuery,
+  'queryType' | 'metric' | 'baselineSelector' | 'canarySelector' | 'histogramKind' | 'windowMode'
+> = {
+  queryType: DEFAULT_QUERY.queryType,
+  metric: DEFAULT_QUERY.metric,
+  baselineSelector: DEFAULT_QUERY.baselineSelector,
+  canarySelector: DEFAULT_QUERY.canarySelector,
+  histogramKind: DEFAULT_QUERY.histogramKind,
+  windowMode: DEFAULT_QUERY.windowMode,
 };
 
 /**

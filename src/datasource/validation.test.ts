@@ -65,6 +65,15 @@ describe('validateQuery', () => {
     expect(validateQuery(valid)).toEqual({});
   });
 
+  it('takes the pod label as a Prometheus label name, empty for "pod"', () => {
+    for (const podLabel of ['', 'pod', 'instance', 'kubernetes_pod_name', '_x1']) {
+      expect(validateQuery({ ...valid, podLabel })).toEqual({});
+    }
+    for (const podLabel of ['1pod', 'pod-name', 'service.name', ' pod', '$label']) {
+      expect(validateQuery({ ...valid, podLabel }).podLabel).toMatch(/A label name has letters, digits and _ only/);
+    }
+  });
+
   it('checks the optional load-balancer metric and its selectors only when set', () => {
     expect(validateQuery({ ...valid, lbBaselineSelector: 'not a selector' })).toEqual({});
     expect(validateQuery({ ...valid, lbMetric: 'envoy_rq_time' })).toEqual({});

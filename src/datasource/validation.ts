@@ -115,6 +115,14 @@ export function validateMetric(metric: string): string | undefined {
   return undefined;
 }
 
+/** Checks the pod label as Prometheus (and the backend's prom.ValidLabel) reads a label name; empty: "pod". */
+export function validateLabelName(name: string): string | undefined {
+  if (name === '' || /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) {
+    return undefined;
+  }
+  return 'A label name has letters, digits and _ only, and does not start with a digit: e.g. pod, instance or kubernetes_pod_name.';
+}
+
 export type QueryErrors = Partial<Record<keyof PairwiseQuery, string>>;
 
 /** The verdict fields that are numbers (quantiles: each listed one). */
@@ -200,6 +208,7 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
     }
   }
   set('since', validateSince(query.since ?? ''));
+  set('podLabel', validateLabelName(query.podLabel ?? ''));
   if (query.lbMetric) {
     set('lbMetric', validateMetric(query.lbMetric));
     if (query.lbBaselineSelector) {

@@ -96,7 +96,7 @@ export const plugin = new PanelPlugin<PairwisePanelOptions>(PairwisePanel)
         path: 'prometheusDatasourceUid',
         name: 'Prometheus data source UID',
         description:
-          'Explore links open the per-minute PromQL on this data source (a UID or a variable such as ${prometheus})',
+          'Explore links open the per-minute PromQL on this data source (a UID or a variable such as ${prometheus}); empty: the default Prometheus data source',
         category: LINKS,
         defaultValue: DEFAULT_OPTIONS.prometheusDatasourceUid,
       })

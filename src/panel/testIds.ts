@@ -14,6 +14,7 @@ export const panelTestIds = {
   trackMarker: 'pairwise-track-marker',
   trackTooltip: 'pairwise-track-tooltip',
   chartFiring: 'pairwise-chart-firing',
+  chartAnnotation: 'pairwise-chart-annotation',
   chart: 'pairwise-chart',
   ratioChart: 'pairwise-ratio-chart',
   table: 'pairwise-table',

@@ -13,7 +13,7 @@ export interface PairwisePanelOptions {
   sortOrder: SortOrder;
   /** Banner and strip only, whatever the panel size. */
   compact: boolean;
-  /** UID of the Prometheus data source that Explore links open. */
+  /** UID of the Prometheus data source that Explore links open; empty: the default Prometheus data source. */
   prometheusDatasourceUid: string;
 }
 
@@ -27,7 +27,8 @@ export const DEFAULT_OPTIONS: PairwisePanelOptions = {
   tableQuantiles: 'tail',
   sortOrder: 'time-asc',
   compact: false,
-  prometheusDatasourceUid: 'pairwise-prometheus',
+  // Empty: Grafana's default Prometheus data source (defaultPrometheusUid), or no links when there is none.
+  prometheusDatasourceUid: '',
 };
 
 /** Display unit of latencies when the field config sets none. Frame values are always seconds. */

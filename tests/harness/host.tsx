@@ -99,6 +99,9 @@ async function main() {
 
   const options: PairwisePanelOptions = {
     ...DEFAULT_OPTIONS,
+    // The harness has no Grafana data source service: name the data source the Explore links open,
+    // as the shipped dashboard does with its variable.
+    prometheusDatasourceUid: 'pairwise-prometheus',
     ...(params.get('sortOrder') ? { sortOrder: params.get('sortOrder') as PairwisePanelOptions['sortOrder'] } : {}),
     ...(params.get('tableQuantiles')
       ? { tableQuantiles: params.get('tableQuantiles') as PairwisePanelOptions['tableQuantiles'] }

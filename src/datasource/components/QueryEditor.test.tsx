@@ -186,13 +186,103 @@ describe('QueryEditor', () => {
     expect(lastQuery(props)).toEqual({ refId: 'A', ...valid, metric: 'grpc_server_handling_seconds' });
   });
 
-  it("opens a new query, which Grafana fills from getDefaultQuery, at the data source's scrape interval", async () => {
+  it("opens a new query, which Grafana fills from getDefaultQuery, with the data source's defaults unset", async () => {
     const datasource = createDataSource({ scrapeIntervalSeconds: 30 });
     const props = createSavedProps({ ...datasource.getDefaultQuery(CoreApp.PanelEditor), ...valid }, datasource);
     await renderEditor(props);
-    expect(screen.getByLabelText('Scrape interval (s)')).toHaveValue(30);
+    // The data source's scrape interval and pkg/verdict's defaults apply, as placeholders, not as values.
+    const scrape = screen.getByLabelText('Scrape interval (s)');
+    expect(scrape).toHaveValue(null);
+    expect(scrape).toHaveAttribute('placeholder', '30');
+    expect(screen.getByLabelText('False-rollback budget')).toHaveValue(null);
+    expect(screen.getByLabelText('False-rollback budget')).toHaveAttribute('placeholder', '0.001');
     fireEvent.blur(screen.getByLabelText('Baseline selector'));
     expect(props.onRunQuery).toHaveBeenCalledTimes(1);
+  });
+
+  it('sets the pod label of Pods and Decision queries, as a Prometheus label name', async () => {
+    const props = createProps({ ...valid, queryType: 'pods' });
+    const { rerender } = await renderEditor(props);
+    const input = screen.getByLabelText(/^Pod label/);
+    expect(input).toBe(screen.getByTestId(dsTestIds.queryEditor.podLabel));
+    expect(input).toHaveAttribute('placeholder', 'pod');
+    fireEvent.change(input, { target: { value: 'kubernetes_pod_name' } });
+    expect(lastQuery(props)).toMatchObject({ queryType: 'pods', podLabel: 'kubernetes_pod_name' });
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    fireEvent.blur(input);
+    expect(props.onRunQuery).toHaveBeenCalledTimes(1);
+
+    fireEvent.change(input, { target: { value: 'pod-name' } });
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    expect(screen.getByRole('alert')).toHaveTextContent(/A label name has letters, digits and _ only/);
+    fireEvent.blur(input);
+    expect(props.onRunQuery).toHaveBeenCalledTimes(1);
+
+    cleanup();
+    await renderEditor(createProps({ ...valid, queryType: 'decision', podLabel: 'instance' }));
+    expect(screen.getByLabelText(/^Pod label/)).toHaveValue('instance');
+    cleanup();
+    // The minutes query does not read pods.
+    await renderEditor(createProps({ ...valid, queryType: 'minutes' }));
+    expect(screen.queryByLabelText(/^Pod label/)).not.toBeInTheDocument();
+  });
+
+  it('shows a wrong setting of the rule not chosen, which the backend checks too, and runs once it is cleared', async () => {
+    // Typed under the evidence rule (out of range), then the reference rule chosen.
+    const props = createProps({ ...valid, minRollbackMinutes: 5, rule: 'reference' });
+    const { rerender } = await renderEditor(props);
+    const input = screen.getByLabelText('Min rollback minutes');
+    expect(input).toHaveValue(5);
+    expect(screen.getByRole('alert')).toHaveTextContent(/fewest minutes a rollback rests on/);
+    expect(screen.getByText(/Not used by the reference rule, but checked/)).toBeInTheDocument();
+    fireEvent.blur(screen.getByLabelText('Window (min)'));
+    expect(props.onRunQuery).not.toHaveBeenCalled();
+
+    // Cleared: the default applies, the field goes with its message, and the query runs.
+    fireEvent.change(input, { target: { value: '' } });
+    expect(lastQuery(props)).not.toHaveProperty('minRollbackMinutes');
+    expect(props.onRunQuery).toHaveBeenCalledTimes(1);
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    expect(screen.queryByLabelText('Min rollback minutes')).not.toBeInTheDocument();
+    expect(screen.queryAllByRole('alert')).toHaveLength(0);
+    // A valid value of the other rule stays hidden and saved as it is.
+    cleanup();
+    const kept = createProps({ ...valid, minRollbackMinutes: 3, rule: 'reference' });
+    await renderEditor(kept);
+    expect(screen.queryByLabelText('Min rollback minutes')).not.toBeInTheDocument();
+    fireEvent.blur(screen.getByLabelText('Window (min)'));
+    expect(kept.onRunQuery).toHaveBeenCalledTimes(1);
+    expect(kept.onChange).not.toHaveBeenCalled();
+  });
+
+  it('starts an alert rule query in the alerting format, with its numeric fields', async () => {
+    const datasource = createDataSource();
+    const props = createSavedProps({ ...datasource.getDefaultQuery(CoreApp.UnifiedAlerting), ...valid }, datasource);
+    await renderEditor({ ...props, app: CoreApp.UnifiedAlerting } as typeof props);
+    expect(screen.getByRole('radio', { name: 'Alerting' })).toBeChecked();
+    expect(screen.getByTestId(dsTestIds.queryEditor.fields)).toHaveAttribute('placeholder', 'decision_code');
+
+    // A query saved without a format is alerting in an alert rule (the backend makes it so anyway).
+    cleanup();
+    const older = createSavedProps({ ...DEFAULT_QUERY, ...valid });
+    await renderEditor({ ...older, app: CoreApp.UnifiedAlerting } as typeof older);
+    expect(screen.getByRole('radio', { name: 'Alerting' })).toBeChecked();
+    expect(screen.getByTestId(dsTestIds.queryEditor.fields)).toBeInTheDocument();
+  });
+
+  it('clears the numeric fields that the newly chosen query type does not have', async () => {
+    const props = createProps({
+      ...valid,
+      queryType: 'minutes',
+      format: 'alerting',
+      fields: ['decision_code', 'ratio', 'canary_p99', 'evidence_statistic'],
+    });
+    await renderEditor(props);
+    fireEvent.click(screen.getByRole('radio', { name: 'Decision' }));
+    expect(lastQuery(props)).toMatchObject({ queryType: 'decision', fields: ['decision_code', 'evidence_statistic'] });
+    fireEvent.click(screen.getByRole('radio', { name: 'Pods' }));
+    expect(lastQuery(props).queryType).toBe('pods');
+    expect(lastQuery(props)).not.toHaveProperty('fields');
   });
 
   it('unsets a cleared number field: no key, the default as placeholder, no error', async () => {

@@ -63,7 +63,55 @@ const DEFAULT_FIELDS: Record<PairwiseQueryType, string> = {
   pods: 'max',
 };
 
-type TextKey = 'baselineSelector' | 'canarySelector' | 'since' | 'lbMetric' | 'lbBaselineSelector' | 'lbCanarySelector';
+/** The evidence fields the Minutes and Decision frames both carry (pkg/frames). */
+const EVIDENCE_FIELDS = [
+  'decision_code',
+  'evidence_statistic',
+  'rollback_boundary',
+  'promote_statistic',
+  'promote_boundary',
+  'evidence_minutes',
+  'canary_tail',
+  'expected_canary_tail',
+  'baseline_tail',
+  'recent_minutes',
+  'recent_statistic',
+  'recent_boundary',
+  'recent_canary_tail',
+  'recent_expected_canary_tail',
+];
+
+/** Whether a field is a numeric field of a query type's frame (pkg/frames Minutes, Decision, Pods). */
+const NUMERIC_FIELD_OF: Record<PairwiseQueryType, (field: string) => boolean> = {
+  minutes: (f) =>
+    /^(baseline|canary)_p[0-9.]+$/.test(f) ||
+    [
+      ...EVIDENCE_FIELDS,
+      ...['baseline_rps', 'canary_rps', 'ratio', 'verdict_code', 'warmup', 'baseline_count', 'canary_count'],
+      ...['baseline_lower', 'baseline_upper', 'canary_lower', 'canary_upper', 'anchored'],
+    ].includes(f),
+  decision: (f) =>
+    [
+      ...EVIDENCE_FIELDS,
+      ...['good', 'neutral', 'bad', 'insufficient', 'no_data', 'partial', 'warmup', 'window_minutes'],
+      ...['good_needed', 'bad_limit', 'promote_threshold', 'rollback_threshold', 'worst_ratio'],
+    ].includes(f),
+  pods: (f) => ['min', 'median', 'max', 'pods'].includes(f),
+};
+
+/**
+ * The fields that still fit after the query type changes: those of the new type's frame, and names
+ * no type knows (a typo, or a field newer than this list), which the backend answers with the list of
+ * known ones. Undefined when none is left.
+ */
+export function fieldsFor(queryType: PairwiseQueryType, fields: string[] | undefined): string[] | undefined {
+  const known = (f: string) => Object.values(NUMERIC_FIELD_OF).some((of) => of(f));
+  const kept = (fields ?? []).filter((f) => NUMERIC_FIELD_OF[queryType](f) || !known(f));
+  return kept.length > 0 ? kept : undefined;
+}
+
+type TextKey =
+  'baselineSelector' | 'canarySelector' | 'since' | 'podLabel' | 'lbMetric' | 'lbBaselineSelector' | 'lbCanarySelector';
 
 /** The free-text settings, each checked by validateQuery and run on blur. */
 const TEXT_FIELDS: Record<TextKey, { label: string; description?: string; placeholder?: string }> = {
@@ -73,6 +121,11 @@ const TEXT_FIELDS: Record<TextKey, { label: string; description?: string; placeh
     label: 'Deployment start (optional)',
     description: 'RFC 3339, Unix seconds or a variable such as $since: earlier minutes are left out',
     placeholder: '2026-06-01T11:00:00Z',
+  },
+  podLabel: {
+    label: 'Pod label',
+    description: 'The label that tells pods apart, e.g. instance or kubernetes_pod_name',
+    placeholder: 'pod',
   },
   lbMetric: {
     label: 'Load-balancer metric (optional)',
@@ -225,8 +278,10 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
   // The defaults a field shows and validation reads are the data source's (its scrape interval), not
   // frozen into the query: onChange writes the saved query and the changed field only, so unset
   // fields keep following the data source's and the backend's defaults.
-  const defaults = useMemo(() => datasource.getDefaultQuery(app ?? CoreApp.Unknown), [datasource, app]);
+  const defaults = useMemo(() => datasource.getEditorDefaults(), [datasource]);
   const query: PairwiseQuery = useMemo(() => withDefaults(defaults, saved), [defaults, saved]);
+  // Alert rules get the alerting format whatever the query says: an unset format is shown as that.
+  const format: QueryFormat = query.format ?? (app === CoreApp.UnifiedAlerting ? 'alerting' : 'panel');
   const errors = useMemo(() => validateQuery(query), [query]);
   const { metrics, failed } = useMetrics(datasource);
   const [quantilesError, setQuantilesError] = useState<string | undefined>();
@@ -268,7 +323,8 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
     }
   };
 
-  const textField = (key: TextKey) => {
+  /** runOnChange: a field shown only while wrong, which goes once corrected and so is never left. */
+  const textField = (key: TextKey, runOnChange = false) => {
     const { label, description, placeholder } = TEXT_FIELDS[key];
     const required = (REQUIRED as string[]).includes(key);
     return (
@@ -284,7 +340,7 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
           data-testid={dsTestIds.queryEditor[key]}
           value={query[key] ?? ''}
           placeholder={placeholder}
-          onChange={(e: ChangeEvent<HTMLInputElement>) => update({ [key]: e.currentTarget.value })}
+          onChange={(e: ChangeEvent<HTMLInputElement>) => update({ [key]: e.currentTarget.value }, runOnChange)}
           onBlur={() => {
             if (required) {
               touch(key as RequiredKey);
@@ -296,19 +352,21 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
     );
   };
 
-  const numberChange = (key: NumericKey) => (e: ChangeEvent<HTMLInputElement>) => {
-    const text = e.currentTarget.value;
-    if (text === '' && e.currentTarget.validity?.badInput) {
-      // "1e", "-": not a number yet. The query keeps its value; the field says so and nothing runs.
-      setNotNumbers({ ...notNumbers, [key]: true });
-      return;
-    }
-    if (notNumbers[key]) {
-      setNotNumbers({ ...notNumbers, [key]: false });
-    }
-    // Empty: unset, the data source's default applies (shown as the placeholder).
-    update({ [key]: text === '' ? undefined : Number(text) });
-  };
+  const numberChange =
+    (key: NumericKey, runOnChange = false) =>
+    (e: ChangeEvent<HTMLInputElement>) => {
+      const text = e.currentTarget.value;
+      if (text === '' && e.currentTarget.validity?.badInput) {
+        // "1e", "-": not a number yet. The query keeps its value; the field says so and nothing runs.
+        setNotNumbers({ ...notNumbers, [key]: true });
+        return;
+      }
+      if (notNumbers[key]) {
+        setNotNumbers({ ...notNumbers, [key]: false });
+      }
+      // Empty: unset, the data source's default applies (shown as the placeholder).
+      update({ [key]: text === '' ? undefined : Number(text) }, runOnChange);
+    };
 
   const metricOptions: Array<ComboboxOption<string>> = metrics.map((m) => ({
     value: m.name,
@@ -322,7 +380,8 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
         <RadioButtonGroup<PairwiseQueryType>
           options={QUERY_TYPES}
           value={query.queryType}
-          onChange={(queryType) => update({ queryType }, true)}
+          // Fields of the old type's frame would make the alerting query fail: they go.
+          onChange={(queryType) => update({ queryType, fields: fieldsFor(queryType, saved.fields) }, true)}
         />
       </Field>
       <div className={styles.row}>
@@ -370,6 +429,12 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
         {textField('baselineSelector')}
         {textField('canarySelector')}
       </div>
+      {/* The backend reads the pod label of every query: a wrong one shows whatever the type. */}
+      {query.queryType === 'pods' || query.queryType === 'decision' ? (
+        <div className={styles.row}>{textField('podLabel')}</div>
+      ) : shown.podLabel ? (
+        <div className={styles.row}>{textField('podLabel', true)}</div>
+      ) : null}
       <div className={styles.row}>
         <Field
           label="Quantiles"
@@ -419,14 +484,14 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
         </Field>
       </div>
       <div className={styles.row}>
-        <Field label="Format" description={FORMATS.find((f) => f.value === (query.format ?? 'panel'))?.description}>
+        <Field label="Format" description={FORMATS.find((f) => f.value === format)?.description}>
           <RadioButtonGroup<QueryFormat>
             options={FORMATS}
-            value={query.format ?? 'panel'}
-            onChange={(format) => update({ format }, true)}
+            value={format}
+            onChange={(next) => update({ format: next }, true)}
           />
         </Field>
-        {query.format === 'alerting' ? (
+        {format === 'alerting' ? (
           <Field
             label="Numeric fields"
             description={`Comma-separated, one series each; empty: ${DEFAULT_FIELDS[query.queryType]}. Decision codes: ${CONTRACT.decisions.map((d) => `${d.code} ${d.name}`).join(', ')}`}
@@ -451,24 +516,37 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
         ) : null}
       </div>
       <div className={styles.row}>
-        {NUMERIC_FIELDS.filter((f) => !f.rule || f.rule === query.rule).map(({ key, label, description, step }) => (
-          <Field key={key} label={label} description={description} invalid={Boolean(shown[key])} error={shown[key]}>
-            <Input
-              id={`${id}-${key}`}
-              aria-label={label}
-              type="number"
-              width={16}
-              step={CONTRACT.limits[key]?.whole ? 1 : step}
-              min={CONTRACT.limits[key]?.min}
-              max={CONTRACT.limits[key]?.max}
-              // Unset: empty, with the default applying shown as the placeholder.
-              value={unset(key, saved[key]) ? '' : saved[key]}
-              placeholder={defaults[key] === undefined ? undefined : String(defaults[key])}
-              onChange={numberChange(key)}
-              onBlur={runIfValid}
-            />
-          </Field>
-        ))}
+        {/* Another rule's setting shows only when it is wrong: the backend checks it whatever the rule. */}
+        {NUMERIC_FIELDS.filter((f) => !f.rule || f.rule === query.rule || shown[f.key]).map(
+          ({ key, label, description, step, rule }) => (
+            <Field
+              key={key}
+              label={label}
+              description={
+                rule && rule !== query.rule
+                  ? `Not used by the ${query.rule} rule, but checked: correct it or clear it for the default`
+                  : description
+              }
+              invalid={Boolean(shown[key])}
+              error={shown[key]}
+            >
+              <Input
+                id={`${id}-${key}`}
+                aria-label={label}
+                type="number"
+                width={16}
+                step={CONTRACT.limits[key]?.whole ? 1 : step}
+                min={CONTRACT.limits[key]?.min}
+                max={CONTRACT.limits[key]?.max}
+                // Unset: empty, with the default applying shown as the placeholder.
+                value={unset(key, saved[key]) ? '' : saved[key]}
+                placeholder={defaults[key] === undefined ? undefined : String(defaults[key])}
+                onChange={numberChange(key, Boolean(rule && rule !== query.rule))}
+                onBlur={runIfValid}
+              />
+            </Field>
+          )
+        )}
       </div>
       <div className={styles.row}>
         {textField('lbMetric')}

@@ -2,6 +2,7 @@ import React, { useId } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { useStyles2, useTheme2 } from '@grafana/ui';
+import { AnnotationMark } from '../data/annotations';
 import { DecisionFiring, firingText, formatRatio, MinuteView, PairwiseMeta } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { decisionColor, fleetColors, verdictColors } from './verdictStyle';
@@ -11,6 +12,8 @@ interface Props {
   meta: PairwiseMeta;
   /** Where rollback or promote first fires: marked on both charts. */
   firings: DecisionFiring[];
+  /** The panel's annotations (an alert rule's state changes): marked on both charts. */
+  annotations?: AnnotationMark[];
   width: number;
   height: number;
   formatLatency: (seconds: number | null) => string;
@@ -72,7 +75,7 @@ function niceTicks(min: number, max: number, count: number): number[] {
 
 const finite = (v: number | null): v is number => v !== null && Number.isFinite(v);
 
-export function PairedCharts({ minutes, meta, firings, width, height, formatLatency }: Props) {
+export function PairedCharts({ minutes, meta, firings, annotations = [], width, height, formatLatency }: Props) {
   const styles = useStyles2(getStyles);
   const sideBySide = width >= 900;
   const chartWidth = sideBySide ? (width - 16) / 2 : width;
@@ -83,11 +86,19 @@ export function PairedCharts({ minutes, meta, firings, width, height, formatLate
         minutes={minutes}
         meta={meta}
         firings={firings}
+        annotations={annotations}
         width={chartWidth}
         height={chartHeight}
         formatLatency={formatLatency}
       />
-      <RatioChart minutes={minutes} meta={meta} firings={firings} width={chartWidth} height={chartHeight} />
+      <RatioChart
+        minutes={minutes}
+        meta={meta}
+        firings={firings}
+        annotations={annotations}
+        width={chartWidth}
+        height={chartHeight}
+      />
     </div>
   );
 }
@@ -96,6 +107,7 @@ interface ChartProps {
   minutes: MinuteView[];
   meta: PairwiseMeta;
   firings: DecisionFiring[];
+  annotations: AnnotationMark[];
   width: number;
   height: number;
 }
@@ -116,6 +128,7 @@ function LatencyChart({
   minutes,
   meta,
   firings,
+  annotations,
   width,
   height,
   formatLatency,
@@ -142,7 +155,7 @@ function LatencyChart({
   return (
     <ChartSvg
       testId={panelTestIds.chart}
-      label={`${vq} of baseline and canary per minute, with ${meta.confidence !== null ? `${Math.round(meta.confidence * 100)}% ` : ''}confidence bands`}
+      label={`${vq} of baseline and canary per minute, with ${meta.confidence !== null ? `${Math.round(meta.confidence * 100)}% ` : ''}confidence bands${annotationSummary(annotations, minutes)}`}
       title={`${vq} per minute`}
       width={width}
       height={height}
@@ -162,6 +175,13 @@ function LatencyChart({
       <YGrid ticks={ticks} y={y} left={margin.left} width={innerWidth} format={formatLatency} />
       <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
       <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
+      <AnnotationMarks
+        annotations={annotations}
+        minutes={minutes}
+        x={x}
+        top={margin.top}
+        bottom={margin.top + innerHeight}
+      />
       <g clipPath={`url(#${clipId})`}>
         <BoundsBand
           lower={series((m) => m.baselineBounds.lower)}
@@ -298,7 +318,7 @@ function ThresholdBand(props: { left: number; width: number; at: number; edge: n
   );
 }
 
-function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
+function RatioChart({ minutes, meta, firings, annotations, width, height }: ChartProps) {
   const theme = useTheme2();
   const styles = useStyles2(getStyles);
   const clipId = `${useId().replace(/:/g, '')}-ratio`;
@@ -335,7 +355,7 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
   return (
     <ChartSvg
       testId={panelTestIds.ratioChart}
-      label={`Canary / baseline ${meta.verdictQuantile} ratio per minute with promote and rollback bands`}
+      label={`Canary / baseline ${meta.verdictQuantile} ratio per minute with promote and rollback bands${annotationSummary(annotations, minutes)}`}
       title={`canary / baseline ${meta.verdictQuantile}`}
       width={width}
       height={height}
@@ -386,6 +406,13 @@ function RatioChart({ minutes, meta, firings, width, height }: ChartProps) {
       ))}
       <XAxis ticks={xTicks} x={x} y={margin.top + innerHeight} />
       <FiringMarks firings={firings} minutes={minutes} x={x} top={margin.top} bottom={margin.top + innerHeight} />
+      <AnnotationMarks
+        annotations={annotations}
+        minutes={minutes}
+        x={x}
+        top={margin.top}
+        bottom={margin.top + innerHeight}
+      />
     </ChartSvg>
   );
 }
@@ -431,6 +458,61 @@ function FiringMarks({
             </g>
           );
         })}
+    </g>
+  );
+}
+
+/** The annotations within the charted minutes (each minute's time is its end), each with its words and times. */
+function chartedAnnotations(annotations: AnnotationMark[], minutes: MinuteView[]) {
+  const first = minutes[0]?.time ?? 0;
+  const last = minutes[minutes.length - 1]?.time ?? first;
+  // The minute an instant falls in: the first whose end is at or after it.
+  const at = (t: number) => (minutes.find((m) => m.time >= t) ?? minutes[minutes.length - 1])?.timeLabel ?? '';
+  return annotations
+    .filter((a) => a.time <= last && (a.timeEnd ?? a.time) > first - 60_000)
+    .map((a) => ({
+      ...a,
+      start: Math.max(a.time, first),
+      end: Math.min(a.timeEnd ?? a.time, last),
+      label: a.timeEnd === undefined ? `${a.text}, ${at(a.time)}` : `${a.text}, ${at(a.time)} to ${at(a.timeEnd)}`,
+    }));
+}
+
+/** The charts' annotations in words, for the chart's accessible name. */
+function annotationSummary(annotations: AnnotationMark[], minutes: MinuteView[]): string {
+  const labels = chartedAnnotations(annotations, minutes).map((a) => a.label);
+  return labels.length ? `; annotations: ${labels.join('; ')}` : '';
+}
+
+/** A thin line at each annotation (a faint band over a region), named by a title that is its tooltip. */
+function AnnotationMarks(props: {
+  annotations: AnnotationMark[];
+  minutes: MinuteView[];
+  x: (t: number) => number;
+  top: number;
+  bottom: number;
+}) {
+  const { annotations, minutes, x, top, bottom } = props;
+  const theme = useTheme2();
+  return (
+    <g>
+      {chartedAnnotations(annotations, minutes).map((a, i) => {
+        const color = a.color ? theme.visualization.getColorByName(a.color) : theme.colors.info.main;
+        const [x0, x1] = [x(a.start), x(Math.max(a.start, a.end))];
+        return (
+          <g key={`${a.time}-${i}`} data-testid={panelTestIds.chartAnnotation}>
+            <title>{a.label}</title>
+            {x1 > x0 ? (
+              <rect x={x0} y={top} width={x1 - x0} height={bottom - top} fill={color} fillOpacity={0.1} />
+            ) : null}
+            {[...new Set([x0, x1])].map((px) => (
+              <line key={px} x1={px} x2={px} y1={top} y2={bottom} stroke={color} strokeWidth={1} />
+            ))}
+            {/* A wider, invisible line: a target for the pointer, so the title shows. */}
+            <line x1={x0} x2={x0} y1={top} y2={bottom} stroke="transparent" strokeWidth={8} />
+          </g>
+        );
+      })}
     </g>
   );
 }

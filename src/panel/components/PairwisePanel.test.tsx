@@ -1,11 +1,32 @@
 import React from 'react';
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { DataFrame, FieldType, getDefaultTimeRange, LoadingState, PanelProps, toDataFrame } from '@grafana/data';
+import {
+  createTheme,
+  DataFrame,
+  FieldType,
+  getDefaultTimeRange,
+  LoadingState,
+  PanelProps,
+  toDataFrame,
+} from '@grafana/data';
+import { getDataSourceSrv } from '@grafana/runtime';
 import { goldenFrames } from '../testing/goldens';
 import { sampleWindow } from '../testing/sampleFrames';
 import { panelTestIds } from '../testIds';
 import { DEFAULT_OPTIONS, PairwisePanelOptions } from '../types';
 import { PairwisePanel } from './PairwisePanel';
+
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  getDataSourceSrv: jest.fn(),
+}));
+
+/** Grafana's Prometheus data sources, which a panel naming none opens Explore on (the default one). */
+function givePrometheus(list: Array<{ uid: string; isDefault?: boolean }>) {
+  const getList = jest.fn(() => list.map((ds) => ({ ...ds, type: 'prometheus', name: ds.uid })));
+  jest.mocked(getDataSourceSrv).mockReturnValue({ getList } as unknown as ReturnType<typeof getDataSourceSrv>);
+  return getList;
+}
 
 const START = Date.UTC(2026, 10, 21, 14, 0);
 
@@ -46,6 +67,10 @@ const verdictsOf = (series: DataFrame[]) =>
   minutesOf(series).fields.find((f) => f.name === 'verdict')!.values as string[];
 
 describe('PairwisePanel', () => {
+  beforeEach(() => {
+    givePrometheus([{ uid: 'prom-default', isDefault: true }]);
+  });
+
   it('says what to check when there is no data', () => {
     render(<PairwisePanel {...createProps({}, [])} />);
     expect(screen.getByText(/Pairwise needs a minutes frame from the Pairwise data source/)).toBeInTheDocument();
@@ -149,6 +174,33 @@ describe('PairwisePanel', () => {
     const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
     expect(decodeURIComponent(href)).toContain('prom-uid-from-the-variable');
     expect(decodeURIComponent(href)).not.toContain('${prometheus}');
+  });
+
+  it('opens Explore on the default Prometheus data source when the panel names none, and else links nothing', () => {
+    expect(DEFAULT_OPTIONS.prometheusDatasourceUid).toBe('');
+    const getList = givePrometheus([{ uid: 'prom-other' }, { uid: 'prom-main', isDefault: true }]);
+    const openMinute = () => {
+      const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
+      fireEvent.focus(strip);
+      fireEvent.keyDown(strip, { key: 'ArrowRight' });
+      fireEvent.keyDown(strip, { key: 'Enter' });
+    };
+    const { unmount } = render(<PairwisePanel {...createProps()} />);
+    openMinute();
+    const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
+    expect(getList).toHaveBeenCalledWith({ type: 'prometheus' });
+    expect(decodeURIComponent(href)).toContain('"uid":"prom-main"');
+    unmount();
+
+    // No Prometheus data source (or several, none the default): no links rather than a broken one.
+    for (const list of [[], [{ uid: 'a' }, { uid: 'b' }]]) {
+      givePrometheus(list);
+      const { unmount: again } = render(<PairwisePanel {...createProps()} />);
+      openMinute();
+      expect(screen.getByTestId(panelTestIds.tooltip)).toBeInTheDocument();
+      expect(screen.queryByRole('link', { name: /in Explore/ })).not.toBeInTheDocument();
+      again();
+    }
   });
 
   it('names the zone of each minute across a daylight-saving change, in the strip and the table', () => {
@@ -261,6 +313,39 @@ describe('PairwisePanel', () => {
     render(<PairwisePanel {...createProps({ width: 300, height: 200 })} />);
     expect(screen.getByTestId(panelTestIds.track)).toBeInTheDocument();
     expect(screen.queryByText(/Window decision \(/)).not.toBeInTheDocument();
+  });
+
+  it("marks the dashboard's annotations, such as the alert rule's state, on both charts with their words", () => {
+    const series = goldenFrames('hour');
+    const times = minutesOf(series).fields.find((f) => f.name === 'time')!.values as number[];
+    // As Grafana hands a panel its annotations: frames of time, timeEnd, title, text and color.
+    const alertState = toDataFrame({
+      fields: [
+        { name: 'time', type: FieldType.time, values: [times[29] - 30_000, times[40], times[0] - 3_600_000] },
+        { name: 'timeEnd', type: FieldType.time, values: [null, times[50], null] },
+        { name: 'title', type: FieldType.string, values: ['', '', ''] },
+        {
+          name: 'text',
+          type: FieldType.string,
+          values: ['<b>Alerting</b> rollback', 'Pending', 'Normal, before the range'],
+        },
+        { name: 'color', type: FieldType.string, values: ['red', '', 'green'] },
+      ],
+    });
+    render(<PairwisePanel {...createProps({ data: { ...createProps().data, series, annotations: [alertState] } })} />);
+    const theme = createTheme();
+    for (const chart of [screen.getByTestId(panelTestIds.chart), screen.getByTestId(panelTestIds.ratioChart)]) {
+      const marks = within(chart).getAllByTestId(panelTestIds.chartAnnotation);
+      // The one before the charted minutes is left out.
+      expect(marks).toHaveLength(2);
+      expect(marks[0].querySelector('title')).toHaveTextContent(/^Alerting rollback, 13:30$/);
+      expect(marks[0].querySelector('line')).toHaveAttribute('stroke', theme.visualization.getColorByName('red'));
+      expect(marks[1].querySelector('title')).toHaveTextContent(/^Pending, 13:41 to 13:51$/);
+      expect(marks[1].querySelector('rect')).toBeInTheDocument();
+      expect(within(chart).getByRole('img')).toHaveAccessibleName(
+        /; annotations: Alerting rollback, 13:30; Pending, 13:41 to 13:51$/
+      );
+    }
   });
 
   it('hides the track when switched off', () => {

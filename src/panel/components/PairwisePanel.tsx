@@ -3,6 +3,8 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2, PanelProps } from '@grafana/data';
 import { PanelDataErrorView } from '@grafana/runtime';
 import { useStyles2, useTheme2 } from '@grafana/ui';
+import { readAnnotations } from '../data/annotations';
+import { defaultPrometheusUid } from '../data/explore';
 import { panelLayout, stripLayout } from '../data/layout';
 import { buildViewModel } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
@@ -21,10 +23,11 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
   const unit = fieldConfig?.defaults?.unit;
   const decimals = fieldConfig?.defaults?.decimals ?? undefined;
   // The shipped dashboard names its Prometheus data source variable ("${prometheus}"): the
-  // Explore links follow whatever that variable holds.
-  const prometheusDatasourceUid = replaceVariables
+  // Explore links follow whatever that variable holds. Unset: the default Prometheus data source.
+  const configuredUid = replaceVariables
     ? replaceVariables(options.prometheusDatasourceUid ?? '')
     : options.prometheusDatasourceUid;
+  const prometheusDatasourceUid = useMemo(() => configuredUid || defaultPrometheusUid(), [configuredUid]);
 
   const viewModel = useMemo(
     () =>
@@ -37,6 +40,7 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
       }),
     [data.series, timeZone, unit, decimals, options.tableQuantiles, prometheusDatasourceUid]
   );
+  const annotations = useMemo(() => readAnnotations(data.annotations), [data.annotations]);
 
   if (viewModel.status === 'empty') {
     return <PanelDataErrorView panelId={id} fieldConfig={fieldConfig} data={data} message={viewModel.message} />;
@@ -86,6 +90,7 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
           minutes={viewModel.minutes}
           meta={viewModel.meta}
           firings={viewModel.track?.firings ?? []}
+          annotations={annotations}
           width={width}
           height={layout.chartHeight}
           formatLatency={formatLatency}

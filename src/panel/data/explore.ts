@@ -1,3 +1,19 @@
+import { getDataSourceSrv } from '@grafana/runtime';
+
+/**
+ * The Prometheus data source Explore links open when the panel names none: the one marked default, else
+ * the only one there is; '' when there is none (or several, none of them default): no links then.
+ */
+export function defaultPrometheusUid(): string {
+  try {
+    const list = getDataSourceSrv().getList({ type: 'prometheus' });
+    return (list.find((ds) => ds.isDefault) ?? (list.length === 1 ? list[0] : undefined))?.uid ?? '';
+  } catch {
+    // No data source service (outside Grafana): no links.
+    return '';
+  }
+}
+
 /**
  * Each fleet's PromQL for the verdict quantile of the minute ending at the evaluation time, as the
  * data source wrote it in the frame's meta.exploreQueries (pkg/frames.ExploreQueries, built by

@@ -8,7 +8,7 @@ const START = Date.UTC(2026, 10, 21, 14, 0);
 const options = {
   timeZone: 'utc',
   tableQuantiles: DEFAULT_OPTIONS.tableQuantiles,
-  prometheusDatasourceUid: DEFAULT_OPTIONS.prometheusDatasourceUid,
+  prometheusDatasourceUid: 'pairwise-prometheus',
 };
 
 function ready(vm: ReturnType<typeof buildViewModel>): ReadyViewModel {
