@@ -32,12 +32,12 @@ type alertRule struct {
 		} `yaml:"relativeTimeRange"`
 		Model map[string]any `yaml:"model"`
 	} `yaml:"data"`
-	NoDataState  string            `yaml:"noDataState"`
-	ExecErrState string            `yaml:"execErrState"`
+	NoDataState   string            `yaml:"noDataState"`
+	ExecErrState  string            `yaml:"execErrState"`
 	For           string            `yaml:"for"`
 	KeepFiringFor string            `yaml:"keepFiringFor"`
 	Annotations   map[string]string `yaml:"annotations"`
-	Labels       map[string]string `yaml:"labels"`
+	Labels        map[string]string `yaml:"labels"`
 }
 
 type ruleGroup struct {
