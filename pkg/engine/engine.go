@@ -343,6 +343,9 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 		if hint := cmp.Or(slow[f], slowScrapeHint(req.Config, healths[f])); hint != "" {
 			res.Warnings = append(res.Warnings, "the "+name+" fleet: "+hint)
 		}
+		if n := nanSums(results[f].series); n > 0 {
+			res.Warnings = append(res.Warnings, nanSumWarning(name, n))
+		}
 		if n, uneven := prom.UnevenScrapes(healths[f]); uneven {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s fleet's series have %.2f samples a minute on average, a scrape interval of about %.0f s, which does not divide a minute: %s", name, n, 60/n, unevenScrapeHint))
 		}
@@ -398,6 +401,26 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	}
 	res.Window = verdict.Decide(req.Config, minutes, opts)
 	return res, seen, nil
+}
+
+// nanSums counts the minutes whose native histogram has a NaN sum.
+func nanSums(series prom.Series) int {
+	n := 0
+	for _, h := range series {
+		if h != nil && math.IsNaN(h.Sum) {
+			n++
+		}
+	}
+	return n
+}
+
+// nanSumWarning says what a fleet's NaN sums mean: a pod observed NaN or
+// +Inf (its sum stays NaN until it restarts), which Pairwise's quantiles
+// ignore, as they should, but Prometheus 3.13's histogram_quantile does
+// not: it interpolates in the highest populated bucket instead of the one
+// holding the rank, so the rule pack's figures for the fleet are wrong.
+func nanSumWarning(fleet string, minutes int) string {
+	return fmt.Sprintf("the %s fleet's histograms have a NaN sum in %d minutes: some pod observed NaN or +Inf (its sum stays NaN until it restarts). This judgement is unaffected, but Prometheus's histogram_quantile answers such histograms wrongly, so the rule pack's quantiles, tail counts and decisions for this canary are not these; find the pod that observes NaN or +Inf", fleet, minutes)
 }
 
 // sharedSeries asks, beside the fleets' histograms, how many series both

@@ -788,3 +788,35 @@ func TestSharedSeriesEarlierHolds(t *testing.T) {
 		t.Fatalf("%s, flags %v, notes %q", res.Decision, res.Flags, res.Notes)
 	}
 }
+
+// TestNaNSumWarns: a fleet whose histograms have a NaN sum (a pod observed
+// NaN or +Inf) is judged as any other, and the answer warns that the rule
+// pack's figures for it are wrong: Prometheus's histogram_quantile
+// interpolates such histograms in their highest populated bucket (p99
+// 1.76e106 for 3.95 with a finite sum, promtool 3.13.5).
+func TestNaNSumWarns(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	nan := minutes(t, 10, 1)
+	for _, h := range nan {
+		h.Sum = math.NaN()
+	}
+	clean := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 1), canary: minutes(t, 10, 1)}}
+	withNaN := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 1), canary: nan}}
+	want, err := Analyze(context.Background(), clean, request(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Analyze(context.Background(), withNaN, request(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Decision != want.Decision || got.Reason != want.Reason {
+		t.Errorf("a NaN sum changed the judgement: %s (%s), want %s (%s)", got.Decision, got.Reason, want.Decision, want.Reason)
+	}
+	if !slices.ContainsFunc(got.Warnings, func(w string) bool { return strings.HasPrefix(w, "the canary fleet's histograms have a NaN sum in 10 minutes") }) {
+		t.Errorf("warnings %q: want the canary's NaN sums named", got.Warnings)
+	}
+	if slices.ContainsFunc(want.Warnings, func(w string) bool { return strings.Contains(w, "NaN sum") }) {
+		t.Errorf("finite sums warned: %q", want.Warnings)
+	}
+}
