@@ -813,7 +813,9 @@ func TestNaNSumWarns(t *testing.T) {
 	if got.Decision != want.Decision || got.Reason != want.Reason {
 		t.Errorf("a NaN sum changed the judgement: %s (%s), want %s (%s)", got.Decision, got.Reason, want.Decision, want.Reason)
 	}
-	if !slices.ContainsFunc(got.Warnings, func(w string) bool { return strings.HasPrefix(w, "the canary fleet's histograms have a NaN sum in 10 minutes") }) {
+	if !slices.ContainsFunc(got.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "the canary fleet's histograms have a NaN sum in 10 minutes")
+	}) {
 		t.Errorf("warnings %q: want the canary's NaN sums named", got.Warnings)
 	}
 	if slices.ContainsFunc(want.Warnings, func(w string) bool { return strings.Contains(w, "NaN sum") }) {
