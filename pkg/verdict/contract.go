@@ -39,12 +39,15 @@ func bound(v float64) *float64 { return &v }
 // Limits are the ranges of Config's numbers, by JSON name. Quantiles holds
 // the range of each listed quantile.
 var Limits = map[string]Limit{
-	"falseRollback":            {Min: bound(0), MinOpen: true, Max: bound(0.5)},
-	"falsePromote":             {Min: bound(0), MinOpen: true, Max: bound(0.5)},
-	"quantiles":                {Min: bound(0), MinOpen: true, Max: bound(1), MaxOpen: true},
-	"verdictQuantile":          {Min: bound(0), MinOpen: true, Max: bound(1), MaxOpen: true},
-	"promoteThreshold":         {Min: bound(0), MinOpen: true},
-	"rollbackThreshold":        {Above: "promoteThreshold"},
+	"falseRollback":    {Min: bound(0), MinOpen: true, Max: bound(0.5)},
+	"falsePromote":     {Min: bound(0), MinOpen: true, Max: bound(0.5)},
+	"quantiles":        {Min: bound(0), MinOpen: true, Max: bound(1), MaxOpen: true},
+	"verdictQuantile":  {Min: bound(0), MinOpen: true, Max: bound(1), MaxOpen: true},
+	"promoteThreshold": {Min: bound(0), MinOpen: true},
+	// rollbackThreshold: above 1, or the rule's alternative is no
+	// heavier tail (1: it never decides; below 1 it rolls back the faster
+	// canary and promotes the slower).
+	"rollbackThreshold":        {Min: bound(1), MinOpen: true, Above: "promoteThreshold"},
 	"windowMinutes":            {Min: bound(1), Max: bound(7 * 24 * 60), Whole: true},
 	"goodNeeded":               {Min: bound(1), Whole: true, AtMostWindowUnder: RuleReference},
 	"badLimit":                 {Min: bound(1), Whole: true, AtMostWindowUnder: RuleReference},
@@ -60,8 +63,9 @@ var Limits = map[string]Limit{
 	"scrapeIntervalSeconds":    {Min: bound(1), Max: bound(60), Whole: true, Divides: 60},
 	// minRollbackMinutes: up to 4, the minutes the dispersion needs
 	// (MinChanges + 1), and the most for which k-1 capped minutes stay
-	// below a deployment's boundary when every alternative is capped
-	// ((k-1)/k x (7.6 + ln 9) < 7.6 only for k <= 4).
+	// below a deployment's boundary when every alternative is capped at
+	// the defaults ((k-1)/k x (7.6 + ln 9) < 7.6 only for k <= 4;
+	// MinuteCap lowers the cap where the budget makes the boundary lower).
 	"minRollbackMinutes": {Min: bound(2), Max: bound(MinChanges + 1), Whole: true},
 }
 

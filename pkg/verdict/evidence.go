@@ -268,9 +268,14 @@ func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promo
 // fleets are identical", given the canary's share f of all observations:
 // each tail observation is the canary's with probability f under the second
 // and theta = f alt / (f alt + 1 - f) under the first.
+//
+// It is computed as k ln alt - (k+b) ln(1 + f (alt-1)), the rule pack's
+// form: theta/f = alt/(1 + f (alt-1)) and (1-theta)/(1-f) = 1/(1 + f
+// (alt-1)). The form with theta became NaN where theta rounds to 1 (a
+// large alt at a large share), losing the minutes where the baseline had
+// no tail at all.
 func LLR(k, b, f, alt float64) float64 {
-	theta := f * alt / (f*alt + 1 - f)
-	return k*math.Log(theta/f) + b*math.Log((1-theta)/(1-f))
+	return k*math.Log(alt) - (k+b)*math.Log(1+f*(alt-1))
 }
 
 // MixtureLimit bounds every summed LLR the mixture reads, either way: exp
@@ -460,9 +465,19 @@ func (c Config) DeepPromoteCap() float64 {
 // Capping lowers every likelihood ratio, so the rollback bounds hold as
 // they are. Promotion adds up the uncapped ratios (Vote.Promote): a
 // regression's first minutes count in full against a promotion.
+//
+// k-1 minutes of every alternative at the cap stay below the boundary only
+// while (k-1) ln Components < ln(2/FalseRollback), true for the defaults;
+// a larger FalseRollback (a boundary under (k-1) ln 9) lowers the cap to
+// just under the boundary divided by k-1, so that MinRollbackMinutes holds
+// whatever the budget.
 func (c Config) MinuteCap() float64 {
-	return (math.Log(2/c.FalseRollback) + math.Log(float64(Components))) / float64(c.MinRollbackMinutes)
+	a, k := math.Log(2/c.FalseRollback), float64(c.MinRollbackMinutes)
+	return math.Min((a+math.Log(float64(Components)))/k, capMargin*a/(k-1))
 }
+
+// capMargin keeps k-1 capped minutes strictly below the boundary.
+const capMargin = 0.999
 
 // PromoteBoundary is the promote statistic's: at or below minus this, the
 // window promotes; a canary whose tail is RollbackThreshold^TailIndices[0]

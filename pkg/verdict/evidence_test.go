@@ -646,6 +646,37 @@ func TestRecentEvidenceHoldsPromotion(t *testing.T) {
 // deployment back and one fewer holds it.
 func TestMinRollbackMinutes(t *testing.T) {
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	// Every budget the limits allow: at 0.01 and above, (k-1) ln 9 can
+	// reach the boundary, and k-1 minutes rolled back before the cap took
+	// the budget into account (1 minute at 0.25 with k 2, 2 at 0.05 with
+	// k 3, 3 at 0.01 with k 4).
+	for _, budget := range []float64{0.001, 0.01, 0.05, 0.25, 0.5} {
+		for _, k := range []int{2, 3, 4} {
+			c := Default()
+			c.MinRollbackMinutes, c.FalseRollback = k, budget
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			a := math.Log(2 / c.FalseRollback)
+			if want := (a + math.Log(float64(Components))) / float64(k); budget == 0.001 && math.Abs(c.MinuteCap()-want) > 1e-12 {
+				t.Errorf("k %d: cap %v, want %v", k, c.MinuteCap(), want)
+			}
+			clump := MinuteEvidence(c, classic(t, 9500, 60, 0), classic(t, 460, 40, 0), 1, 1)
+			decide := func(n int) Decision {
+				ms := make([]Minute, n)
+				for i := range ms {
+					ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: clump}
+				}
+				return Decide(c, ms, Options{Anchored: true, Shown: 1}).Decision
+			}
+			if got := decide(k - 1); got == Rollback {
+				t.Errorf("falseRollback %v, k %d: %d minutes of clumps rolled the deployment back", budget, k, k-1)
+			}
+			if got := decide(k); got != Rollback {
+				t.Errorf("falseRollback %v, k %d: %d minutes of clumps: %s, want rollback", budget, k, k, got)
+			}
+		}
+	}
 	for _, k := range []int{2, 3, 4} {
 		c := Default()
 		c.MinRollbackMinutes = k
@@ -1037,5 +1068,39 @@ func TestInfiniteCountsCarryNoEvidence(t *testing.T) {
 		if w.Decision != Rollback || math.IsNaN(w.Evidence.Statistic) {
 			t.Errorf("poisoned %v: %s, statistic %v", poisoned, w.Decision, w.Evidence.Statistic)
 		}
+	}
+}
+
+// TestLLRStaysFinite: where theta = f alt/(f alt + 1 - f) rounds to 1 (a
+// rollback threshold of 10 at half the traffic, alt = 10^16), the LLR is
+// still finite and right: the form with theta gave NaN for a minute whose
+// baseline had no tail (the most damning), and the minute was dropped.
+func TestLLRStaysFinite(t *testing.T) {
+	for _, tt := range []struct{ k, b, f, alt float64 }{
+		{100, 0, 0.5, 1e16}, {100, 5, 0.5, 1e16}, {100, 0, 0.99, math.Pow(8, 16)}, {3, 40, 0.05, 1.46},
+	} {
+		got := LLR(tt.k, tt.b, tt.f, tt.alt)
+		want := tt.k*math.Log(tt.alt) - (tt.k+tt.b)*math.Log1p(tt.f*(tt.alt-1))
+		if math.IsNaN(got) || math.IsInf(got, 0) || math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("LLR(%v, %v, %v, %v) = %v, want %v", tt.k, tt.b, tt.f, tt.alt, got, want)
+		}
+	}
+}
+
+// TestRollbackThresholdAboveOne: a rollback threshold of 1 or less is no
+// heavier tail to test for: at 1 the rule never decided (a 1.5x slower
+// canary was never rolled back), below 1 it promoted slower canaries.
+func TestRollbackThresholdAboveOne(t *testing.T) {
+	for _, r := range []float64{1, 0.98} {
+		c := Default()
+		c.PromoteThreshold, c.RollbackThreshold = 0.9, r
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "rollbackThreshold") {
+			t.Errorf("rollbackThreshold %v: Validate() = %v", r, err)
+		}
+	}
+	c := Default()
+	c.RollbackThreshold = 1.01
+	if err := c.Validate(); err != nil {
+		t.Errorf("rollbackThreshold 1.01: %v", err)
 	}
 }
