@@ -356,7 +356,6 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 		}
 	}
 	seen := map[string]bool{}
-	fleets := map[string]string{} // a canary's metric, kind and selectors: its name
 	out := make([]resolved, 0, len(f.Canaries))
 	for i, c := range f.Canaries {
 		r, err := c.resolve(defaults, byName)
@@ -373,14 +372,6 @@ func (f File) resolve() ([]resolved, []*resolvedGeneric, error) {
 		if g, ok := byName[strings.TrimPrefix(c.Name, "generic-")]; ok && c.Name == "generic-"+g.Name {
 			return nil, nil, fmt.Errorf("canary %s: name: its group pairwise-%s would have the name of generic %s's group", c.Name, c.Name, g.Name)
 		}
-		key := strings.Join([]string{r.Metric, string(r.kind), r.baseline.String(), r.canary.String()}, "\x00")
-		if other, ok := fleets[key]; ok {
-			// Both would record the same fleets' minutes: a reader (the
-			// judge, the gate, the data source) finds two records and
-			// cannot tell which to read.
-			return nil, nil, fmt.Errorf("canary %s: its metric, histogram and selectors are canary %s's: readers of the recorded minutes could not tell the two apart; judge one canary per pair of fleets", c.Name, other)
-		}
-		fleets[key] = c.Name
 		seen[c.Name] = true
 		r.queryOffset = offset
 		out = append(out, r)

@@ -284,9 +284,6 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"bad name", func(f *File) { f.Canaries[0].Name = `check"out` }, `canary check"out: name:`},
 		{"empty name", func(f *File) { f.Canaries[0].Name = "" }, "canary #1: name:"},
 		{"duplicate name", func(f *File) { f.Canaries = append(f.Canaries, f.Canaries[0]) }, "canary checkout: name: used by an earlier canary"},
-		// Two records of the same fleets: the recorded reading found both
-		// and fell back to raw series, or failed with --source recorded.
-		{"the same fleets twice", func(f *File) { c := f.Canaries[0]; c.Name = "checkout-strict"; f.Canaries = append(f.Canaries, c) }, "canary checkout-strict: its metric, histogram and selectors are canary checkout's"},
 		{"bad override", func(f *File) { f.Canaries[0].MinTailObservations = &neg }, "canary checkout: minTailObservations:"},
 		{"bad default", func(f *File) { f.Defaults.PromoteThreshold = &neg }, "defaults: promoteThreshold:"},
 		{"unknown rule", func(f *File) { r := "counting"; f.Canaries[0].Rule = &r }, `canary checkout: rule: "counting"`},
