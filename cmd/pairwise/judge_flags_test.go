@@ -174,12 +174,13 @@ func TestJudgeFlagValidation(t *testing.T) {
 		"promote-threshold": {
 			{args: []string{"--promote-threshold", "0"}, want: "--promote-threshold"},
 			{args: []string{"--promote-threshold", "-Inf"}, want: "--promote-threshold"},
-			{args: []string{"--promote-threshold", "1.2"}, want: "rollbackThreshold (--rollback-threshold): 1.1 must be above promoteThreshold 1.2"},
+			{args: []string{"--promote-threshold", "1.2"}, want: "rollbackThreshold (--rollback-threshold): 1.1 must be above 1 (a heavier tail) and above promoteThreshold 1.2"},
 			{args: []string{"--promote-threshold", "0.9"}},
 		},
 		"rollback-threshold": {
 			{args: []string{"--rollback-threshold", "+Inf"}, want: "rollbackThreshold (--rollback-threshold): +Inf is not a finite number"},
 			{args: []string{"--rollback-threshold", "NaN"}, want: "--rollback-threshold"},
+			{args: []string{"--promote-threshold", "0.9", "--rollback-threshold", "1"}, want: "rollbackThreshold (--rollback-threshold): 1 must be above 1"},
 			{args: []string{"--rollback-threshold", "0.9"}, want: "--rollback-threshold"},
 			{args: []string{"--rollback-threshold", "1.5"}},
 		},

@@ -177,7 +177,7 @@ func (c Config) Validate() error {
 	}
 	check(ok("verdictQuantile", c.VerdictQuantile), "verdictQuantile: %v is not between 0 and 1", c.VerdictQuantile)
 	check(ok("promoteThreshold", c.PromoteThreshold), "promoteThreshold: %v must be positive", c.PromoteThreshold)
-	check(ok("rollbackThreshold", c.RollbackThreshold), "rollbackThreshold: %v must be above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
+	check(ok("rollbackThreshold", c.RollbackThreshold), "rollbackThreshold: %v must be above 1 (a heavier tail) and above promoteThreshold %v", c.RollbackThreshold, c.PromoteThreshold)
 	windowOK := ok("windowMinutes", float64(c.WindowMinutes))
 	check(windowOK, "windowMinutes: %d is not between %v and %v", c.WindowMinutes, *Limits["windowMinutes"].Min, max("windowMinutes"))
 	// The counting rule's numbers must fit the window only where they decide,
