@@ -677,30 +677,6 @@ func TestMinRollbackMinutes(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []int{2, 3, 4} {
-		c := Default()
-		c.MinRollbackMinutes = k
-		if err := c.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		if want := (math.Log(2/c.FalseRollback) + math.Log(float64(Components))) / float64(k); math.Abs(c.MinuteCap()-want) > 1e-12 {
-			t.Errorf("k %d: cap %v, want %v", k, c.MinuteCap(), want)
-		}
-		clump := MinuteEvidence(c, classic(t, 9500, 60, 0), classic(t, 460, 40, 0), 1, 1)
-		decide := func(n int) Decision {
-			ms := make([]Minute, n)
-			for i := range ms {
-				ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: clump}
-			}
-			return Decide(c, ms, Options{Anchored: true, Shown: 1}).Decision
-		}
-		if got := decide(k - 1); got == Rollback {
-			t.Errorf("k %d: %d minutes of clumps rolled the deployment back", k, k-1)
-		}
-		if got := decide(k); got != Rollback {
-			t.Errorf("k %d: %d minutes of clumps: %s, want rollback", k, k, got)
-		}
-	}
 	for _, k := range []int{0, 1, 5} {
 		c := Default()
 		c.MinRollbackMinutes = k
