@@ -9,12 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -278,11 +276,10 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 		// a notification whose lines were lost is answered 503, and
 		// Alertmanager's next attempt reports them as first seen.
 		var lines []byte
-		next := seen.clone()
 		for _, a := range msg.Alerts {
 			key := alertKey(a)
 			line := alertLine{
-				Time: now, Event: next.event(key, a.Status), Status: a.Status, Alertname: a.Labels["alertname"], Key: key,
+				Time: now, Event: seen.peek(key, a.Status), Status: a.Status, Alertname: a.Labels["alertname"], Key: key,
 				Labels: a.Labels, Summary: a.Annotations["summary"], Annotations: a.Annotations,
 				StartsAt: formatTime(a.StartsAt), EndsAt: formatTime(a.EndsAt), Receiver: msg.Receiver,
 			}
@@ -301,7 +298,9 @@ func webhookHandler(out io.Writer, opts webhookOptions) http.Handler {
 			http.Error(w, "the receiver could not write the alerts", http.StatusServiceUnavailable)
 			return
 		}
-		*seen = *next
+		for _, a := range msg.Alerts {
+			seen.event(alertKey(a), a.Status)
+		}
 		w.WriteHeader(http.StatusOK)
 	})
 }
@@ -344,22 +343,23 @@ func newAlertMemory(max int) *alertMemory {
 	return &alertMemory{max: max, state: map[string]string{}}
 }
 
-// clone is a copy whose events leave m as it is.
-func (m *alertMemory) clone() *alertMemory {
-	c := &alertMemory{max: m.max, state: make(map[string]string, len(m.state)), order: slices.Clone(m.order)}
-	maps.Copy(c.state, m.state)
-	return c
+// peek is the event of key in status, not remembered: event remembers it.
+func (m *alertMemory) peek(key, status string) string {
+	if prev, known := m.state[key]; known && (prev == status || prev == "resolved") {
+		return "repeat"
+	}
+	return status
 }
 
 // event is "firing" or "resolved" when key is first reported in that state,
 // "repeat" otherwise; once resolved, an alert stays resolved (a late
 // firing notification of the same occurrence is a repeat).
 func (m *alertMemory) event(key, status string) string {
-	prev, known := m.state[key]
-	switch {
-	case known && (prev == status || prev == "resolved"):
-		return "repeat"
-	case !known:
+	e := m.peek(key, status)
+	if e == "repeat" {
+		return e
+	}
+	if _, known := m.state[key]; !known {
 		if len(m.order) >= m.max {
 			delete(m.state, m.order[0])
 			m.order = m.order[1:]
@@ -367,5 +367,5 @@ func (m *alertMemory) event(key, status string) string {
 		m.order = append(m.order, key)
 	}
 	m.state[key] = status
-	return status
+	return e
 }

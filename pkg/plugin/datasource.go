@@ -354,11 +354,8 @@ func pluginError(msg string) backend.DataResponse {
 	return backend.ErrDataResponseWithSource(backend.StatusInternal, backend.ErrorSourcePlugin, msg)
 }
 
-// query answers one query on its own.
-func (d *Datasource) query(ctx context.Context, q backend.DataQuery, fromExpressions bool) backend.DataResponse {
-	return d.runQuery(ctx, q, fromExpressions, d.newRun())
-}
-
+// runQuery answers one query of a request; run is what the request's
+// queries share (their clock and their analyses).
 func (d *Datasource) runQuery(ctx context.Context, q backend.DataQuery, fromExpressions bool, run *requestRun) (dr backend.DataResponse) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -148,9 +148,9 @@ func TestSinceInTheLastMinuteHolds(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 40, 0, time.UTC)
 	ds.clock = func() time.Time { return now }
 	query := func(since time.Time, format string) backend.DataResponse {
-		return ds.query(context.Background(), backend.DataQuery{RefID: "A", QueryType: "decision",
+		return ds.runQuery(context.Background(), backend.DataQuery{RefID: "A", QueryType: "decision",
 			TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now},
-			JSON:      []byte(validQuery + `,"format":"` + format + `","since":"` + since.Format(time.RFC3339) + `"}`)}, false)
+			JSON:      []byte(validQuery + `,"format":"` + format + `","since":"` + since.Format(time.RFC3339) + `"}`)}, false, ds.newRun())
 	}
 	for _, format := range []string{"panel", "alerting"} {
 		dr := query(now.Add(-50*time.Second), format)
