@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 )
@@ -25,14 +26,25 @@ type Health struct {
 // count_values tells how many series had each number of samples in the
 // minute (label pairwise_samples), from which the samples, the series and
 // those with two samples or more follow, and the down figure counts its
-// targets with up == 0 (found when the fleet's matchers are target labels).
+// targets with up == 0 (found when the fleet's matchers are target labels;
+// DownQuery).
 // The rule pack cannot read a number off a label; it records each series'
 // samples instead and computes the same figures from them
 // (HealthFromSamples).
-func HealthCountsQuery(metric string, sel selector.Selector, kind Kind) string {
+func HealthCountsQuery(metric string, sel selector.Selector, kind Kind, scrape time.Duration) string {
 	counted := "count_over_time(" + countedSeries(metric, sel, kind) + "[1m])"
 	return `count_values("` + samplesLabel + `", ` + counted + `)` +
-		` or label_replace(count(min_over_time(` + sel.With("up") + `[1m]) == 0), "` + healthLabel + `", "down", "", "")`
+		` or label_replace(` + DownQuery(sel, nil, scrape) + `, "` + healthLabel + `", "down", "", "")`
+}
+
+// DownQuery counts the fleet's targets with up == 0 (kept apart by the
+// labels by) over the range a minute's increase() reads (MinuteRange), not
+// the minute alone: a scrape that failed in the interval before the minute
+// took the sample the minute starts from, so the minute is read short
+// (at a 60 s scrape, that series adds nothing) though every series has a
+// sample in it.
+func DownQuery(sel selector.Selector, by []string, scrape time.Duration) string {
+	return "count" + grouping(by) + "(min_over_time(" + sel.With("up") + "[" + MinuteRange(scrape) + "]) == 0)"
 }
 
 // ReportingSamples is how many samples a series needs in a minute for its
@@ -50,7 +62,7 @@ func (c *Client) FleetHealth(ctx context.Context, metric string, sel selector.Se
 	if err := selector.ValidMetricName(metric); err != nil {
 		return nil, err
 	}
-	res, err := c.rangeQuery(ctx, HealthCountsQuery(metric, sel, kind), r)
+	res, err := c.rangeQuery(ctx, HealthCountsQuery(metric, sel, kind, r.Scrape), r)
 	if err != nil {
 		return nil, err
 	}

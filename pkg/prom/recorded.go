@@ -119,9 +119,9 @@ func SamplesQuery(metric string, sel selector.Selector, kind Kind, by []string) 
 // kept apart by the labels by, computed from samples, an expression of the
 // fleet's packed samples and series of the minute (SamplesQuery, as
 // recorded), and the down figure from the fleet's up series of the last
-// complete minute. Reporting is the series: every series with a sample in
+// complete minute (DownQuery, at the fleet's scrape interval). Reporting is the series: every series with a sample in
 // the minute reports, as ReportingSamples is 1 (TestReportingIsEverySeries).
-func HealthFromSamples(samples string, sel selector.Selector, by []string) string {
+func HealthFromSamples(samples string, sel selector.Selector, by []string, scrape time.Duration) string {
 	g := grouping(by)
 	figure := func(name, expr string) string {
 		return `label_replace(` + expr + `, "` + HealthLabel + `", "` + name + `", "", "")`
@@ -131,7 +131,7 @@ func HealthFromSamples(samples string, sel selector.Selector, by []string) strin
 	return figure(HealthSamples, packed+" % "+seriesUnit) +
 		" or " + figure(HealthSeries, series) +
 		" or " + figure(HealthReporting, series) +
-		" or last_over_time((" + figure(HealthDown, "count"+g+"(min_over_time("+sel.With("up")+"[1m]) == 0)") + ")[1m:1m])"
+		" or last_over_time((" + figure(HealthDown, DownQuery(sel, by, scrape)) + ")[1m:1m])"
 }
 
 // RecordedSelector is the selector a reader uses for a per-canary group's

@@ -47,7 +47,7 @@ func TestGenericGroupReadsEveryCanaryOnce(t *testing.T) {
 				// other matchers, which a reader must match (prom.labelDriven).
 				{prom.MinuteHistogramRecord(g.Metric, k), "last_over_time((" + prom.GroupedHistogramQuery(g.Metric, sel, k, by, prom.DefaultScrapeInterval) + ")[1m:1m])", 2},
 				{prom.MinuteSamplesRecord(g.Metric, k), "last_over_time((" + prom.SamplesQuery(g.Metric, sel, k, by) + ")[1m:1m])", 1},
-				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by), 2},
+				{prom.MinuteHealthRecord(g.Metric, k), prom.HealthFromSamples(samples, sel, by, prom.DefaultScrapeInterval), 2},
 			} {
 				r := rf.Groups[0].Rules[i]
 				if r.Record != want.record || spaced(r.Expr) != spaced(want.expr) || len(r.Labels) != want.labels ||

@@ -438,7 +438,7 @@ func (r resolved) rawRules() []rule {
 				comment: "the " + f.name + " fleet's merged histogram of the last complete minute (the raw series are read here only)"},
 			rule{record: prom.MinuteSamplesRecord(r.Metric, r.kind), expr: lastMinute(leaf(prom.SamplesQuery(r.Metric, f.sel, r.kind, nil))), labels: labels,
 				comment: "its samples and its series in that minute, packed as samples + 2^32 x series"},
-			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), f.sel, nil)), labels: labels,
+			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), f.sel, nil, r.config.ScrapeInterval())), labels: labels,
 				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 		)
 	}
@@ -497,7 +497,7 @@ func (g *resolvedGeneric) rules() []rule {
 			comment: "each fleet's merged histogram of the last complete minute, by " + strings.Join(g.by(), ", ") + " (the raw series are read here only)"},
 		{record: prom.MinuteSamplesRecord(g.Metric, g.kind), expr: lastMinute(leaf(prom.SamplesQuery(g.Metric, g.raw(), g.kind, g.by()))), labels: mark,
 			comment: "each fleet's samples and series in that minute, packed as samples + 2^32 x series"},
-		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.raw(), g.by())), labels: others,
+		{record: prom.MinuteHealthRecord(g.Metric, g.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), g.raw(), g.by(), g.defaults.ScrapeInterval())), labels: others,
 			comment: "each fleet's health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 	}
 }

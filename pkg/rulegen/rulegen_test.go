@@ -164,7 +164,7 @@ func TestOnlyTheMinuteRecordsReadRawSeries(t *testing.T) {
 					return []struct{ record, expr, fleet string }{
 						{prom.MinuteHistogramRecord(m, k), "last_over_time((" + query(m, sel, prom.DefaultScrapeInterval) + ")[1m:1m])", fleet},
 						{prom.MinuteSamplesRecord(m, k), "last_over_time((" + prom.SamplesQuery(m, sel, k, nil) + ")[1m:1m])", fleet},
-						{prom.MinuteHealthRecord(m, k), prom.HealthFromSamples(samples, sel, nil), fleet},
+						{prom.MinuteHealthRecord(m, k), prom.HealthFromSamples(samples, sel, nil, prom.DefaultScrapeInterval), fleet},
 					}
 				}
 				want := append(reads(base, "baseline"), reads(canary, "canary")...)

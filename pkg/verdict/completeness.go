@@ -8,7 +8,8 @@ type FleetHealth struct {
 	// minute: those whose minute is read.
 	Reporting float64
 	// Down is the number of the fleet's scrape targets with up == 0 at some
-	// point in the minute; 0 also when the fleet's labels are not on `up`.
+	// point in the minute or the scrape interval before it (prom.DownQuery);
+	// 0 also when the fleet's labels are not on `up`.
 	Down float64
 	// SamplesPerSeries is the mean number of samples the fleet's series
 	// have in the minute (0: unknown).
