@@ -387,6 +387,15 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 			minutes[i].LB = &verdict.LoadBalancerQuantiles{Baseline: verdictValue(req, results[2].series, p.Time), Canary: verdictValue(req, results[3].series, p.Time)}
 		}
 	}
+	if req.LB != nil {
+		note, err := lbCoverage(req, minutes)
+		if err != nil {
+			return nil, 0, err
+		}
+		if note != "" {
+			res.Warnings = append(res.Warnings, note)
+		}
+	}
 	canaryHadTraffic := func(t time.Time) bool {
 		if !sp.sinceFirst.IsZero() && t.Before(sp.sinceFirst) {
 			return false // an earlier canary under the same labels is not this one
@@ -657,6 +666,42 @@ func scrapedEvery(fleets []fetched, healths, sparse []map[int64]prom.Health) int
 		seen = s
 	}
 	return seen
+}
+
+// lbCoverage checks that the load-balancer histograms cross-check the
+// minutes both fleets served: a minute without them is not checked
+// (verdict's divergence skips it). None at all is an error naming the
+// load-balancer fleet that has none, as a selector that matches nothing or
+// a load balancer scraped less often than the fleets leaves them; some
+// missing is a warning.
+func lbCoverage(req Request, minutes []verdict.Minute) (string, error) {
+	served, checked := 0, 0
+	var seen [2]int
+	for _, m := range minutes {
+		if m.LB == nil || !(m.Baseline.Count > 0 && m.Canary.Count > 0) {
+			continue
+		}
+		served++
+		for f, q := range []float64{m.LB.Baseline, m.LB.Canary} {
+			if !math.IsNaN(q) {
+				seen[f]++
+			}
+		}
+		if !math.IsNaN(m.LB.Baseline) && !math.IsNaN(m.LB.Canary) {
+			checked++
+		}
+	}
+	for f, part := range []string{"baseline", "canary"} {
+		if served > 0 && seen[f] == 0 {
+			sel := []selector.Selector{req.LB.Baseline, req.LB.Canary}[f]
+			return "", &LoadBalancerError{Part: part, Err: fmt.Errorf("%s%s has no observations in any of the %d minutes both fleets served, so nothing is cross-checked: check the metric and the selector, and that the load balancer is scraped as often as the fleets (each minute is read over %s, which needs two of its samples)",
+				req.LB.Metric, sel, served, prom.MinuteRange(req.Config.ScrapeInterval()))}
+		}
+	}
+	if checked < served {
+		return fmt.Sprintf("the load-balancer histograms (%s) cross-check %d of the %d minutes both fleets served; the others have no load-balancer observations and are not checked", req.LB.Metric, checked, served), nil
+	}
+	return "", nil
 }
 
 func verdictValue(req Request, series prom.Series, t time.Time) float64 {

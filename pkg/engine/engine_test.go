@@ -822,3 +822,54 @@ func TestNaNSumWarns(t *testing.T) {
 		t.Errorf("finite sums warned: %q", want.Warnings)
 	}
 }
+
+// TestLoadBalancerCoverage: a load balancer whose histograms are missing
+// in every minute the fleets served (a selector that matches nothing, a
+// load balancer scraped less often than the fleets) cross-checks nothing,
+// which is an error naming the load-balancer fleet, not a silent pass;
+// missing in some minutes, a warning saying how many were checked.
+func TestLoadBalancerCoverage(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	lbBase, lbCanary := `{ingress="baseline"}`, `{ingress="canary"}`
+	for _, c := range []struct {
+		name             string
+		lbBase, lbCanary int // minutes with load-balancer histograms, of 10
+		wantErr, warning string
+	}{
+		{"every minute", 10, 10, "", ""},
+		{"half the minutes", 10, 5, "", "cross-check 5 of the 10 minutes"},
+		{"no canary minute", 10, 0, `load-balancer canary: lb_seconds{ingress="canary"} has no observations in any of the 10 minutes`, ""},
+		{"none", 0, 0, `load-balancer baseline: lb_seconds{ingress="baseline"} has no observations`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := &fleetSource{series: map[string]prom.Series{base: minutes(t, 10, 10), canary: minutes(t, 10, 10),
+				lbBase: minutes(t, c.lbBase, 10), lbCanary: minutes(t, c.lbCanary, 10)}}
+			req := request(t, 0)
+			lb, err := ParseLoadBalancer("lb_seconds", lbBase, lbCanary, req.Baseline, req.Canary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.LB = lb
+			res, err := Analyze(context.Background(), src, req)
+			if c.wantErr != "" {
+				var lbErr *LoadBalancerError
+				if !errors.As(err, &lbErr) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v; want a LoadBalancerError containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := ""
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "load-balancer") {
+					warned = w
+				}
+			}
+			if (c.warning == "") != (warned == "") || !strings.Contains(warned, c.warning) {
+				t.Errorf("warnings %q; want one containing %q (none if empty)", res.Warnings, c.warning)
+			}
+		})
+	}
+}
