@@ -169,6 +169,22 @@ func TestParseStalls(t *testing.T) {
 	}
 }
 
+// TestParseEpisodes: --episodes takes minutes between a pod's slow
+// episodes, their length in seconds and the slowdown, and refuses what the
+// simulator cannot do.
+func TestParseEpisodes(t *testing.T) {
+	for text, want := range map[string]episodes{"": {}, "30,90,1.5": {30, 90, 1.5}, "1,60,2": {1, 60, 2}} {
+		if got, err := parseEpisodes(text); err != nil || got != want {
+			t.Errorf("%q: %+v, %v; want %+v", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"30,90", "0,90,1.5", "30,0,1.5", "1,61,1.5", "30,1.5,2", "30,90,0", "30,90,Inf", "x,90,2", "30,90,1.5,1"} {
+		if _, err := parseEpisodes(text); err == nil {
+			t.Errorf("%q accepted", text)
+		}
+	}
+}
+
 // TestParseRamp: --ramp takes a number of steps and the minutes between
 // them, and refuses a ramp of one step or none.
 func TestParseRamp(t *testing.T) {

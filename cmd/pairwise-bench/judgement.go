@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -437,6 +438,9 @@ type judgePlan struct {
 	// Stalls, when set, pause every pod of the in-process cells (not the
 	// parity section's): sim.Config's StallEveryMinutes and StallSeconds.
 	Stalls stalls
+	// Episodes, when set, slow every pod of the in-process cells now and
+	// then (not the parity section's): sim.Config's Episode fields.
+	Episodes episodes `json:",omitempty"`
 	// Ramp, when set, raises the canary's weight of the in-process cells
 	// step by step at each deployment's start (ramp.apply).
 	Ramp ramp `json:",omitempty"`
@@ -600,6 +604,39 @@ func pair[T any](text string, parse func(string) (T, error)) (a, b T, ok bool) {
 
 func (st stalls) apply(c *sim.Config) { c.StallEveryMinutes, c.StallSeconds = st.Every, st.Seconds }
 
+// episodes are sim.Config's slow episodes: each pod Factor times slower for
+// Seconds, about every Every minutes; zero is none.
+type episodes struct {
+	Every   float64
+	Seconds int64
+	Factor  float64
+}
+
+// parseEpisodes reads --episodes EVERY,SECONDS,FACTOR.
+func parseEpisodes(text string) (episodes, error) {
+	var e episodes
+	if text == "" {
+		return e, nil
+	}
+	parts := strings.Split(text, ",")
+	bad := fmt.Errorf("--episodes %q: want EVERY,SECONDS,FACTOR: minutes between a pod's slow episodes (> 0), their length in whole seconds (1 to 60 EVERY) and how many times slower the pod is (> 0)", text)
+	if len(parts) != 3 {
+		return e, bad
+	}
+	var err [3]error
+	e.Every, err[0] = strconv.ParseFloat(parts[0], 64)
+	e.Seconds, err[1] = strconv.ParseInt(parts[1], 10, 64)
+	e.Factor, err[2] = strconv.ParseFloat(parts[2], 64)
+	if errors.Join(err[:]...) != nil || !(e.Every > 0) || e.Seconds < 1 || float64(e.Seconds) > 60*e.Every || !(e.Factor > 0) || math.IsInf(e.Factor, 0) {
+		return episodes{}, bad
+	}
+	return e, nil
+}
+
+func (e episodes) apply(c *sim.Config) {
+	c.EpisodeEveryMinutes, c.EpisodeSeconds, c.EpisodeFactor = e.Every, e.Seconds, e.Factor
+}
+
 // ramp is a canary whose weight is raised as Flagger's stepWeight or Argo
 // Rollouts' setWeight steps raise it: Steps equal steps up to the cell's
 // share, one every Every minutes; zero is none (the share throughout).
@@ -663,6 +700,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		k := keys[i]
 		spec := simSpec{Sim: simConfig(k, start), Minutes: total, Restarts: restartsFor(start, total), Offsets: jp.ScrapeOffsets, Covered: jp.CoveredMinutes, Classic: jp.ClassicBuckets}
 		jp.Stalls.apply(&spec.Sim)
+		jp.Episodes.apply(&spec.Sim)
 		jp.Ramp.apply(&spec.Sim, deployMinutes)
 		applyModel(jp.Model, &spec.Sim)
 		t0 := time.Now()
@@ -728,6 +766,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		// start at the same minute, so both share the baseline's observations.
 		c := simConfig(j.k, start)
 		jp.Stalls.apply(&c)
+		jp.Episodes.apply(&c)
 		jp.Ramp.apply(&c, regHorizon)
 		applyModel(jp.Model, &c)
 		c.Scenario = j.reg.Scenario

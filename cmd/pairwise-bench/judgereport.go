@@ -219,7 +219,7 @@ func (r *report) judgementMarkdown() string {
 	p("**Data.** `pkg/sim`, %d pods per fleet, three latency shapes: *bimodal* (log-normal body, log-sd 0.3, plus a slow path: 2%% of requests 5x slower, and 10%% costly requests 2.5x; the original model), *lognormal* (one log-normal, log-sd 0.5) and *heavy* (log-logistic, tail index 3: p99.9 = 2.15x p99). The traffic follows the daily curve (+/-30%%) with bursts (half of all 30-minute slots hold one of 3 to 6 minutes at 2-3x), latency follows load in every second (x (rate / mean rate)^%g: -9%% to +7%% over the day, up to +40%% in a burst at the daily peak, both fleets alike), and one pod of a fleet restarts every 2 hours, alternating fleets (its counters reset; what it counted since the last scrape is lost). Every data set has its own seed; a regression shares its identical-fleet cell's seed, so both have the same baseline observations.", benchPods, benchLoadLatency)
 	if changed := jp.changed(); len(changed) > 0 {
 		p("")
-		p("**Changed in this run** (`--judge-model`, `--classic-buckets`, `--stalls`, `--ramp`; the in-process cells only, not section 5.4): %s. Where the paragraph above says otherwise, these hold.", strings.Join(changed, ", "))
+		p("**Changed in this run** (`--judge-model`, `--classic-buckets`, `--stalls`, `--episodes`, `--ramp`; the in-process cells only, not section 5.4): %s. Where the paragraph above says otherwise, these hold.", strings.Join(changed, ", "))
 	}
 	p("")
 	p("**Path.** Every figure of 5.1-5.3 comes from the *in-process* path (`cmd/pairwise-bench/fleetsim.go`): the per-minute merged histograms of each fleet are built exactly as Prometheus 3.x answers the engine's `sum(increase(h[75s])) * 0.8` / `sum by (le) (increase(h_bucket[75s])) * 0.8` over pods scraped every 15 s (every observation of the minute, from each series' last sample before it: each pod's series extrapolated as promql's `extrapolatedRate` does, x5/4, less where a restarted counter would reach zero, and read per minute, x0.8), then judged by the engine's own per-minute code (`verdict.Stats`, `verdict.MinuteEvidence` with `ScrapeScale(4)` = 1) and `verdict.Decide`. Running the matrix through Prometheus would take hours on 2 cores. Section 5.4 runs one smaller cell per histogram kind through `pairwise-gen`, the real Prometheus 3.13.5 and `engine.Analyze`, and compares every verdict and decision with the in-process path (also a test: `TestInProcessMatchesPrometheus`).")
@@ -455,6 +455,9 @@ func (jp judgePlan) changed() []string {
 	}
 	if jp.Stalls.Every > 0 {
 		out = append(out, fmt.Sprintf("every pod pauses %g s about every %g minutes", jp.Stalls.Seconds, jp.Stalls.Every))
+	}
+	if jp.Episodes.Every > 0 {
+		out = append(out, fmt.Sprintf("every pod of both fleets is %gx slower for %d s about every %g minutes", jp.Episodes.Factor, jp.Episodes.Seconds, jp.Episodes.Every))
 	}
 	if jp.Ramp.Steps > 0 {
 		out = append(out, fmt.Sprintf("the canary's weight rises to its share in %d equal steps, one every %d minutes, from each deployment's start; identical-fleet deployments start every %d minutes and regressions every %d (a deployment's weight does not fall back while it is judged), so the sliding windows see the weight fall back every %d minutes",

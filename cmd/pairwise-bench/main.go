@@ -147,6 +147,7 @@ func run(args []string) error {
 	coveredFlag := fs.Bool("covered-minutes", false, "read every minute of the in-process judgement cells as a one-minute increase(), which covers the scrape intervals inside the minute only (three quarters of it at 15 s), as Pairwise read minutes before it read whole minutes: what whole minutes bring (not the parity section)")
 	sharesFlag := fs.String("judge-shares", "", "comma-separated canary shares (0.05 for 5%) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 0.02,0.1,0.33 with --judge-matrix quick)")
 	rpsFlag := fs.String("judge-rps", "", "comma-separated traffic levels (req/s) replacing the judgement matrix's, for its identical fleets and its regressions alike (e.g. 50,5000 with --judge-matrix quick)")
+	episodesFlag := fs.String("episodes", "", "EVERY,SECONDS,FACTOR: every pod of both fleets of the in-process judgement cells is FACTOR times slower for SECONDS about once every EVERY minutes (a noisy neighbour, a node under pressure; not the parity section)")
 	stallsFlag := fs.String("stalls", "", "EVERY,SECONDS: every pod of the in-process judgement cells pauses for SECONDS (at most 1) about once every EVERY minutes, the requests arriving meanwhile waiting for its end (clumped tails; not the parity section)")
 	rampFlag := fs.String("ramp", "", "STEPS,EVERY: the canary's weight of the in-process judgement cells rises to the cell's share in STEPS equal steps, one every EVERY minutes, from each deployment's start, as Flagger's stepWeight or Argo Rollouts' setWeight raise it (deployments then start every 60 minutes, regressions every 120; not the parity section)")
 	classicFlag := fs.String("classic-buckets", "", "comma-separated classic bucket bounds (seconds, ascending) replacing pairwise-gen's for the in-process judgement cells, e.g. client_golang's DefBuckets 0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10 (not the parity section)")
@@ -190,6 +191,9 @@ func run(args []string) error {
 		return err
 	}
 	p.Judge.Stalls = st
+	if p.Judge.Episodes, err = parseEpisodes(*episodesFlag); err != nil {
+		return err
+	}
 	if p.Judge.Ramp, err = parseRamp(*rampFlag); err != nil {
 		return err
 	}

@@ -131,6 +131,17 @@ type Config struct {
 	// stalls out.
 	StallEveryMinutes float64
 	StallSeconds      float64
+
+	// Slow episodes, off at 0 and the same in both fleets: each pod is
+	// EpisodeFactor times slower for EpisodeSeconds at a time, about once
+	// every EpisodeEveryMinutes (a noisy neighbour, a node under pressure,
+	// a pod warming up again). Time is cut into slots of EpisodeSeconds
+	// from the Unix epoch, and each slot of each pod is slow with
+	// probability EpisodeSeconds/(60 EpisodeEveryMinutes). The exact
+	// quantiles leave episodes out.
+	EpisodeEveryMinutes float64
+	EpisodeSeconds      int64
+	EpisodeFactor       float64
 }
 
 // DefaultConfig returns the default simulation for a run starting at start.
@@ -215,6 +226,9 @@ func (c Config) Validate() error {
 	check(c.MixShareFactor > 0 && c.CanaryShare*c.MixShareFactor < 1, "mix share factor must be > 0 and keep the canary share below 1, got %v", c.MixShareFactor)
 	check(c.StallEveryMinutes >= 0, "stall interval must be >= 0 minutes, got %v", c.StallEveryMinutes)
 	check(c.StallSeconds >= 0 && c.StallSeconds <= 1, "stall must last 0 to 1 s, got %v", c.StallSeconds)
+	check(c.EpisodeEveryMinutes >= 0 && c.EpisodeSeconds >= 0, "slow episodes must be >= 0 minutes apart and last >= 0 s, got %v and %d", c.EpisodeEveryMinutes, c.EpisodeSeconds)
+	check(c.EpisodeEveryMinutes == 0 || float64(c.EpisodeSeconds) <= 60*c.EpisodeEveryMinutes, "a slow episode must be shorter than the time between them, got %d s every %v minutes", c.EpisodeSeconds, c.EpisodeEveryMinutes)
+	check(c.EpisodeEveryMinutes == 0 || c.EpisodeFactor > 0, "slow-episode factor must be > 0, got %v", c.EpisodeFactor)
 	errs = append(errs, c.validateShape())
 	return errors.Join(errs...)
 }
@@ -281,8 +295,9 @@ type Burst struct {
 }
 
 const (
-	hashBurst = 0x62757273 // "burs"
-	hashStall = 0x7374616c // "stal"
+	hashBurst   = 0x62757273 // "burs"
+	hashStall   = 0x7374616c // "stal"
+	hashEpisode = 0x65706973 // "epis"
 )
 
 // burstInSlot returns the burst of a slot (start/end in Unix seconds), if any.
@@ -405,6 +420,12 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 	}
 	if c.LoadLatency != 0 {
 		p.factor = math.Pow(s.totalRate(mid)/c.TotalRPS, c.LoadLatency)
+	}
+	if c.EpisodeEveryMinutes > 0 && c.EpisodeSeconds > 0 {
+		slot := floorDiv(sec, c.EpisodeSeconds)
+		if unit(s.hash(hashEpisode, fi, uint64(pod), uint64(slot))) < float64(c.EpisodeSeconds)/(60*c.EpisodeEveryMinutes) {
+			p.factor *= c.EpisodeFactor
+		}
 	}
 	if fi == 0 {
 		return p

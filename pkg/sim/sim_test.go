@@ -415,6 +415,59 @@ func TestStalls(t *testing.T) {
 	}
 }
 
+// TestSlowEpisodes: with slow episodes, each pod of either fleet is
+// EpisodeFactor times slower for whole slots of EpisodeSeconds, about once
+// every EpisodeEveryMinutes, serving as many requests; outside them it is
+// as without.
+func TestSlowEpisodes(t *testing.T) {
+	c := DefaultConfig(t0)
+	c.PodsPerFleet = 4
+	plain := mustNew(t, c)
+	c.EpisodeEveryMinutes, c.EpisodeSeconds, c.EpisodeFactor = 10, 60, 1.5
+	slowed := mustNew(t, c)
+	slots, slow := 0, map[string]int{}
+	for _, fleet := range []string{FleetBaseline, FleetCanary} {
+		for pod := range c.PodsPerFleet {
+			for slot := range int64(24 * 60) {
+				slots++
+				var ratios []float64
+				for sec := t0.Unix() + 60*slot; sec < t0.Unix()+60*slot+60; sec++ {
+					var a, b []float64
+					plain.ObserveSecond(fleet, pod, sec, func(l float64, _ bool) { a = append(a, l) })
+					slowed.ObserveSecond(fleet, pod, sec, func(l float64, _ bool) { b = append(b, l) })
+					if len(a) != len(b) {
+						t.Fatalf("%s pod %d second %d: %d requests with episodes, %d without", fleet, pod, sec, len(b), len(a))
+					}
+					for i := range a {
+						ratios = append(ratios, b[i]/a[i])
+					}
+				}
+				if len(ratios) == 0 {
+					continue
+				}
+				r := ratios[0]
+				for _, x := range ratios {
+					if math.Abs(x-r) > 1e-9 {
+						t.Fatalf("%s pod %d slot %d: a slot is slowed whole or not at all, got ratios %v and %v", fleet, pod, slot, r, x)
+					}
+				}
+				switch {
+				case math.Abs(r-1.5) < 1e-9:
+					slow[fleet]++
+				case math.Abs(r-1) > 1e-9:
+					t.Fatalf("%s pod %d slot %d: %vx slower, want 1 or 1.5", fleet, pod, slot, r)
+				}
+			}
+		}
+	}
+	// Binomial(4 pods x 1440 slots, 1/10) per fleet: 576 expected, sd 23.
+	for _, fleet := range []string{FleetBaseline, FleetCanary} {
+		if n := slow[fleet]; n < 480 || n > 672 {
+			t.Errorf("%s: %d of %d pod-minutes slowed, want about %d", fleet, n, slots/2, slots/20)
+		}
+	}
+}
+
 // TestRampedShare: a canary whose weight is raised step by step serves its
 // step's share in each minute, and CanaryShare once the ramp is over.
 func TestRampedShare(t *testing.T) {
