@@ -59,25 +59,42 @@ type anchors struct {
 }
 
 // anchor is a canary's revision, its deployment start and the last time it
-// was asked about.
+// was asked about, and the rollout step asked about last and when it was
+// first asked about.
 type anchor struct {
 	revision    string
 	since, last time.Time
+	step        string
+	stepSince   time.Time
 }
+
+// asker is who asks about a canary: the gate (a Flagger canary's
+// namespace/name; empty for the decision endpoint), so that two gates on
+// one canary of the config keep their own anchors, the revision, and the
+// rollout step (Argo Rollouts' step argument; empty: none).
+type asker struct{ gate, revision, step string }
+
+// anchored is where a revision's judgement starts: its deployment start,
+// and, when the rollout has moved to another step since (a setWeight), the
+// moment that step was first asked about (zero otherwise).
+type anchored struct{ since, step time.Time }
 
 func newAnchors() *anchors { return &anchors{since: map[[sha256.Size]byte]anchor{}} }
 
-// anchorFor is the deployment start of the canary req describes at
-// revision rev, first asked about at ref; replays (requests about a past
-// window) keep anchors apart from the gates'.
-func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref time.Time) time.Time {
+// anchorFor is the deployment start of the canary req describes at the
+// asker's revision, first asked about at ref, and the start of its step;
+// replays (requests about a past window) keep anchors apart from the
+// gates'. A step asked about after another step of the revision starts
+// then; the first step asked about is the deployment's. Requests without a
+// step leave it alone and get none.
+func (a *anchors) anchorFor(req engine.Request, ask asker, replay bool, ref time.Time) anchored {
 	// Hashed: a canary described by long matchers costs 32 bytes. Replays
 	// are no timeline of deployments: each revision replayed keeps its own.
-	slot := ""
+	rev, slot := ask.revision, ""
 	if replay {
 		slot = rev
 	}
-	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%v\x00%s", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, replay, slot))
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%v\x00%s\x00%s", req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, replay, slot, ask.gate))
 	ref = ref.UTC()
 	const day = verdict.MinutesPerDay * time.Minute
 	a.mu.Lock()
@@ -85,9 +102,23 @@ func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref tim
 	if s, ok := a.since[key]; ok && s.revision == rev && ref.Sub(s.last) < day {
 		if ref.After(s.last) {
 			s.last = ref
-			a.since[key] = s
 		}
-		return s.since
+		// A request without a step (a background analysis) neither moves
+		// the step nor waits for it.
+		// The first step named is the deployment's.
+		switch {
+		case ask.step == "" || ask.step == s.step || replay:
+		case s.step == "":
+			s.step = ask.step
+		case ref.After(s.stepSince):
+			s.step, s.stepSince = ask.step, ref
+		}
+		a.since[key] = s
+		out := anchored{since: s.since}
+		if ask.step != "" && s.stepSince.After(s.since) {
+			out.step = s.stepSince
+		}
+		return out
 	}
 	for k, s := range a.since {
 		if ref.Sub(s.last) >= day {
@@ -104,6 +135,6 @@ func (a *anchors) anchorFor(req engine.Request, rev string, replay bool, ref tim
 		}
 		delete(a.since, oldest)
 	}
-	a.since[key] = anchor{revision: rev, since: ref, last: ref}
-	return ref
+	a.since[key] = anchor{revision: rev, since: ref, last: ref, step: ask.step, stepSince: ref}
+	return anchored{since: ref}
 }

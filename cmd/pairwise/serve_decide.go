@@ -20,7 +20,7 @@ import (
 
 // decisionParams are the parameters a decision request may carry, as URL
 // query parameters or as Flagger webhook metadata.
-var decisionParams = []string{"canary", "metric", "baseline", "histogram", "window", "rule", "since", "at", "source", "revision"}
+var decisionParams = []string{"canary", "metric", "baseline", "histogram", "window", "rule", "since", "at", "source", "revision", "step"}
 
 // errNoCanary: the request names a canary the config does not hold.
 var errNoCanary = errors.New("no such canary")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -150,7 +151,8 @@ type judged struct {
 	err    string
 }
 
-func (s *decisionServer) judge(ctx context.Context, get func(string) string) judged {
+// judge answers one request; gate names who asks (anchorFor).
+func (s *decisionServer) judge(ctx context.Context, gate string, get func(string) string) judged {
 	req, err := parseDecision(get, s.opts.Canaries, s.opts.Settle, s.opts.Now())
 	if err != nil {
 		status := http.StatusBadRequest
@@ -162,20 +164,27 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 	// A revision without a since is anchored where the server first saw it.
 	// Requests that name the window's end (at=) replay the past: they keep
 	// anchors of their own, so that none of them can move a gate's.
-	rev := get("revision")
-	if err := validRevision(rev); err != nil {
-		return judged{status: http.StatusBadRequest, err: err.Error()}
+	ask := asker{gate: gate, revision: get("revision"), step: get("step")}
+	for _, v := range []struct{ name, value string }{{"revision", ask.revision}, {"step", ask.step}} {
+		if err := validRevision(v.value); err != nil {
+			return judged{status: http.StatusBadRequest, err: v.name + strings.TrimPrefix(err.Error(), "revision")}
+		}
 	}
-	if rev != "" && req.Since.IsZero() {
+	if ask.step != "" && ask.revision == "" {
+		return judged{status: http.StatusBadRequest, err: "step needs revision: a step is one of the revision's"}
+	}
+	var stepSince time.Time
+	if ask.revision != "" && req.Since.IsZero() {
 		ref, replay := s.opts.Now(), get("at") != ""
 		if replay {
 			ref = req.Window.Last
 		}
-		req.Since = s.anchors.anchorFor(req, rev, replay, ref)
+		at := s.anchors.anchorFor(req, ask, replay, ref)
+		req.Since, stepSince = at.since, at.step
 		// None of its minutes is whole yet: hold, saying where the
 		// anchor comes from (Analyze holds a since= that late itself).
 		if engine.FirstMinute(req.Since).After(req.Window.Last) {
-			return judged{res: engine.TooEarly(req, "revision "+rev+" was first asked about at"), status: http.StatusOK}
+			return judged{res: engine.TooEarly(req, "revision "+ask.revision+" was first asked about at"), status: http.StatusOK}
 		}
 	}
 	res, byPod, err := s.analyses.get(ctx, req)
@@ -185,7 +194,28 @@ func (s *decisionServer) judge(ctx context.Context, get func(string) string) jud
 		msg := explain(s.opts.PromURL, s.opts.Client.Timeout, s.opts.Client.Credentials, err)
 		return judged{status: http.StatusServiceUnavailable, err: s.opts.Scrub(oneLine(msg.Error()))}
 	}
-	return judged{res: res, byPod: byPod, status: http.StatusOK}
+	return judged{res: stepHeld(res, ask.step, stepSince), byPod: byPod, status: http.StatusOK}
+}
+
+// stepHeld holds a promotion of a rollout step that began after the
+// revision's first (stepSince; zero: none) until the window's last
+// ShareMinutes minutes all come after it. A step moves the canary's weight,
+// and an analysis that starts with it would otherwise promote at its first
+// question on minutes all at the previous weight, the traffic-parity flag
+// seeing no move. res, shared with other requests, is not changed.
+func stepHeld(res *engine.Result, step string, stepSince time.Time) *engine.Result {
+	if res.Decision != verdict.Promote || stepSince.IsZero() {
+		return res
+	}
+	from := engine.FirstMinute(stepSince).Add(time.Duration(res.Config.ShareMinutes()-1) * time.Minute)
+	if !res.Request.Window.Last.Before(from) {
+		return res
+	}
+	held := *res
+	held.Decision = verdict.Hold
+	held.Reason = fmt.Sprintf("step %s was first asked about at %s: its weight is judged on the minutes after it, and promotion waits until the window's last %d minutes are all its (the window ending %s); %s",
+		step, stepSince.UTC().Format(time.RFC3339), res.Config.ShareMinutes(), from.Format(time.RFC3339), res.Reason)
+	return &held
 }
 
 func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {
@@ -206,7 +236,7 @@ func (s *decisionServer) decision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	j := s.judge(r.Context(), q.Get)
+	j := s.judge(r.Context(), "", q.Get)
 	if j.res == nil {
 		counted := "" // a bad request is not a decision
 		if j.status == http.StatusServiceUnavailable {
@@ -287,13 +317,16 @@ const noRevision = "the payload has no checksum (Flagger sends one from 1.34 on)
 // server cannot judge (no spurious rollback: promotion is gated by
 // confirm-promotion); confirm-promotion passes only on promote; the
 // rollback hook, which rolls back on a pass, passes only on rollback.
+// Cannot judge fails the other two with 424, not 503: Flagger's client
+// retries a 5xx and then drops its body, so Flagger's events would say
+// "giving up after 1 attempt(s)" instead of why.
 func hookStatus(h hookKind, decision string) int {
 	const no = http.StatusPreconditionFailed
 	switch {
 	case decision == inconclusive && h == hookRollout:
 		return http.StatusOK
 	case decision == inconclusive:
-		return http.StatusServiceUnavailable
+		return http.StatusFailedDependency
 	case h == hookRollout && decision == string(verdict.Rollback),
 		h == hookConfirmPromotion && decision != string(verdict.Promote),
 		h == hookRollback && decision != string(verdict.Rollback):
@@ -337,7 +370,9 @@ func (s *decisionServer) flagger(h hookKind) http.Handler {
 		if get("revision") == "" && get("since") == "" {
 			ans.Warning = noRevision
 		}
-		j := s.judge(r.Context(), get)
+		// Each Flagger canary keeps its own anchor, though two (one name in
+		// two namespaces) may name one canary of the config.
+		j := s.judge(r.Context(), p.Namespace+"/"+p.Name, get)
 		switch {
 		case j.res != nil:
 			ans.Decision, ans.Reason, ans.ByPod, ans.End = string(j.res.Decision), j.res.Reason, j.byPod.String(), j.res.Request.Window.Last.Format(time.RFC3339)

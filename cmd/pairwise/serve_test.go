@@ -148,6 +148,7 @@ func TestServeLive(t *testing.T) {
 	t.Run("argo rollouts web provider", func(t *testing.T) { serveArgo(t, e) })
 	t.Run("flagger webhooks", func(t *testing.T) { serveFlagger(t, e) })
 	t.Run("a gate's revisions on the clock", func(t *testing.T) { serveGateClock(t, e) })
+	t.Run("an analysis after a setWeight step", func(t *testing.T) { serveStepAfterPromote(t, e) })
 	t.Run("same decision as the judge", func(t *testing.T) { serveMatchesJudge(t, e) })
 	t.Run("50 parallel checks share one analysis", func(t *testing.T) { serveConcurrency(t, e) })
 	t.Run("bad requests", func(t *testing.T) { serveBadRequests(t, e) })
@@ -245,7 +246,7 @@ func serveArgo(t *testing.T, e *serveEnv) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.canary+" "+tt.revision+" at "+tt.at.Format("15:04"), func(t *testing.T) {
-			u, err := url.Parse(strings.NewReplacer("{{args.canary}}", tt.canary, "{{args.revision}}", tt.revision).Replace(m.Provider.Web.URL))
+			u, err := url.Parse(strings.NewReplacer("{{args.canary}}", tt.canary, "{{args.revision}}", tt.revision, "{{args.step}}", "5").Replace(m.Provider.Web.URL))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -796,5 +797,48 @@ func serveGateClock(t *testing.T, e *serveEnv) {
 		if got := ask(step.revision, step.minute); !strings.HasPrefix(got, step.want) {
 			t.Fatalf("%s at %s: %s; want %q...", step.revision, step.minute.Format("15:04"), got, step.want)
 		}
+	}
+}
+
+// serveStepAfterPromote: a Rollout's analysis at step 5 promotes; the
+// Rollout sets the next weight and its analysis at step 50 asks seconds
+// later. With the step named, that answer holds (no minute at the new
+// weight yet); without it, the answer is the promote on the same window.
+func serveStepAfterPromote(t *testing.T, e *serveEnv) {
+	var clock time.Time
+	srv := newDecisionServer(serverOptions{Client: e.srv.opts.Client, Canaries: e.srv.opts.Canaries, Settle: 30 * time.Second, ReadyFor: time.Second,
+		PromURL: e.proxy.url, Now: func() time.Time { return clock }})
+	h := httptest.NewServer(srv.Handler())
+	defer h.Close()
+	ask := func(query string, at time.Time) (string, string) {
+		t.Helper()
+		clock = at
+		resp, err := http.Get(h.URL + "/api/v1/decision?canary=checkout&revision=6d4b9c7f5" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc struct{ Decision, Reason string }
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		return doc.Decision, doc.Reason
+	}
+	ask("&step=5", judgeEnd.Add(-79*time.Minute+40*time.Second))
+	var promoted time.Time
+	for m := judgeEnd.Add(-78 * time.Minute); !m.After(promoteAt); m = m.Add(time.Minute) {
+		if d, _ := ask("&step=5", m.Add(40*time.Second)); d == "promote" {
+			promoted = m.Add(40 * time.Second)
+			break
+		}
+	}
+	if promoted.IsZero() {
+		t.Fatal("step 5 never promoted")
+	}
+	if d, reason := ask("&step=50", promoted.Add(5*time.Second)); d != "hold" || !strings.Contains(reason, "step 50 was first asked about") {
+		t.Errorf("step 50's first question, 5 s after step 5 promoted: %s (%s); want hold until its weight has 30 minutes", d, reason)
+	}
+	if d, _ := ask("", promoted.Add(6*time.Second)); d != "promote" {
+		t.Errorf("the same window asked without a step: %s; want promote (a background analysis is not held)", d)
 	}
 }

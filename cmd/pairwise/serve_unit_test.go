@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -34,8 +37,8 @@ func TestHookStatus(t *testing.T) {
 		promote, hold, rollback, cannotJudge int
 	}{
 		{hookRollout, 200, 200, 412, 200},
-		{hookConfirmPromotion, 200, 412, 412, 503},
-		{hookRollback, 412, 412, 200, 503},
+		{hookConfirmPromotion, 200, 412, 412, 424},
+		{hookRollback, 412, 412, 200, 424},
 	}
 	for _, tt := range tests {
 		got := []int{hookStatus(tt.hook, "promote"), hookStatus(tt.hook, "hold"), hookStatus(tt.hook, "rollback"), hookStatus(tt.hook, inconclusive)}
@@ -109,34 +112,34 @@ func TestAnchors(t *testing.T) {
 		{other, "r1", false, t0.Add(44*time.Hour + 30*time.Minute), t0.Add(44*time.Hour + 30*time.Minute)},
 	}
 	for i, s := range steps {
-		if got := a.anchorFor(s.req, s.rev, s.replay, s.at); !got.Equal(s.want) {
+		if got := a.anchorFor(s.req, asker{revision: s.rev}, s.replay, s.at).since; !got.Equal(s.want) {
 			t.Fatalf("step %d (%s at %s): anchored at %s, want %s", i, s.rev, s.at.Format(time.RFC3339), got.Format(time.RFC3339), s.want.Format(time.RFC3339))
 		}
 	}
 	// The anchor is the moment itself: its first judged minute is the first
 	// whole minute after it, as for --since, never the minute it fell in.
 	at := t0.Add(50 * time.Hour)
-	if first := engine.FirstMinute(a.anchorFor(checkout, "r3", false, at)); !first.Equal(time.Date(2026, 6, 3, 13, 2, 0, 0, time.UTC)) {
+	if first := engine.FirstMinute(a.anchorFor(checkout, asker{revision: "r3"}, false, at).since); !first.Equal(time.Date(2026, 6, 3, 13, 2, 0, 0, time.UTC)) {
 		t.Fatalf("a revision first seen at %s is judged from the minute ending %s, want 13:02 as --since %s is", at.Format(time.TimeOnly), first.Format(time.TimeOnly), at.Format(time.TimeOnly))
 	}
 	// Bounded: the canaries longest unasked go first, the one asked about
 	// first among them, however recently the others were added.
 	later := t0.Add(60 * time.Hour)
-	a.anchorFor(checkout, "r3", false, later)
+	a.anchorFor(checkout, asker{revision: "r3"}, false, later)
 	for i := range maxAnchors + 10 {
-		a.anchorFor(engine.Request{Metric: fmt.Sprintf("flood_%d", i)}, "r1", false, later.Add(time.Duration(i+1)*time.Second))
+		a.anchorFor(engine.Request{Metric: fmt.Sprintf("flood_%d", i)}, asker{revision: "r1"}, false, later.Add(time.Duration(i+1)*time.Second))
 		if i == maxAnchors/2 {
 			// Asked about again midway: kept.
-			a.anchorFor(checkout, "r3", false, later.Add(time.Duration(i+1)*time.Second))
+			a.anchorFor(checkout, asker{revision: "r3"}, false, later.Add(time.Duration(i+1)*time.Second))
 		}
 	}
 	if len(a.since) != maxAnchors {
 		t.Fatalf("%d anchors kept, want %d", len(a.since), maxAnchors)
 	}
-	if got := a.anchorFor(checkout, "r3", false, later.Add(time.Hour)); !got.Equal(at) {
+	if got := a.anchorFor(checkout, asker{revision: "r3"}, false, later.Add(time.Hour)).since; !got.Equal(at) {
 		t.Fatalf("a canary asked about midway lost its anchor: %s, want %s", got, at)
 	}
-	if got := a.anchorFor(engine.Request{Metric: "flood_0"}, "r1", false, later.Add(time.Hour)); got.Equal(later.Add(time.Second)) {
+	if got := a.anchorFor(engine.Request{Metric: "flood_0"}, asker{revision: "r1"}, false, later.Add(time.Hour)).since; got.Equal(later.Add(time.Second)) {
 		t.Fatalf("the canary longest unasked kept its anchor")
 	}
 }
@@ -562,5 +565,108 @@ func TestAbandonedAnalysesNeverRun(t *testing.T) {
 	// as an analysis of a silent Prometheus, not as one still in the queue.
 	if _, _, err := a.get(context.Background(), request(asked)); errors.Is(err, errQueued) {
 		t.Errorf("a fresh request found the slots taken: %v", err)
+	}
+}
+
+// TestAnchorSteps: the first step named is the deployment's; a step named
+// after another starts where it was first asked about, until the revision
+// changes; requests without a step neither move it nor wait for it; each
+// gate keeps its own anchor.
+func TestAnchorSteps(t *testing.T) {
+	a := newAnchors()
+	checkout := engine.Request{Metric: "http_request_duration_seconds"}
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for i, s := range []struct {
+		ask             asker
+		at              time.Time
+		since, stepFrom time.Time
+	}{
+		{asker{revision: "r1"}, t0, t0, time.Time{}},
+		{asker{revision: "r1", step: "5"}, t0.Add(time.Minute), t0, time.Time{}},
+		{asker{revision: "r1", step: "50"}, t0.Add(40 * time.Minute), t0, t0.Add(40 * time.Minute)},
+		{asker{revision: "r1"}, t0.Add(41 * time.Minute), t0, time.Time{}},
+		{asker{revision: "r1", step: "50"}, t0.Add(42 * time.Minute), t0, t0.Add(40 * time.Minute)},
+		{asker{revision: "r1", step: "100"}, t0.Add(80 * time.Minute), t0, t0.Add(80 * time.Minute)},
+		// Another gate on the same canary (a Flagger canary of another
+		// namespace) has its own anchor.
+		{asker{gate: "prod/checkout", revision: "r9", step: "1"}, t0.Add(81 * time.Minute), t0.Add(81 * time.Minute), time.Time{}},
+		{asker{revision: "r1", step: "100"}, t0.Add(82 * time.Minute), t0, t0.Add(80 * time.Minute)},
+		// A new revision starts anew, its first step with it.
+		{asker{revision: "r2", step: "5"}, t0.Add(90 * time.Minute), t0.Add(90 * time.Minute), time.Time{}},
+	} {
+		got := a.anchorFor(checkout, s.ask, false, s.at)
+		if !got.since.Equal(s.since) || !got.step.Equal(s.stepFrom) {
+			t.Fatalf("question %d (%+v at %s): since %s, step from %s; want %s and %s", i, s.ask, s.at.Format(time.TimeOnly),
+				got.since.Format(time.TimeOnly), got.step.Format(time.TimeOnly), s.since.Format(time.TimeOnly), s.stepFrom.Format(time.TimeOnly))
+		}
+	}
+}
+
+// TestStepHeld: a promote of a step that began after the revision's first
+// holds until the window's last ShareMinutes minutes all come after the
+// step's first question, and the shared result is left as it was.
+func TestStepHeld(t *testing.T) {
+	cfg := verdict.Default()
+	stepAt := time.Date(2026, 6, 1, 12, 40, 5, 0, time.UTC) // its first whole minute ends 12:42
+	res := func(last time.Time) *engine.Result {
+		return &engine.Result{Window: verdict.Window{Config: cfg, Decision: verdict.Promote, Reason: "evidence"},
+			Request: engine.Request{Window: pairing.Window{First: last.Add(-59 * time.Minute), Last: last}}}
+	}
+	for _, c := range []struct {
+		last     time.Time
+		stepFrom time.Time
+		want     verdict.Decision
+	}{
+		{time.Date(2026, 6, 1, 12, 40, 0, 0, time.UTC), stepAt, verdict.Hold},
+		{time.Date(2026, 6, 1, 13, 10, 0, 0, time.UTC), stepAt, verdict.Hold},
+		{time.Date(2026, 6, 1, 13, 11, 0, 0, time.UTC), stepAt, verdict.Promote},
+		{time.Date(2026, 6, 1, 12, 40, 0, 0, time.UTC), time.Time{}, verdict.Promote},
+	} {
+		in := res(c.last)
+		got := stepHeld(in, "50", c.stepFrom)
+		if got.Decision != c.want || in.Decision != verdict.Promote {
+			t.Errorf("window ending %s, step from %s: %s (%s), shared result %s; want %s and promote left alone",
+				c.last.Format(time.TimeOnly), c.stepFrom.Format(time.TimeOnly), got.Decision, got.Reason, in.Decision, c.want)
+		}
+	}
+}
+
+// TestFlaggerNamespacesKeepTheirAnchors: two Flagger canaries named
+// checkout in two namespaces, each at its own checksum, asked about in turn
+// every minute, keep their own deployment starts: neither is "first asked
+// about" a minute ago for ever.
+func TestFlaggerNamespacesKeepTheirAnchors(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"status":"error","errorType":"internal","error":"down"}`, http.StatusInternalServerError)
+	}))
+	defer down.Close()
+	clock := time.Date(2026, 6, 1, 10, 0, 40, 0, time.UTC)
+	client, err := prom.New(down.URL, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newDecisionServer(serverOptions{Client: client, Canaries: testCanaries(t), PodLabel: "pod", Settle: 30 * time.Second, ReadyFor: time.Second,
+		PromURL: down.URL, Now: func() time.Time { return clock }})
+	h := httptest.NewServer(srv.Handler())
+	defer h.Close()
+	post := func(ns, sum string) hookAnswer {
+		resp, err := http.Post(h.URL+"/flagger/rollout", "application/json", strings.NewReader(fmt.Sprintf(`{"name":"checkout","namespace":%q,"phase":"Progressing","checksum":%q}`, ns, sum)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a hookAnswer
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for range 5 {
+		clock = clock.Add(time.Minute)
+		for _, ns := range []string{"staging", "prod"} {
+			if a := post(ns, ns+"-sum"); strings.Contains(a.Reason, "first asked about") && !strings.Contains(a.Reason, "first asked about at 2026-06-01T10:01:40Z") {
+				t.Fatalf("%s at %s: %s; want its anchor of 10:01:40 kept", ns, clock.Format(time.TimeOnly), a.Reason)
+			}
+		}
 	}
 }
