@@ -104,8 +104,8 @@ func (a *anchors) anchorFor(req engine.Request, ask asker, replay bool, ref time
 			s.last = ref
 		}
 		// A request without a step (a background analysis) neither moves
-		// the step nor waits for it.
-		// The first step named is the deployment's.
+		// the step nor waits for it; the first step named is the
+		// deployment's, and a later one starts where it is first named.
 		switch {
 		case ask.step == "" || ask.step == s.step || replay:
 		case s.step == "":
