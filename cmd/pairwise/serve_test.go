@@ -764,24 +764,12 @@ func TestArgoJobTemplateRunsTheJudge(t *testing.T) {
 // and a revert to the first (after the other was asked about) starts anew
 // too, so the other's minutes never count against it.
 func serveGateClock(t *testing.T, e *serveEnv) {
-	var clock time.Time
-	srv := newDecisionServer(serverOptions{Client: e.srv.opts.Client, Canaries: e.srv.opts.Canaries, Settle: 30 * time.Second, ReadyFor: time.Second,
-		PromURL: e.proxy.url, Now: func() time.Time { return clock }})
-	h := httptest.NewServer(srv.Handler())
-	defer h.Close()
+	gate := clockedGate(t, e)
 	ask := func(revision string, minute time.Time) string {
 		t.Helper()
-		clock = minute.Add(40 * time.Second) // the minute is over, and settled
-		resp, err := http.Get(h.URL + "/api/v1/decision?canary=checkout&revision=" + revision)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var doc struct{ Decision, Reason string }
-		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("%d %v", resp.StatusCode, err)
-		}
-		return doc.Decision + ": " + doc.Reason
+		// The minute is over, and settled.
+		decision, reason := gate("revision="+revision, minute.Add(40*time.Second))
+		return decision + ": " + reason
 	}
 	for _, step := range []struct {
 		revision string
@@ -805,24 +793,10 @@ func serveGateClock(t *testing.T, e *serveEnv) {
 // later. With the step named, that answer holds (no minute at the new
 // weight yet); without it, the answer is the promote on the same window.
 func serveStepAfterPromote(t *testing.T, e *serveEnv) {
-	var clock time.Time
-	srv := newDecisionServer(serverOptions{Client: e.srv.opts.Client, Canaries: e.srv.opts.Canaries, Settle: 30 * time.Second, ReadyFor: time.Second,
-		PromURL: e.proxy.url, Now: func() time.Time { return clock }})
-	h := httptest.NewServer(srv.Handler())
-	defer h.Close()
+	gate := clockedGate(t, e)
 	ask := func(query string, at time.Time) (string, string) {
 		t.Helper()
-		clock = at
-		resp, err := http.Get(h.URL + "/api/v1/decision?canary=checkout&revision=6d4b9c7f5" + query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var doc struct{ Decision, Reason string }
-		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("%d %v", resp.StatusCode, err)
-		}
-		return doc.Decision, doc.Reason
+		return gate("revision=6d4b9c7f5"+query, at)
 	}
 	ask("&step=5", judgeEnd.Add(-79*time.Minute+40*time.Second))
 	var promoted time.Time
@@ -840,5 +814,30 @@ func serveStepAfterPromote(t *testing.T, e *serveEnv) {
 	}
 	if d, _ := ask("", promoted.Add(6*time.Second)); d != "promote" {
 		t.Errorf("the same window asked without a step: %s; want promote (a background analysis is not held)", d)
+	}
+}
+
+// clockedGate is a decision server on the test's data whose clock each
+// question sets: it asks about canary checkout with the query given, at the
+// moment given, and returns the decision and its reason.
+func clockedGate(t *testing.T, e *serveEnv) func(query string, at time.Time) (string, string) {
+	var clock time.Time
+	srv := newDecisionServer(serverOptions{Client: e.srv.opts.Client, Canaries: e.srv.opts.Canaries, Settle: 30 * time.Second, ReadyFor: time.Second,
+		PromURL: e.proxy.url, Now: func() time.Time { return clock }})
+	h := httptest.NewServer(srv.Handler())
+	t.Cleanup(h.Close)
+	return func(query string, at time.Time) (string, string) {
+		t.Helper()
+		clock = at
+		resp, err := http.Get(h.URL + "/api/v1/decision?canary=checkout&" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc struct{ Decision, Reason string }
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		return doc.Decision, doc.Reason
 	}
 }
