@@ -105,6 +105,9 @@ func (p *parser) matcher() (Matcher, error) {
 		p.pos++
 	}
 	name := p.in[start:p.pos]
+	if name == "" && (p.peek() == '"' || p.peek() == '\'' || p.peek() == '`') {
+		return Matcher{}, fmt.Errorf("quoted label names (Prometheus 3's UTF-8 names such as \"service.name\") are not supported at offset %d: use a label name of letters, digits and _", start)
+	}
 	if !labelName.MatchString(name) {
 		return Matcher{}, fmt.Errorf("expected a label name at offset %d", start)
 	}

@@ -30,6 +30,7 @@ func TestParse(t *testing.T) {
 		{name: "bad operator", in: `{job=="x"}`, wantErr: "quoted string"},
 		{name: "missing comma", in: `{a="x" b="y"}`, wantErr: "expected ','"},
 		{name: "bad label name", in: `{1a="x"}`, wantErr: "label name"},
+		{name: "quoted label name", in: `{"service.name"="checkout"}`, wantErr: "quoted label names"},
 		{name: "name label", in: `{__name__="up"}`, wantErr: "__name__"},
 		{name: "regex does not compile", in: `{a=~"("}`, wantErr: "does not compile"},
 		{name: "all matchers match empty", in: `{a=~".*"}`, wantErr: "every matcher"},
