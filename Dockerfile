@@ -22,8 +22,11 @@ COPY --from=build /out/pairwise /usr/local/bin/pairwise
 COPY rules/pairwise.yaml /etc/pairwise/pairwise.yaml
 USER 65532:65532
 # A crash aborts (SIGABRT, exit 134) instead of Go's exit status 2, which
-# pairwise judge uses for rollback.
+# pairwise judge uses for rollback. The image has no init: as PID 1,
+# pairwise runs itself as a child, which can abort, and forwards signals.
 ENV GOTRACEBACK=crash
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/pairwise"]
-CMD ["serve", "--listen", ":8080", "--config", "/etc/pairwise/pairwise.yaml"]
+# The usage. Give a command, for example:
+#   docker run IMAGE serve --listen :8080 --config /etc/pairwise/pairwise.yaml --prometheus http://prometheus:9090
+CMD ["--help"]

@@ -35,7 +35,12 @@ func main() {
 	// is rollback. Aborting instead (SIGABRT, status 134 in a shell or a
 	// container) keeps every crash apart from every decision. The image
 	// also sets GOTRACEBACK=crash, for a runtime that fails before main.
+	// As PID 1 a process cannot abort, so there pairwise runs as its own
+	// child (asPID1).
 	debug.SetTraceback("crash")
+	if code, ok := asPID1(os.Args[1:], os.Stderr); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -89,6 +90,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	client, scrub, err := f.connect(stderr)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if !flagSet(fs, "prometheus") {
+		// The judge's default suits a shell beside Prometheus; a server in
+		// a container would ask the container itself and answer 503 for ever.
+		return fail(stderr, errors.New("serve needs --prometheus URL, the Prometheus (or Mimir/Thanos) it judges against"))
 	}
 	srv := newDecisionServer(serverOptions{Client: client, Canaries: canaries, PodLabel: f.podLabel, Settle: f.settle, ReadyFor: f.readyFor, Scrub: scrub, PromURL: prom.RedactURL(f.prometheus)})
 	// SIGTERM is caught before the port opens: once the server answers,
@@ -186,4 +192,10 @@ func loadCanaries(path string) (map[string]rulegen.Queries, error) {
 		out[q.Name] = q
 	}
 	return out, nil
+}
+
+// flagSet tells whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -41,6 +41,13 @@ const serveConfig = `canaries:
     canary: '{service="checkout",track="canary"}'
     histogram: native
     rule: reference
+  # the canary deploy/flagger/canary.yaml's hooks name, on the simulated
+  # fleets (deploy/kubernetes selects Flagger's app labels)
+  - name: checkout-flagger
+    metric: http_request_duration_seconds
+    baseline: '{service="checkout",track="baseline"}'
+    canary: '{service="checkout",track="canary"}'
+    histogram: native
 `
 
 // countingProxy stands between the server and the real Prometheus and

@@ -247,6 +247,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--config", badConfig}, "the baseline and canary selectors are the same"},
 		{[]string{"--basic-auth-password-file", "/nonexistent"}, "needs --basic-auth-user"},
 		{[]string{"extra"}, "unexpected argument"},
+		{nil, "serve needs --prometheus URL"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
