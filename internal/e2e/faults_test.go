@@ -24,19 +24,12 @@ import (
 
 // TestFaultsEndToEnd runs the committed pack and routing through faults of
 // the real servers. Each subtest has servers of its own and runs in parallel.
-//
-// Not tested here: the rollback alert resolving once the canary is gone.
-// Its condition needs a recorded minute of the canary within the last 5, and
-// keep_firing_for (10m) holds it after that, so it resolves about 15 minutes
-// after the canary's last recorded minute: promtool checks that on recorded
-// series (rules/tests/gone.yml), not a live Prometheus and Alertmanager, and
-// the committed routing sends the rollback webhook no resolved notification
-// (send_resolved: false).
 func TestFaultsEndToEnd(t *testing.T) {
 	testenv.GeneratorBinary(t)
 	testenv.BackfillBinary(t)
 	t.Run("prometheus-restart", func(t *testing.T) { t.Parallel(); testPrometheusRestart(t) })
 	t.Run("alertmanager-restart", func(t *testing.T) { t.Parallel(); testAlertmanagerRestart(t) })
+	t.Run("canary-gone", func(t *testing.T) { t.Parallel(); testAlertResolves(t) })
 	t.Run("promtool-classic-backfill", func(t *testing.T) { t.Parallel(); testPromtoolClassicBackfill(t) })
 }
 
@@ -471,6 +464,79 @@ func testAlertmanagerRestart(t *testing.T) {
 		t.Fatalf("the rollback of %v, held by the stopped Alertmanager, never reached the webhook through the new one within %s: %v; its log:\n%s", slices.Sorted(maps.Keys(waiting)), bound, err, am2.LogTail(20))
 	}
 	t.Logf("the rollbacks the stopped Alertmanager held (%v) reached the webhook %.1fs after it was stopped", held, time.Since(stopped).Seconds())
+}
+
+// testAlertResolves: a canary whose rollback fired and whose series then
+// end (rolled back, removed) has its alert resolved through Alertmanager.
+// The rollback fires while the canary records minutes within the last
+// goneMinutes (5); keep_firing_for holds it after that. The committed pack's
+// 10m would make this test wait 15 minutes, so the pack runs here with
+// keep_firing_for 1m, and the routing sends the rollback webhook resolved
+// notifications (the committed routing does not: a rollback needs no
+// undo). The data end at the current minute and nothing is scraped after:
+// the canary is gone from then on.
+func testAlertResolves(t *testing.T) {
+	dataDir, committed, _, end := faultData(t, 70, 10, "--scenario", "regression", "--canary-share", "0.5", "--total-rps", "4000")
+	b, err := os.ReadFile(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keep, short = "keep_firing_for: 10m", "keep_firing_for: 1m"
+	if !strings.Contains(string(b), keep) {
+		t.Fatalf("%s has no %q for this test to shorten", committed, keep)
+	}
+	packFile := filepath.Join(t.TempDir(), "pairwise.rules.yml")
+	if err := os.WriteFile(packFile, []byte(strings.ReplaceAll(string(b), keep, short)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hook := testenv.WebhookReceiver(t)
+	const noResolved = "send_resolved: false"
+	amConfig := routingConfig(t, hook, "5s")
+	if strings.Count(amConfig, noResolved) != 1 {
+		t.Fatalf("the committed routing no longer has one %q for this test to turn on", noResolved)
+	}
+	am := testenv.Alertmanager(t, strings.Replace(amConfig, noResolved, "send_resolved: true", 1))
+	targets := filepath.Join(t.TempDir(), "alertmanagers.yml")
+	writeTargets(t, targets, am.Addr)
+	faultProm(t, dataDir, packFile, targets, "", time.Minute)
+
+	fired := map[string]bool{}
+	if _, err := hook.WaitFor(func(p testenv.WebhookPayload) bool {
+		for _, a := range p.Alerts {
+			if a.Labels["alertname"] == "PairwiseCanaryRollback" && a.Status == "firing" {
+				fired[a.Labels["canary"]] = true
+			}
+		}
+		return fired["checkout"] && fired["checkout-classic"]
+	}, 3*time.Minute); err != nil {
+		t.Fatalf("PairwiseCanaryRollback reached the webhook within 3 minutes for %v, not for both canaries of the pack (checkout, checkout-classic): %v; Alertmanager's log:\n%s",
+			slices.Sorted(maps.Keys(fired)), err, am.LogTail(20))
+	}
+	// Resolved after the last minute's record leaves the 5-minute range
+	// (evaluated once a minute), keep_firing_for's minute and the next
+	// evaluation, then Alertmanager's group_interval (1m) and slack.
+	gone := end.Add(5 * time.Minute)
+	deadline := gone.Add(time.Minute + 2*time.Minute + time.Minute + 30*time.Second)
+	waiting := maps.Clone(fired)
+	var resolvedAt time.Time
+	_, err = hook.WaitFor(func(p testenv.WebhookPayload) bool {
+		for _, a := range p.Alerts {
+			if a.Labels["alertname"] == "PairwiseCanaryRollback" && a.Status == "resolved" && waiting[a.Labels["canary"]] {
+				if a.EndsAt.Before(gone) {
+					t.Errorf("the rollback of %s resolved at %s, before its canary's last minute (%s) left the %d-minute range: not because it was gone",
+						a.Labels["canary"], a.EndsAt.Format(time.RFC3339), end.Format(time.RFC3339), 5)
+				}
+				delete(waiting, a.Labels["canary"])
+				resolvedAt = time.Now()
+			}
+		}
+		return len(waiting) == 0
+	}, time.Until(deadline))
+	if err != nil {
+		t.Fatalf("the rollback of %v had not resolved %s after its canary's last minute (%s): %v; Alertmanager's log:\n%s",
+			slices.Sorted(maps.Keys(waiting)), deadline.Sub(end), end.Format(time.RFC3339), err, am.LogTail(20))
+	}
+	t.Logf("the rollbacks of %v resolved through Alertmanager %.1f minutes after their canary's last minute", slices.Sorted(maps.Keys(fired)), resolvedAt.Sub(end).Minutes())
 }
 
 // routingConfig is the committed routing with the rollback webhook pointed
