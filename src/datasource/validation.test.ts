@@ -87,6 +87,10 @@ describe('validateQuery', () => {
     const many = Array.from({ length: CONTRACT.maxQuantiles + 1 }, (_, i) => 0.5 + i / 100);
     expect(validateQuery({ ...valid, quantiles: many, verdictQuantile: 0.5 }).quantiles).toMatch(/at most 16/);
     expect(validateQuery({ ...valid, quantiles: many.slice(1), verdictQuantile: 0.51 })).toEqual({});
+    // 16 listed without the verdict quantile: pkg/verdict adds it and refuses 17.
+    expect(validateQuery({ ...valid, quantiles: many.slice(1), verdictQuantile: 0.99 }).quantiles).toMatch(
+      /at most 15 quantiles besides the verdict quantile \(p99\)/
+    );
   });
 
   it('accepts an expected canary share of 0 or a fraction', () => {

@@ -192,8 +192,14 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
     errors.quantiles = 'List at least one quantile, e.g. 0.5, 0.99, 0.999.';
   } else if (quantiles.some((q) => !withinLimit('quantiles', q, values))) {
     errors.quantiles = NUMBER_MESSAGES.quantiles;
-  } else if (quantiles.length > CONTRACT.maxQuantiles) {
-    errors.quantiles = `List at most ${CONTRACT.maxQuantiles} quantiles.`;
+  } else if (shownQuantiles(quantiles, values.verdictQuantile) > CONTRACT.maxQuantiles) {
+    // pkg/verdict shows the verdict quantile too, and counts it, when it is not listed.
+    errors.quantiles =
+      quantiles.length > CONTRACT.maxQuantiles
+        ? `List at most ${CONTRACT.maxQuantiles} quantiles.`
+        : `List at most ${CONTRACT.maxQuantiles - 1} quantiles besides the verdict quantile (${quantileLabel(
+            values.verdictQuantile as number
+          )}), which is shown too, or list it.`;
   } else if (new Set(quantiles).size < quantiles.length) {
     errors.quantiles = 'Each quantile is listed once.';
   }
@@ -261,6 +267,15 @@ export function parseQuantiles(text: string): number[] | undefined {
   // toPrecision drops the float noise of the division (p99.9 -> 0.999, not 0.9990000000000001).
   const values = parts.map((p) => (/^p/i.test(p) ? Number((Number(p.slice(1)) / 100).toPrecision(12)) : Number(p)));
   return values.every((v) => Number.isFinite(v)) ? values : undefined;
+}
+
+/** How many quantiles pkg/verdict shows: those listed, and the verdict quantile when it is not. */
+function shownQuantiles(quantiles: number[], verdictQuantile: unknown): number {
+  if (typeof verdictQuantile !== 'number' || !Number.isFinite(verdictQuantile)) {
+    return quantiles.length;
+  }
+  const label = quantileLabel(verdictQuantile);
+  return quantiles.some((q) => quantileLabel(q) === label) ? quantiles.length : quantiles.length + 1;
 }
 
 /** 0.999 -> "p99.9" */

@@ -176,6 +176,25 @@ describe('PairwisePanel', () => {
     expect(decodeURIComponent(href)).not.toContain('${prometheus}');
   });
 
+  it('opens Explore on the default Prometheus data source when the variable is not on this dashboard', () => {
+    givePrometheus([{ uid: 'prom-main', isDefault: true }]);
+    render(
+      <PairwisePanel
+        {...createProps({
+          replaceVariables: (s: string) => s, // Grafana leaves a variable it does not know as written
+          options: { ...DEFAULT_OPTIONS, prometheusDatasourceUid: '${prometheus}' },
+        })}
+      />
+    );
+    const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
+    fireEvent.focus(strip);
+    fireEvent.keyDown(strip, { key: 'ArrowRight' });
+    fireEvent.keyDown(strip, { key: 'Enter' });
+    const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
+    expect(decodeURIComponent(href)).toContain('"uid":"prom-main"');
+    expect(decodeURIComponent(href)).not.toContain('${prometheus}');
+  });
+
   it('opens Explore on the default Prometheus data source when the panel names none, and else links nothing', () => {
     expect(DEFAULT_OPTIONS.prometheusDatasourceUid).toBe('');
     const getList = givePrometheus([{ uid: 'prom-other' }, { uid: 'prom-main', isDefault: true }]);

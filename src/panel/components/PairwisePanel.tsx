@@ -23,10 +23,13 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
   const unit = fieldConfig?.defaults?.unit;
   const decimals = fieldConfig?.defaults?.decimals ?? undefined;
   // The shipped dashboard names its Prometheus data source variable ("${prometheus}"): the
-  // Explore links follow whatever that variable holds. Unset: the default Prometheus data source.
-  const configuredUid = replaceVariables
+  // Explore links follow whatever that variable holds. Unset, or a variable this dashboard does not
+  // have (Grafana leaves it as written, as in a panel copied to another dashboard): the default
+  // Prometheus data source.
+  const replaced = replaceVariables
     ? replaceVariables(options.prometheusDatasourceUid ?? '')
     : options.prometheusDatasourceUid;
+  const configuredUid = replaced?.includes('$') ? '' : replaced;
   const prometheusDatasourceUid = useMemo(() => configuredUid || defaultPrometheusUid(), [configuredUid]);
 
   const viewModel = useMemo(
