@@ -562,8 +562,11 @@ func (s *scanner) bucket(b *apiBucket) error {
 		return fmt.Errorf("%w: a bucket is not an array", ErrNotProm)
 	}
 	rule, err := s.number()
-	if err != nil || rule != math.Trunc(rule) {
+	if err != nil {
 		return fmt.Errorf("%w: bucket boundary rule: %v", ErrNotProm, err)
+	}
+	if rule != math.Trunc(rule) {
+		return fmt.Errorf("%w: bucket boundary rule %v is not a whole number", ErrNotProm, rule)
 	}
 	b.Boundaries = int(rule)
 	for i, v := range []*float64{&b.Lower, &b.Upper, &b.Count} {

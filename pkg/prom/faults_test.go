@@ -304,8 +304,22 @@ func TestRedirectedQuery(t *testing.T) {
 		}
 		err = fleet(context.Background(), c)
 		moved.Close()
-		if !errors.Is(err, ErrNotProm) || !strings.Contains(fmt.Sprint(err), "redirected the query to "+target.URL+"/prom/api/v1/query_range") {
-			t.Errorf("%d: %v; want the redirect named", code, err)
+		if !errors.Is(err, ErrNotProm) || !strings.Contains(fmt.Sprint(err), "redirected the query to "+target.URL+"/prom/api/v1/query_range") ||
+			!strings.Contains(fmt.Sprint(err), "use "+target.URL+"/prom as the Prometheus URL") {
+			t.Errorf("%d: %v; want the redirect named and the URL to use", code, err)
 		}
+	}
+	// A proxy that sends the query to a sign-in page: no URL to use.
+	signIn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/oauth2/sign_in?rd="+r.URL.Path, http.StatusFound)
+	}))
+	defer signIn.Close()
+	c, err := New(signIn.URL, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet(context.Background(), c); !errors.Is(err, ErrNotProm) || strings.Contains(fmt.Sprint(err), "as the Prometheus URL") ||
+		!strings.Contains(fmt.Sprint(err), "authentication") {
+		t.Errorf("sign-in redirect: %v; want the redirect named and authentication to check, no URL to use", err)
 	}
 }

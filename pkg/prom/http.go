@@ -111,10 +111,12 @@ func RedactURL(s string) string {
 }
 
 // setTimeout asks Prometheus to give up on a query after the client's
-// timeout (the query's own `timeout` parameter), when it has one.
+// timeout (the query's own `timeout` parameter), when it has one, in whole
+// milliseconds: Prometheus reads plain seconds or a duration in whole
+// units, and refuses "2.5s".
 func (c *Client) setTimeout(form url.Values) {
 	if c.Timeout > 0 {
-		form.Set("timeout", strconv.FormatFloat(c.Timeout.Seconds(), 'f', -1, 64)+"s")
+		form.Set("timeout", strconv.FormatInt(max(c.Timeout.Milliseconds(), 1), 10)+"ms")
 	}
 }
 
@@ -227,7 +229,12 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 		// into a GET without its form: Prometheus would then name a
 		// missing parameter, which misleads.
 		to := resp.Request.URL
-		return fmt.Errorf("%w: %s redirected the query to %s://%s%s, which turns it into a %s without its parameters: use that address as the Prometheus URL", ErrNotProm, host, to.Scheme, to.Host, to.Path, resp.Request.Method)
+		// The same API path further on: the URL to give is what comes
+		// before it. Anywhere else, a sign-in page is the likely place.
+		if base, ok := strings.CutSuffix(to.Path, apiPath(req.URL.Path)); ok && apiPath(req.URL.Path) != "" {
+			return fmt.Errorf("%w: %s redirected the query to %s://%s%s, which turns it into a %s without its parameters: use %s://%s%s as the Prometheus URL", ErrNotProm, host, to.Scheme, to.Host, to.Path, resp.Request.Method, to.Scheme, to.Host, base)
+		}
+		return fmt.Errorf("%w: %s redirected the query to %s://%s%s, which turns it into a %s without its parameters: a sign-in page? check the Prometheus URL and its authentication", ErrNotProm, host, to.Scheme, to.Host, to.Path, resp.Request.Method)
 	}
 	if !resp.Uncompressed && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		zr := gzipReaders.Get().(*gzip.Reader)
@@ -449,3 +456,12 @@ func classifyTransport(req *http.Request, err error) error {
 type droppedError struct{ error }
 
 func (d droppedError) Unwrap() error { return d.error }
+
+// apiPath is the part of a request path from its Prometheus API path on
+// (/api/v1/query_range), "" when it has none.
+func apiPath(path string) string {
+	if i := strings.LastIndex(path, "/api/v1/"); i >= 0 {
+		return path[i:]
+	}
+	return ""
+}

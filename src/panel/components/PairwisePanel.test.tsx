@@ -30,6 +30,14 @@ function givePrometheus(list: Array<{ uid: string; isDefault?: boolean }>) {
 
 const START = Date.UTC(2026, 10, 21, 14, 0);
 
+/** Opens the second minute's details from the keyboard, as a user of the strip does. */
+function openMinute() {
+  const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
+  fireEvent.focus(strip);
+  fireEvent.keyDown(strip, { key: 'ArrowRight' });
+  fireEvent.keyDown(strip, { key: 'Enter' });
+}
+
 function createProps(
   overrides: Partial<PanelProps<PairwisePanelOptions>> = {},
   series: DataFrame[] = goldenFrames('hour')
@@ -167,10 +175,7 @@ describe('PairwisePanel', () => {
         })}
       />
     );
-    const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
-    fireEvent.focus(strip);
-    fireEvent.keyDown(strip, { key: 'ArrowRight' });
-    fireEvent.keyDown(strip, { key: 'Enter' });
+    openMinute();
     const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
     expect(decodeURIComponent(href)).toContain('prom-uid-from-the-variable');
     expect(decodeURIComponent(href)).not.toContain('${prometheus}');
@@ -186,10 +191,7 @@ describe('PairwisePanel', () => {
         })}
       />
     );
-    const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
-    fireEvent.focus(strip);
-    fireEvent.keyDown(strip, { key: 'ArrowRight' });
-    fireEvent.keyDown(strip, { key: 'Enter' });
+    openMinute();
     const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
     expect(decodeURIComponent(href)).toContain('"uid":"prom-main"');
     expect(decodeURIComponent(href)).not.toContain('${prometheus}');
@@ -198,12 +200,6 @@ describe('PairwisePanel', () => {
   it('opens Explore on the default Prometheus data source when the panel names none, and else links nothing', () => {
     expect(DEFAULT_OPTIONS.prometheusDatasourceUid).toBe('');
     const getList = givePrometheus([{ uid: 'prom-other' }, { uid: 'prom-main', isDefault: true }]);
-    const openMinute = () => {
-      const strip = screen.getByRole('listbox', { name: /Minute verdicts/ });
-      fireEvent.focus(strip);
-      fireEvent.keyDown(strip, { key: 'ArrowRight' });
-      fireEvent.keyDown(strip, { key: 'Enter' });
-    };
     const { unmount } = render(<PairwisePanel {...createProps()} />);
     openMinute();
     const href = screen.getByRole('link', { name: /Open this minute in Explore/ }).getAttribute('href')!;
