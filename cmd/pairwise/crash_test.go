@@ -19,8 +19,10 @@ import (
 // ended it with exit status 2, the judge's rollback, and the Argo Job
 // template fails the Job (aborting the rollout) on 2. As PID 1 (a
 // container without an init, run here in a new PID namespace) a process
-// cannot abort, and Go exited 2 there too: pairwise then runs as its own
-// child (asPID1) and exits 134 when that child aborts.
+// cannot abort: a crash inside the container exited 2 there too (SIGQUIT
+// sent from outside the namespace, as here, was not even acted on, and the
+// judge ran to its timeout, exit 3). pairwise then runs as its own child
+// (asPID1) and exits 134 when that child aborts.
 func TestCrashIsNeverRollback(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "pairwise")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
