@@ -146,14 +146,23 @@ func (req Request) span() (span, error) {
 				req.Since.UTC().Format(time.RFC3339), first.Format(time.RFC3339), shown.Last.Format(time.RFC3339))
 		}
 		// Windows start at the deployment at the earliest, and its evidence
-		// pools from its start for a day (verdict.Options Anchored): a
-		// deployment older than the first window is fetched from its start
-		// if that is within a day of the last minute, else judged as
-		// sliding windows, as without Since.
-		if !first.Before(sp.judged.First) || !first.Before(shown.Last.Add(-(verdict.MinutesPerDay-1)*time.Minute)) {
+		// pools from its start for a day (verdict.Options Anchored; later
+		// minutes are judged as sliding windows there): a deployment older
+		// than the first window is fetched from its start when some shown
+		// minute is within its first day, so that a minute's decision does
+		// not depend on the range it is shown in; else every shown minute
+		// is judged as a sliding window, as without Since.
+		dayOfFirstShown := !first.Before(shown.First.Add(-(verdict.MinutesPerDay - 1) * time.Minute))
+		fromStart := pairing.Window{First: first, Last: shown.Last}.Minutes() + req.Config.WarmupMinutes
+		switch {
+		case !first.Before(sp.judged.First):
 			sp.judged.First, sp.anchored = first, true
-		} else {
-			sp.warning = fmt.Sprintf("the deployment started %s, more than a day before the last minute: its windows are judged as sliding windows, not from its start", req.Since.UTC().Format(time.RFC3339))
+		case dayOfFirstShown && fromStart <= MaxFetchedMinutes:
+			sp.judged.First, sp.anchored = first, true
+		case dayOfFirstShown:
+			sp.warning = fmt.Sprintf("the deployment started %s, and judging the minutes of its first day from its start would read %d minutes, more than the %d points Prometheus returns per series: every minute shown is judged as a sliding window, not from the deployment's start; shorten the range to see them as a gate saw them", req.Since.UTC().Format(time.RFC3339), fromStart, MaxFetchedMinutes)
+		default:
+			sp.warning = fmt.Sprintf("the deployment started %s, more than a day before the first minute shown: its windows are judged as sliding windows, not from its start", req.Since.UTC().Format(time.RFC3339))
 		}
 		if first.After(shown.First) {
 			shown.First = first

@@ -202,6 +202,9 @@ func scaledDeep(t *testing.T, n int, slow, factor, deep float64) prom.Series {
 	return s
 }
 
+// engineWeek is the longest range shown, in minutes.
+const engineWeek = MaxShownMinutes
+
 func TestAnalyzeEvidence(t *testing.T) {
 	base, canary := `{track="baseline"}`, `{track="canary"}`
 	tests := []struct {
@@ -214,6 +217,7 @@ func TestAnalyzeEvidence(t *testing.T) {
 		wantAnchor  bool
 		wantFetched time.Duration // fetch start before end
 		shown       int           // minutes asked for; 0: 10
+		wantWarning string        // a warning that must be there, "" none about the deployment
 	}{
 		{name: "a tail four times heavier rolls back", slow: 40, factor: 100, want: verdict.Rollback, wantShown: 10, wantFetched: 18 * time.Minute},
 		// Two observations a minute beyond the p99 could not tell; the ten
@@ -225,7 +229,16 @@ func TestAnalyzeEvidence(t *testing.T) {
 		// A deployment older than its window pools its evidence from its
 		// start: every minute since is fetched.
 		{name: "since before the first window anchors the evidence at the deployment's start", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantAnchor: true, wantFetched: 29 * time.Minute},
-		{name: "a deployment older than a day is judged sliding", slow: 10, factor: 100, since: 24*time.Hour + time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
+		{name: "a deployment a day older than the first minute shown is judged sliding", slow: 10, factor: 100, since: 24*time.Hour + 10*time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute, wantWarning: "more than a day before the first minute shown"},
+		// Its last minute is past the day (sliding), its first within it.
+		{name: "a deployment a day old at the last minute is fetched from its start", slow: 10, factor: 100, since: 24*time.Hour + time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 24 * time.Hour},
+		// A range whose first minute is within the deployment's first day
+		// is fetched from its start, however far past the day it reaches:
+		// each minute is judged as it is alone (TestMinuteDecisionIndependentOfRange).
+		{name: "a range reaching past the deployment's day is fetched from its start", slow: 10, factor: 100, since: 1500 * time.Minute, shown: 100, want: verdict.Promote, wantShown: 100, wantFetched: 1499 * time.Minute},
+		// Unless that reads more points than Prometheus returns: then it
+		// is judged sliding, and says why.
+		{name: "a week's range from a deployment's first day is judged sliding", slow: 10, factor: 100, since: (engineWeek + 1000) * time.Minute, shown: engineWeek, want: verdict.Promote, wantShown: engineWeek, wantFetched: (engineWeek + 10 - 2) * time.Minute, wantWarning: "more than the 11000 points Prometheus returns per series"},
 		// Asked for more than a day, the minutes before the deployment are
 		// still left out, however long ago it started.
 		{name: "since inside a range of two days clips it", slow: 10, factor: 100, since: 30 * time.Hour, shown: 2 * 24 * 60, want: verdict.Promote, wantShown: 30 * 60, wantAnchor: false, wantFetched: 30*time.Hour - time.Minute},
@@ -253,9 +266,12 @@ func TestAnalyzeEvidence(t *testing.T) {
 			if res.Decision != tt.want || len(res.Minutes) != tt.wantShown || res.Evidence.Anchored != tt.wantAnchor {
 				t.Fatalf("%s, %d minutes shown, anchored %v: %s", res.Decision, len(res.Minutes), res.Evidence.Anchored, res.Reason)
 			}
-			// A deployment too old to anchor says so.
-			if old := tt.since > 0 && !tt.wantAnchor && tt.shown == 0; old != slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "more than a day before the last minute") }) {
-				t.Fatalf("warnings %q", res.Warnings)
+			// A deployment too old to anchor says so, and says why.
+			about := slices.IndexFunc(res.Warnings, func(w string) bool {
+				return strings.Contains(w, "judged as sliding windows") || strings.Contains(w, "judged as a sliding window")
+			})
+			if tt.wantWarning == "" && about >= 0 || tt.wantWarning != "" && (about < 0 || !strings.Contains(res.Warnings[about], tt.wantWarning)) {
+				t.Fatalf("warnings %q, want one saying %q", res.Warnings, tt.wantWarning)
 			}
 			if got := src.ranges[0].Start; !got.Equal(end.Add(-tt.wantFetched)) {
 				t.Fatalf("fetched from %v, want %v", got, end.Add(-tt.wantFetched))
@@ -869,6 +885,103 @@ func TestLoadBalancerCoverage(t *testing.T) {
 			}
 			if (c.warning == "") != (warned == "") || !strings.Contains(warned, c.warning) {
 				t.Errorf("warnings %q; want one containing %q (none if empty)", res.Warnings, c.warning)
+			}
+		})
+	}
+}
+
+// TestMinuteDecisionIndependentOfRange: a deployment 1,500 minutes before
+// the last minute; its minute 1,401 minutes in is within its first day, so
+// judged alone (a gate, the judge with --at) its evidence pools from the
+// start. Shown as the first minute of a range that reaches past the day, it
+// must be judged the same way: before, the range was judged as sliding
+// windows, and a rollback the gate saw showed as hold.
+func TestMinuteDecisionIndependentOfRange(t *testing.T) {
+	base, canary := `{track="baseline"}`, `{track="canary"}`
+	tests := []struct {
+		name         string
+		slow, factor float64
+	}{
+		{"identical fleets, little traffic", 10, 0.05},
+		{"identical fleets", 10, 0.5},
+		{"identical busy fleets", 10, 1},
+		{"a heavier canary tail", 12, 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 1600, 10, tt.factor), canary: scaled(t, 1600, tt.slow, tt.factor)}}
+			req := request(t, 0)
+			req.Config.Rule = verdict.RuleEvidence
+			req.Since = end.Add(-1500 * time.Minute)
+			at := end.Add(-99 * time.Minute)
+			alone := req
+			alone.Window = pairing.Window{First: at, Last: at}
+			a, err := Analyze(context.Background(), src, alone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ranged := req
+			ranged.Window = pairing.Window{First: at, Last: end}
+			r, err := Analyze(context.Background(), src, ranged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := r.Minutes[0]
+			if !m.Time.Equal(at) || !a.Evidence.Anchored {
+				t.Fatalf("first minute shown %v, anchored alone %v", m.Time, a.Evidence.Anchored)
+			}
+			if a.Decision != m.Decision || a.Evidence.Statistic != m.Window.Statistic || a.Evidence.Minutes != m.Window.Minutes {
+				t.Errorf("minute %s: alone %s, evidence %.2f over %d minutes (%s); in the range %s, %.2f over %d minutes (%s)",
+					at.Format("15:04"), a.Decision, a.Evidence.Statistic, a.Evidence.Minutes, a.Reason, m.Decision, m.Window.Statistic, m.Window.Minutes, m.DecisionReason)
+			}
+			// The range's last minute is past the day: a sliding window.
+			if last := r.Minutes[len(r.Minutes)-1]; last.Window.Anchored {
+				t.Errorf("the minute 1,500 minutes in is judged from the deployment's start")
+			}
+		})
+	}
+}
+
+// TestSharedMinuteHoldsItsDeployment: a deployment judged from its start
+// pools every minute since then, so a minute whose series both fleets
+// selected holds its promotion for as long as the minute's evidence is in
+// the pool, not only while it is in the last window (before, the window
+// promoted 10 minutes after it, on evidence that still counted it).
+func TestSharedMinuteHoldsItsDeployment(t *testing.T) {
+	byPod := `{pod=~"canary-.+"}`
+	req := request(t, 0)
+	req.Canary, _ = selector.Parse(byPod)
+	req.Config.Rule = verdict.RuleEvidence
+	w, err := pairing.Ending(end, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Window = w
+	req.Since = end.Add(-30 * time.Minute) // 30 minutes, a window of 10
+	sharedAt := end.Add(-20 * time.Minute)
+	for _, tc := range []struct {
+		name   string
+		shared map[int64]int
+		want   verdict.Decision
+	}{
+		{"nothing shared", nil, verdict.Promote},
+		{"a minute shared two windows back", map[int64]int{sharedAt.Unix(): 2}, verdict.Hold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &sharedSource{fleetSource: &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: scaled(t, 40, 10, 100), byPod: scaled(t, 40, 10, 100)}}, shared: tc.shared}
+			res, err := Analyze(context.Background(), src, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Evidence.Anchored || res.Evidence.Minutes < 25 {
+				t.Fatalf("not pooled since the start: anchored %v, %d minutes", res.Evidence.Anchored, res.Evidence.Minutes)
+			}
+			if res.Decision != tc.want {
+				t.Fatalf("%s, want %s: %s", res.Decision, tc.want, res.Reason)
+			}
+			flagged := slices.Contains(res.Flags, verdict.FlagSharedSeries)
+			if flagged != (tc.shared != nil) || flagged && !strings.Contains(res.Reason, verdict.FlagSharedSeries) {
+				t.Fatalf("flags %v: %s", res.Flags, res.Reason)
 			}
 		})
 	}

@@ -140,9 +140,16 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// Every window and recent run is a difference of the running sums.
 	sums := newRunningSums(evidence, c.ChangeCap())
 	var tally windowTally // the flags' figures of the window ending at i
+	// A deployment's evidence pools every minute since its start, so the
+	// flags of minutes whose counts cannot be trusted and still count as
+	// evidence (shared series, a load balancer that disagrees) are pooled
+	// since its start too: such a minute holds every promotion its
+	// evidence is in, not only those of the window it is in.
+	var pooled windowTally
 	for i := range minutes {
 		counts.add(minutes[i], 1)
 		tally.step(c, minutes, i, c.WindowMinutes)
+		pooled.addUntrusted(c, minutes[i])
 		if j := i - c.WindowMinutes; j >= 0 {
 			counts.add(minutes[j], -1)
 		}
@@ -165,7 +172,8 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 			m.Decision, m.DecisionReason = m.Window.decide(c)
 		}
 		if m.Decision == Promote {
-			if flags, _ := tally.flags(c, o, nil, false); len(flags) > 0 {
+			t := tally.since(pooled, anchored)
+			if flags, _ := t.flags(c, o, nil, false); len(flags) > 0 {
 				m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
 			}
 		}
@@ -186,8 +194,14 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 			w.Worst = i
 		}
 	}
-	// The tally now holds the judged window's minutes.
-	w.Flags, w.Notes = tally.flags(c, o, judged, true)
+	// The tally now holds the judged window's minutes; a deployment's
+	// pooled evidence, every minute since its start.
+	if w.Evidence.Anchored {
+		t := tally.since(pooled, true)
+		w.Flags, w.Notes = t.flags(c, o, minutes, true)
+	} else {
+		w.Flags, w.Notes = tally.flags(c, o, judged, true)
+	}
 	return w
 }
 
@@ -313,6 +327,28 @@ func (t *windowTally) add(c Config, m Minute, sign int) {
 	if _, _, diverged := divergence(c, m); diverged {
 		t.diverged += sign
 	}
+}
+
+// addUntrusted counts minute m in when its counts cannot be trusted though
+// they count as evidence: series shared by both fleets, or a load balancer
+// that disagrees with the application's histogram.
+func (t *windowTally) addUntrusted(c Config, m Minute) {
+	if m.Shared > 0 {
+		t.shared++
+	}
+	if _, _, diverged := divergence(c, m); diverged {
+		t.diverged++
+	}
+}
+
+// since is the tally of a window whose evidence pools from the deployment's
+// start (anchored): its shared and diverged minutes are those of every
+// minute since then, in pooled.
+func (t windowTally) since(pooled windowTally, anchored bool) windowTally {
+	if anchored {
+		t.shared, t.diverged = pooled.shared, pooled.diverged
+	}
+	return t
 }
 
 // sortedAdd inserts x into the ascending s (sign 1) or removes a value
