@@ -77,8 +77,14 @@ describe('validateQuery', () => {
   it('checks the optional load-balancer metric and its selectors only when set', () => {
     expect(validateQuery({ ...valid, lbBaselineSelector: 'not a selector' })).toEqual({});
     expect(validateQuery({ ...valid, lbMetric: 'envoy_rq_time' })).toEqual({});
-    const errors = validateQuery({ ...valid, lbMetric: 'sum(up)', lbCanarySelector: '{a="b"} or up' });
+    const errors = validateQuery({
+      ...valid,
+      lbMetric: 'sum(up)',
+      lbBaselineSelector: 'not a selector',
+      lbCanarySelector: '{a="b"} or up',
+    });
     expect(errors.lbMetric).toBeDefined();
+    expect(errors.lbBaselineSelector).toBeDefined();
     expect(errors.lbCanarySelector).toBeDefined();
   });
 

@@ -38,6 +38,13 @@ function renderTrack(vm: ReadyViewModel, props: { stripColumns?: number; compact
 const decisionsOf = (vm: ReadyViewModel) => vm.minutes.map((m) => m.windowDecision!.decision);
 
 describe('DecisionTrack', () => {
+  it('draws no track when some minute shown has no decision (a frame from an older data source)', () => {
+    const vm = viewModel();
+    expect(buildTrack(vm.minutes, vm.meta)).not.toBeNull();
+    const partly = vm.minutes.map((m, i) => (i === 3 ? { ...m, windowDecision: null } : m));
+    expect(buildTrack(partly, vm.meta)).toBeNull();
+  });
+
   it("draws each minute's window decision, named and marked", () => {
     const vm = viewModel();
     renderTrack(vm);
