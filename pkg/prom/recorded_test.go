@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -304,5 +305,25 @@ func TestLabelDriven(t *testing.T) {
 				t.Errorf("labelDriven = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestByMinute: a recorded sample belongs to the minute it was stamped in,
+// truncated; the range's first and last minutes are kept, the minutes
+// outside it are not, and a minute recorded twice (a group evaluated
+// twice in it) keeps its last sample.
+func TestByMinute(t *testing.T) {
+	r := Range{Start: time.Unix(600, 0), End: time.Unix(720, 0)}
+	got := byMinute([]floatSample{
+		{T: 599, V: 1},   // the minute before the range
+		{T: 600.5, V: 2}, // the first minute, recorded twice
+		{T: 630, V: 3},
+		{T: 661, V: 4},
+		{T: 725, V: 5}, // the last minute
+		{T: 780, V: 6}, // after the range
+	}, r)
+	want := []floatSample{{T: 600, V: 3}, {T: 660, V: 4}, {T: 720, V: 5}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
 	}
 }
