@@ -147,3 +147,30 @@ func TestEachFleetItsOwnScale(t *testing.T) {
 		t.Fatalf("counts empty in every vote %v: the test scales nothing", nonzero)
 	}
 }
+
+// TestDispersionHoldsClumps: minutes whose tail comes in clumps (a canary
+// pod that stalls every other minute) add up to far past the rollback
+// boundary read as independent observations; divided by their dispersion,
+// over the window and over every recent run, they do not roll back. The
+// same excess spread evenly over the minutes does.
+func TestDispersionHoldsClumps(t *testing.T) {
+	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	c := Default()
+	clump, none := boundMinute(c, 15, 85), boundMinute(c, 0, 100)
+	var clumped, even []Evidence
+	for i := range 60 {
+		even = append(even, boundMinute(c, 7.5, 92.5))
+		if i%2 == 0 {
+			clumped = append(clumped, clump)
+		} else {
+			clumped = append(clumped, none)
+		}
+	}
+	w := Decide(c, evidenceMinutes(start, clumped...), Options{Shown: 1})
+	if w.Decision == Rollback || !(w.Evidence.Dispersion[0] > 2) {
+		t.Fatalf("clumps: %s, dispersion %v (%s)", w.Decision, w.Evidence.Dispersion, w.Reason)
+	}
+	if e := Decide(c, evidenceMinutes(start, even...), Options{Shown: 1}); e.Decision != Rollback {
+		t.Fatalf("the same excess spread evenly: %s (%s)", e.Decision, e.Reason)
+	}
+}
