@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// evidenceMinutes is n consecutive minutes carrying e, from start.
+// evidenceMinutes is consecutive minutes from start, each carrying its evidence.
 func evidenceMinutes(start time.Time, es ...Evidence) []Minute {
 	ms := make([]Minute, len(es))
 	for i, e := range es {
