@@ -69,7 +69,8 @@ func Attribute(ctx context.Context, src PodSource, res *Result, podLabel string)
 
 // rollbackRun is the minutes of a rollback's run among those shown: the
 // last RecentMinutes when the evidence rule's recent run reached its
-// boundary, else the shown minutes of the judged window (the reference
+// boundary, every minute shown when its evidence since the deployment's
+// start did, else the shown minutes of the judged window (the reference
 // rule counts the window's bad minutes); nil unless the decision is
 // rollback.
 func rollbackRun(w verdict.Window) []verdict.Minute {
@@ -77,8 +78,14 @@ func rollbackRun(w verdict.Window) []verdict.Minute {
 		return nil
 	}
 	n := w.Config.WindowMinutes
-	if e := w.Evidence; w.Config.Rule != verdict.RuleReference && e.Statistic < e.Rollback && e.RecentMinutes > 0 {
+	switch e := w.Evidence; {
+	case w.Config.Rule == verdict.RuleReference:
+	case e.Statistic < e.Rollback && e.RecentMinutes > 0:
 		n = e.RecentMinutes
+	case e.Anchored:
+		// The evidence since the deployment's start rolled back: every
+		// minute shown is since then.
+		n = len(w.Minutes)
 	}
 	return w.Minutes[max(0, len(w.Minutes)-n):]
 }

@@ -79,10 +79,16 @@ func TestRollbackRun(t *testing.T) {
 	if got := len(rollbackRun(w)); got != 6 {
 		t.Errorf("window rolled back: %d minutes, want 6", got)
 	}
+	// A deployment's evidence since its start: every minute shown.
+	w.Evidence.Anchored = true
+	if got := len(rollbackRun(w)); got != 10 {
+		t.Errorf("evidence since the deployment's start rolled back: %d minutes, want the 10 shown", got)
+	}
 	w.Evidence.Statistic = 3
 	if got := len(rollbackRun(w)); got != 2 {
 		t.Errorf("recent run rolled back: %d minutes, want 2", got)
 	}
+	w.Evidence.Anchored = false
 	// The reference rule rolls back on the window's bad minutes.
 	w.Config.Rule = verdict.RuleReference
 	if got := len(rollbackRun(w)); got != 6 {
