@@ -202,9 +202,6 @@ func scaledDeep(t *testing.T, n int, slow, factor, deep float64) prom.Series {
 	return s
 }
 
-// engineWeek is the longest range shown, in minutes.
-const engineWeek = MaxShownMinutes
-
 func TestAnalyzeEvidence(t *testing.T) {
 	base, canary := `{track="baseline"}`, `{track="canary"}`
 	tests := []struct {
@@ -238,7 +235,7 @@ func TestAnalyzeEvidence(t *testing.T) {
 		{name: "a range reaching past the deployment's day is fetched from its start", slow: 10, factor: 100, since: 1500 * time.Minute, shown: 100, want: verdict.Promote, wantShown: 100, wantFetched: 1499 * time.Minute},
 		// Unless that reads more points than Prometheus returns: then it
 		// is judged sliding, and says why.
-		{name: "a week's range from a deployment's first day is judged sliding", slow: 10, factor: 100, since: (engineWeek + 1000) * time.Minute, shown: engineWeek, want: verdict.Promote, wantShown: engineWeek, wantFetched: (engineWeek + 10 - 2) * time.Minute, wantWarning: "more than the 11000 points Prometheus returns per series"},
+		{name: "a week's range from a deployment's first day is judged sliding", slow: 10, factor: 100, since: (MaxShownMinutes + 1000) * time.Minute, shown: MaxShownMinutes, want: verdict.Promote, wantShown: MaxShownMinutes, wantFetched: (MaxShownMinutes + 10 - 2) * time.Minute, wantWarning: "more than the 11000 points Prometheus returns per series"},
 		// Asked for more than a day, the minutes before the deployment are
 		// still left out, however long ago it started.
 		{name: "since inside a range of two days clips it", slow: 10, factor: 100, since: 30 * time.Hour, shown: 2 * 24 * 60, want: verdict.Promote, wantShown: 30 * 60, wantAnchor: false, wantFetched: 30*time.Hour - time.Minute},
