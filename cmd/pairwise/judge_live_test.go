@@ -360,3 +360,46 @@ func judgeTableColumns(t *testing.T, url string) {
 		}
 	}
 }
+
+// TestJudgeUTF8Names judges fleets whose metric and labels are Prometheus 3
+// UTF-8 names, as an OpenTelemetry SDK exports them without escaping
+// (http.server.request.duration, service.name, k8s.pod.name), beside the same
+// fleets under classic names: every minute and decision is the same, read
+// through native and classic buckets, and so is the rollback's split among
+// the canary's pods, read by the quoted pod label.
+func TestJudgeUTF8Names(t *testing.T) {
+	scenario := []string{"--scenario", "regression", "--regression-factor", "1.5", "--regression-start-minute", "60"}
+	classic := judgeProm(t, scenario...)
+	utf8 := judgeProm(t, append(scenario, "--metric", "http.server.request.duration",
+		"--rename-labels", "service=service.name,track=deployment.track,pod=k8s.pod.name")...)
+	classicArgs := append(fleetArgs(classic), "--pod-label", "pod")
+	utf8Args := []string{"--prometheus", utf8, "--metric", "http.server.request.duration", "--pod-label", "k8s.pod.name",
+		"--baseline", `{"service.name"="checkout","deployment.track"="baseline"}`, "--canary", `{"service.name"="checkout","deployment.track"="canary"}`}
+	for _, kind := range []string{"native", "classic"} {
+		t.Run(kind, func(t *testing.T) {
+			judge := func(args []string) (int, string, map[string]any) {
+				code, out, errOut := runJudge(append(args, "--histogram", kind, "--at", judgeEnd.Format(time.RFC3339), "--range", "60m", "--output", "json")...)
+				var doc map[string]any
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatalf("exit %d, %v:\n%.2000s\n%s", code, err, out, errOut)
+				}
+				return code, out, doc
+			}
+			wantCode, _, want := judge(classicArgs)
+			code, out, got := judge(utf8Args)
+			if code != 2 || wantCode != 2 {
+				t.Fatalf("exit %d with UTF-8 names, %d with classic names; want 2 (rollback) for both:\n%.3000s", code, wantCode, out)
+			}
+			for _, field := range []string{"minutes", "decision", "attribution"} {
+				w, _ := json.Marshal(want[field])
+				g, _ := json.Marshal(got[field])
+				if want[field] == nil || field != "decision" && len(w) < 100 {
+					t.Fatalf("classic names: %s has too little to compare: %s", field, w)
+				}
+				if !bytes.Equal(w, g) {
+					t.Errorf("%s differ between classic and UTF-8 names:\nclassic %.1500s\nUTF-8   %.1500s", field, w, g)
+				}
+			}
+		})
+	}
+}

@@ -193,12 +193,12 @@ func countedSeries(metric string, sel selector.Selector, kind Kind) string {
 
 // PodsNativeQuery and PodsClassicQuery keep one histogram per pod label value.
 func PodsNativeQuery(metric, podLabel string, sel selector.Selector, scrape time.Duration) string {
-	return minuteSum(" by ("+podLabel+") ", sel.With(metric), scrape)
+	return minuteSum(grouping([]string{podLabel}), sel.With(metric), scrape)
 }
 
 // PodsClassicQuery is PodsNativeQuery for classic `le` buckets.
 func PodsClassicQuery(metric, podLabel string, sel selector.Selector, scrape time.Duration) string {
-	return minuteSum(" by ("+podLabel+", le) ", sel.With(metric+"_bucket"), scrape)
+	return minuteSum(grouping([]string{podLabel, "le"}), sel.With(metric+"_bucket"), scrape)
 }
 
 // FleetHistograms fetches one fleet's merged histogram for every minute of r.
@@ -254,19 +254,10 @@ func (c *Client) PodHistograms(ctx context.Context, metric, podLabel string, sel
 	return classicSeries(res, podLabel)
 }
 
-// ValidLabel tells whether s is a label name PromQL accepts in a by clause.
-func ValidLabel(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !(b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || i > 0 && b >= '0' && b <= '9') {
-			return false
-		}
-	}
-	return true
-}
+// ValidLabel tells whether s is a label name Pairwise accepts in a by
+// clause (selector.ValidLabelName: quoted there when outside the classic
+// syntax).
+func ValidLabel(s string) bool { return selector.ValidLabelName(s) == nil }
 
 // apiResponse is the envelope of every Prometheus API answer.
 type apiResponse struct {

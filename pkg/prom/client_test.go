@@ -112,6 +112,35 @@ func TestQueriesRenderParsedSelectors(t *testing.T) {
 	}
 }
 
+// Prometheus 3's UTF-8 names are quoted where PromQL needs it, and the
+// series the rule pack records keep classic names (TestJudgeUTF8Names and
+// rules/tests/utf8.yml run them through Prometheus).
+func TestQueriesQuoteUTF8Names(t *testing.T) {
+	sel, err := selector.Parse(`{"service.name"="checkout",track="canary"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ got, want string }{
+		{NativeQuery("http.server.request.duration", sel, 0), `sum(increase({"http.server.request.duration","service.name"="checkout",track="canary"}[75s])) * 0.8`},
+		{ClassicQuery("http.server.request.duration", sel, 0), `sum by (le) (increase({"http.server.request.duration_bucket","service.name"="checkout",track="canary"}[75s])) * 0.8`},
+		{PodsNativeQuery("http.server.request.duration", "k8s.pod.name", sel, 0), `sum by ("k8s.pod.name") (increase({"http.server.request.duration","service.name"="checkout",track="canary"}[75s])) * 0.8`},
+		{PodsClassicQuery("h", "k8s.pod.name", sel, 0), `sum by ("k8s.pod.name", le) (increase(h_bucket{"service.name"="checkout",track="canary"}[75s])) * 0.8`},
+		{MinuteHistogramRecord("http.server.request.duration", Native), "canary_fleet:http_server_request_duration:increase_1m"},
+		{MinuteHealthRecord("rpc/server-duration", Classic), "canary_fleet:rpc_server_duration_bucket:health_1m"},
+		{MinuteSamplesRecord("größe", Native), "canary_fleet:gr__e:samples_1m"},
+		{MinuteHistogramRecord("job:latency:rate1m", Native), "canary_fleet:job:latency:rate1m:increase_1m"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got  %s\nwant %s", tt.got, tt.want)
+		}
+	}
+	for label, ok := range map[string]bool{"pod": true, "k8s.pod.name": true, "pod name": false, `"pod"`: false, "": false} {
+		if ValidLabel(label) != ok {
+			t.Errorf("ValidLabel(%q) = %v, want %v", label, !ok, ok)
+		}
+	}
+}
+
 func TestAPIBucketDecoding(t *testing.T) {
 	tests := []struct {
 		in      string

@@ -68,14 +68,35 @@ func RecordedMatchers(ms selector.Selector) string {
 	return sorted.String()
 }
 
+// RecordMetric is metric as it stands in the names of the series Pairwise
+// records: as it is in the classic syntax; a UTF-8 name
+// (selector.ValidMetricName) with every character outside it written '_', as
+// Prometheus escapes OpenTelemetry names (http.server.request.duration:
+// http_server_request_duration). Recorded series then keep classic names,
+// which every ruler, query and dashboard reads without quoting. Two metrics
+// that differ only there share their records' names; the canary label keeps
+// their series apart, and rulegen refuses two generic groups that would
+// record the same name.
+func RecordMetric(metric string) string {
+	var b strings.Builder
+	for _, r := range metric {
+		if r == '_' || r == ':' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
 // MinuteHistogramRecord names the recorded merged histogram of a fleet's
 // minute: the result of NativeQuery (a native histogram sample) or of
 // ClassicQuery (one float series per le).
 func MinuteHistogramRecord(metric string, kind Kind) string {
 	if kind == Classic {
-		return "canary_fleet:" + metric + "_bucket:increase_1m"
+		return "canary_fleet:" + RecordMetric(metric) + "_bucket:increase_1m"
 	}
-	return "canary_fleet:" + metric + ":increase_1m"
+	return "canary_fleet:" + RecordMetric(metric) + ":increase_1m"
 }
 
 // MinuteHealthRecord names the recorded Health of a fleet's minute,
@@ -83,9 +104,9 @@ func MinuteHistogramRecord(metric string, kind Kind) string {
 // HealthFromSamples computes them.
 func MinuteHealthRecord(metric string, kind Kind) string {
 	if kind == Classic {
-		return "canary_fleet:" + metric + "_bucket:health_1m"
+		return "canary_fleet:" + RecordMetric(metric) + "_bucket:health_1m"
 	}
-	return "canary_fleet:" + metric + ":health_1m"
+	return "canary_fleet:" + RecordMetric(metric) + ":health_1m"
 }
 
 // MinuteSamplesRecord names the recorded samples and series of a fleet's
@@ -95,9 +116,9 @@ func MinuteHealthRecord(metric string, kind Kind) string {
 // series read.
 func MinuteSamplesRecord(metric string, kind Kind) string {
 	if kind == Classic {
-		return "canary_fleet:" + metric + "_bucket:samples_1m"
+		return "canary_fleet:" + RecordMetric(metric) + "_bucket:samples_1m"
 	}
-	return "canary_fleet:" + metric + ":samples_1m"
+	return "canary_fleet:" + RecordMetric(metric) + ":samples_1m"
 }
 
 // seriesUnit packs a fleet's series above its samples in one number
@@ -162,10 +183,21 @@ func GroupedHistogramQuery(metric string, sel selector.Selector, kind Kind, by [
 	return minuteSum(grouping(by), sel.With(metric), scrape)
 }
 
-// grouping is an aggregation's " by (a, b) " clause, empty without labels.
+// grouping is an aggregation's " by (a, b) " clause, empty without labels;
+// a label name outside the classic syntax is quoted (selector.QuoteLabelName).
 func grouping(by []string) string {
 	if len(by) == 0 {
 		return ""
 	}
-	return " by (" + strings.Join(by, ", ") + ") "
+	return " by (" + LabelList(by) + ") "
+}
+
+// LabelList is labels as a by, without or on clause lists them: "a, b", each
+// name quoted when outside the classic syntax.
+func LabelList(labels []string) string {
+	quoted := make([]string, len(labels))
+	for i, l := range labels {
+		quoted[i] = selector.QuoteLabelName(l)
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -198,7 +198,7 @@ var reservedLabels = map[string]string{
 func validLabelName(name string) error {
 	sel, err := selector.Parse("{" + name + `="x"}`)
 	if err != nil || len(sel) != 1 || sel[0].Name != name {
-		return fmt.Errorf("%q is not a label name: use letters, digits and '_', not starting with a digit", name)
+		return fmt.Errorf("%q is not a label name: use letters, digits and '_', not starting with a digit (a UTF-8 name such as service.name can select fleets in matchers, not name an identifying label: these become the alerts' labels)", name)
 	}
 	if why, ok := reservedLabels[name]; ok {
 		return fmt.Errorf("label %s is %s", name, why)

@@ -303,7 +303,7 @@ func RecordName(metric, operation string, perFleet bool) string {
 	if perFleet {
 		level = "canary_fleet"
 	}
-	return level + ":" + metric + ":" + operation
+	return level + ":" + prom.RecordMetric(metric) + ":" + operation
 }
 
 func (r resolved) rules(runbookBase string) []rule {

@@ -278,7 +278,7 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"le selects no fleet", func(f *File) { f.Canaries[0].Canary = `{le="0.5"}` }, "canary checkout: canary: label le"},
 		{"same fleets", func(f *File) { f.Canaries[0].Canary = `{track="baseline",service="checkout"}` }, "canary checkout: the baseline and canary selectors are the same"},
 		{"canary without its track", func(f *File) { f.Canaries[0].Canary = `{service="checkout"}` }, `canary checkout: the canary selector {service="checkout"} also selects every series of the baseline`},
-		{"bad metric", func(f *File) { f.Canaries[0].Metric = "http-latency" }, "canary checkout: metric:"},
+		{"bad metric", func(f *File) { f.Canaries[0].Metric = "http latency" }, "canary checkout: metric:"},
 		{"bucket metric", func(f *File) { f.Canaries[0].Metric = "http_request_duration_seconds_bucket" }, "canary checkout: metric: give the histogram name without _bucket"},
 		{"auto histogram", func(f *File) { f.Canaries[0].Histogram = "auto" }, "canary checkout: histogram:"},
 		{"bad name", func(f *File) { f.Canaries[0].Name = `check"out` }, `canary check"out: name:`},

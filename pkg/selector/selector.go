@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Op is a label-matching operator.
@@ -106,9 +108,16 @@ func (p *parser) matcher() (Matcher, error) {
 	}
 	name := p.in[start:p.pos]
 	if name == "" && (p.peek() == '"' || p.peek() == '\'' || p.peek() == '`') {
-		return Matcher{}, fmt.Errorf("quoted label names (Prometheus 3's UTF-8 names such as \"service.name\") are not supported at offset %d: use a label name of letters, digits and _", start)
-	}
-	if !labelName.MatchString(name) {
+		// Prometheus 3's quoted (UTF-8) label name, such as "service.name".
+		quoted, err := p.quoted()
+		if err != nil {
+			return Matcher{}, fmt.Errorf("label name at offset %d: %w", start, err)
+		}
+		if err := ValidLabelName(quoted); err != nil {
+			return Matcher{}, fmt.Errorf("at offset %d: %w", start, err)
+		}
+		name = quoted
+	} else if !labelName.MatchString(name) {
 		return Matcher{}, fmt.Errorf("expected a label name at offset %d", start)
 	}
 	p.skipSpace()
@@ -207,15 +216,35 @@ func (s Selector) validate() error {
 }
 
 // String renders the selector canonically: `{a="x",b=~"y"}` with values
-// escaped by strconv.Quote, so the output is always valid PromQL.
+// escaped by strconv.Quote, so the output is always valid PromQL. A label
+// name outside the classic syntax is quoted, as Prometheus 3 writes it:
+// `{"service.name"="checkout"}`.
 func (s Selector) String() string {
+	return s.render("")
+}
+
+// With returns the selector's matchers inside a series selector for metric,
+// for example http_request_duration_seconds_bucket{service="checkout"}, or
+// {"http.server.request.duration_bucket",service="checkout"} for a metric
+// name outside the classic syntax (Prometheus 3's UTF-8 names).
+// The metric name must already be validated with ValidMetricName.
+func (s Selector) With(metric string) string {
+	if metricName.MatchString(metric) {
+		return metric + s.String()
+	}
+	return s.render(strconv.Quote(metric))
+}
+
+// render writes the braces, led by a quoted metric name when there is one.
+func (s Selector) render(quotedMetric string) string {
 	var b strings.Builder
 	b.WriteByte('{')
+	b.WriteString(quotedMetric)
 	for i, m := range s {
-		if i > 0 {
+		if i > 0 || quotedMetric != "" {
 			b.WriteByte(',')
 		}
-		b.WriteString(m.Name)
+		b.WriteString(QuoteLabelName(m.Name))
 		b.WriteString(string(m.Op))
 		b.WriteString(strconv.Quote(m.Value))
 	}
@@ -223,19 +252,54 @@ func (s Selector) String() string {
 	return b.String()
 }
 
-// With returns the selector's matchers inside a series selector for metric,
-// for example http_request_duration_seconds_bucket{service="checkout"}.
-// The metric name must already be validated with ValidMetricName.
-func (s Selector) With(metric string) string {
-	return metric + s.String()
+// QuoteLabelName writes a label name for PromQL: as it is in the classic
+// syntax, quoted otherwise (Prometheus 3: sum by ("service.name") (...)).
+// The name must already be validated with ValidLabelName.
+func QuoteLabelName(name string) string {
+	if labelName.MatchString(name) {
+		return name
+	}
+	return strconv.Quote(name)
 }
 
 var metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 
-// ValidMetricName checks a metric name as Prometheus's classic syntax allows it.
+// ValidMetricName checks a metric name: Prometheus's classic syntax, or a
+// UTF-8 name as Prometheus 3 accepts it quoted (an OpenTelemetry name such as
+// http.server.request.duration), within the characters utf8Name allows.
 func ValidMetricName(name string) error {
-	if !metricName.MatchString(name) {
-		return fmt.Errorf("invalid metric name %q: use letters, digits, '_' and ':', not starting with a digit", name)
+	if metricName.MatchString(name) || utf8Name(name) {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("invalid metric name %q: use letters, digits, '_' and ':', or a UTF-8 name of letters, digits and _ : . - / (such as http.server.request.duration), not starting with a digit", name)
+}
+
+// ValidLabelName checks a label name: the classic syntax, or a UTF-8 name as
+// for ValidMetricName (such as service.name), which Pairwise quotes in PromQL.
+func ValidLabelName(name string) error {
+	if labelName.MatchString(name) || utf8Name(name) {
+		return nil
+	}
+	return fmt.Errorf("invalid label name %q: use letters, digits and _, or a UTF-8 name of letters, digits and _ : . - / (such as service.name), not starting with a digit", name)
+}
+
+// utf8Name tells whether name is one of the UTF-8 names Pairwise accepts
+// beyond the classic syntax: letters and digits of any script and the
+// separators OpenTelemetry and its exporters use (_ : . - /), starting with a
+// letter or _. Prometheus 3 quotes any UTF-8 string; Pairwise keeps to these
+// so that a name never carries quotes, braces, spaces or template delimiters
+// into the PromQL, rule files and alert texts it writes.
+func utf8Name(name string) bool {
+	if name == "" || !utf8.ValidString(name) {
+		return false
+	}
+	for i, r := range name {
+		switch {
+		case unicode.IsLetter(r) || r == '_':
+		case i > 0 && (unicode.IsDigit(r) || strings.ContainsRune(":.-/", r)):
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -30,7 +30,16 @@ func TestParse(t *testing.T) {
 		{name: "bad operator", in: `{job=="x"}`, wantErr: "quoted string"},
 		{name: "missing comma", in: `{a="x" b="y"}`, wantErr: "expected ','"},
 		{name: "bad label name", in: `{1a="x"}`, wantErr: "label name"},
-		{name: "quoted label name", in: `{"service.name"="checkout"}`, wantErr: "quoted label names"},
+		{name: "quoted UTF-8 label name", in: `{"service.name"="checkout", 'k8s.pod.name'=~"checkout-.*"}`, want: `{"service.name"="checkout","k8s.pod.name"=~"checkout-.*"}`},
+		{name: "quoted classic label name", in: `{"track"="canary"}`, want: `{track="canary"}`},
+		{name: "quoted name of another script", in: `{"größe.klasse"="m"}`, want: `{"größe.klasse"="m"}`},
+		{name: "quoted label name with a quote", in: `{"a\"b"="x"}`, wantErr: "invalid label name"},
+		{name: "quoted label name with braces", in: `{"{{ .x }}"="x"}`, wantErr: "invalid label name"},
+		{name: "quoted label name with a space", in: `{"a b"="x"}`, wantErr: "invalid label name"},
+		{name: "quoted empty label name", in: `{""="x"}`, wantErr: "invalid label name"},
+		{name: "quoted label name misquoted", in: `{"service.name="x"}`, wantErr: "invalid label name"},
+		{name: "quoted name label", in: `{"__name__"="up"}`, wantErr: "__name__"},
+		{name: "quoted metric name alone", in: `{"http.server.request.duration"}`, wantErr: "expected one of"},
 		{name: "name label", in: `{__name__="up"}`, wantErr: "__name__"},
 		{name: "regex does not compile", in: `{a=~"("}`, wantErr: "does not compile"},
 		{name: "all matchers match empty", in: `{a=~".*"}`, wantErr: "every matcher"},
@@ -71,6 +80,17 @@ func TestValidMetricName(t *testing.T) {
 		{"9lives", false},
 		{"up or vector(1)", false},
 		{"a{b=\"c\"}", false},
+		{"http.server.request.duration", true},
+		{"http.server.request.duration_seconds", true},
+		{"rpc/server-duration", true},
+		{"größe", true},
+		{".leading.dot", false},
+		{"1.leading.digit", false},
+		{"a\"b", false},
+		{"{{ .Labels }}", false},
+		{"a b", false},
+		{"a\nb", false},
+		{"\xff", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := ValidMetricName(tt.name); (err == nil) != tt.ok {
@@ -80,8 +100,36 @@ func TestValidMetricName(t *testing.T) {
 	}
 }
 
+func TestWith(t *testing.T) {
+	sel, err := Parse(`{"service.name"="checkout",track="canary"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ metric, want string }{
+		{"http_request_duration_seconds", `http_request_duration_seconds{"service.name"="checkout",track="canary"}`},
+		{"job:latency:rate1m", `job:latency:rate1m{"service.name"="checkout",track="canary"}`},
+		// Prometheus 3 puts a UTF-8 metric name inside the braces, quoted.
+		{"http.server.request.duration_bucket", `{"http.server.request.duration_bucket","service.name"="checkout",track="canary"}`},
+	} {
+		if got := sel.With(tt.metric); got != tt.want {
+			t.Errorf("With(%q) = %s, want %s", tt.metric, got, tt.want)
+		}
+	}
+	if got, want := (Selector{}).With("a.b"), `{"a.b"}`; got != want {
+		t.Errorf("an empty selector With(a.b) = %s, want %s", got, want)
+	}
+}
+
+func TestQuoteLabelName(t *testing.T) {
+	for name, want := range map[string]string{"pod": "pod", "k8s.pod.name": `"k8s.pod.name"`, "le": "le", "a:b": `"a:b"`} {
+		if got := QuoteLabelName(name); got != want {
+			t.Errorf("QuoteLabelName(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{a="b"}`, `{a=~"x|y",b!="z",}`, `{a="\"}"}`, "{a=`x`}", `up{a="b"}`, `{`, `{a='b'}`} {
+	for _, s := range []string{`{"a.b"="c"}`, `{a="b"}`, `{a=~"x|y",b!="z",}`, `{a="\"}"}`, "{a=`x`}", `up{a="b"}`, `{`, `{a='b'}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

@@ -17,6 +17,10 @@ describe('validateSelector', () => {
     '{pod!~"x|y",}',
     '{track="$fleet"}',
     '{msg="quote \\" inside"}',
+    // Prometheus 3's quoted UTF-8 label names, as pkg/selector reads them.
+    '{"service.name"="checkout","deployment.track"="canary"}',
+    '{track="canary",\'k8s.pod.name\'=~"checkout-.*"}',
+    '{"größe"="m"}',
   ])('accepts %s', (selector) => {
     expect(validateSelector(selector)).toBeUndefined();
   });
@@ -31,9 +35,12 @@ describe('validateSelector', () => {
     ['{app:"api"}', /Expected =/],
     ['{app="api}', /double quotes/],
     ['{1app="x"}', /label name/],
-    // pkg/selector refuses these ("expected a label name at offset 1"; "__name__ is set by the metric").
-    ['{"service.name"="checkout"}', /Quoted label names .*are not supported/],
-    ['{track="canary",\'service.name\'="checkout"}', /Quoted label names .*are not supported/],
+    // pkg/selector refuses these ("expected a label name at offset 1"; "invalid label name"; "__name__ is set
+    // by the metric").
+    ['{"a b"="checkout"}', /quoted label name at "\"a b\"="checkout"" is not one Pairwise reads/],
+    ['{track="canary",\'{{x}}\'="checkout"}', /quoted label name .* is not one Pairwise reads/],
+    ['{"1x"="y"}', /quoted label name .* is not one Pairwise reads/],
+    ['{"__name__"="http_requests_total",track="canary"}', /__name__ is set by the metric/],
     ['{__name__="http_requests_total",track="canary"}', /__name__ is set by the metric/],
   ])('rejects %p', (selector, message) => {
     expect(validateSelector(selector)).toMatch(message);
@@ -44,6 +51,12 @@ describe('validateMetric', () => {
   it('accepts plain names and variables', () => {
     expect(validateMetric('http_request_duration_seconds')).toBeUndefined();
     expect(validateMetric('$metric')).toBeUndefined();
+  });
+  it("accepts Prometheus 3's UTF-8 names as pkg/selector does", () => {
+    expect(validateMetric('http.server.request.duration')).toBeUndefined();
+    expect(validateMetric('rpc/server-duration')).toBeUndefined();
+    expect(validateMetric('http latency')).toMatch(/letters, digits/);
+    expect(validateMetric('.leading.dot')).toMatch(/letters, digits/);
   });
   it('rejects empty names, selectors and _bucket', () => {
     expect(validateMetric('')).toMatch(/Enter the histogram metric/);
@@ -66,11 +79,11 @@ describe('validateQuery', () => {
   });
 
   it('takes the pod label as a Prometheus label name, empty for "pod"', () => {
-    for (const podLabel of ['', 'pod', 'instance', 'kubernetes_pod_name', '_x1']) {
+    for (const podLabel of ['', 'pod', 'instance', 'kubernetes_pod_name', '_x1', 'k8s.pod.name', 'pod-name']) {
       expect(validateQuery({ ...valid, podLabel })).toEqual({});
     }
-    for (const podLabel of ['1pod', 'pod-name', 'service.name', ' pod', '$label']) {
-      expect(validateQuery({ ...valid, podLabel }).podLabel).toMatch(/A label name has letters, digits and _ only/);
+    for (const podLabel of ['1pod', 'pod name', '.pod', ' pod', '$label', '"pod"']) {
+      expect(validateQuery({ ...valid, podLabel }).podLabel).toMatch(/A label name has letters, digits and _/);
     }
   });
 

@@ -54,19 +54,26 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
 
   skipSpace();
   while (pos < body.length) {
-    // Label name: letters, digits and _, not starting with a digit, as pkg/selector reads it. Prometheus
-    // 3's quoted UTF-8 names ({"service.name"="x"}) are refused there, so they are here.
+    // Label name: letters, digits and _, not starting with a digit, or a quoted UTF-8 name (Prometheus 3:
+    // {"service.name"="x"}), as pkg/selector reads it.
+    let name: string;
     if (body[pos] === '"' || body[pos] === "'" || body[pos] === '`') {
-      return fail(
-        'Quoted label names (Prometheus 3 UTF-8 names such as "service.name") are not supported: use a label name of letters, digits and _.'
-      );
+      const start = pos;
+      const quoted = readQuoted();
+      if (quoted === undefined || !isLabelName(quoted)) {
+        return fail(
+          `The quoted label name at "${body.slice(start, start + 20)}" is not one Pairwise reads: use letters, digits and _ : . - / (such as "service.name"), starting with a letter or _.`
+        );
+      }
+      name = quoted;
+    } else {
+      const ident = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(body.slice(pos));
+      if (!ident) {
+        return fail(`Expected a label name at "${body.slice(pos, pos + 12)}".`);
+      }
+      name = ident[0];
+      pos += name.length;
     }
-    const ident = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(body.slice(pos));
-    if (!ident) {
-      return fail(`Expected a label name at "${body.slice(pos, pos + 12)}".`);
-    }
-    const name = ident[0];
-    pos += name.length;
     if (name === '__name__') {
       return fail('__name__ is set by the metric, not by a fleet selector: remove this matcher.');
     }
@@ -97,6 +104,18 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
   return { matchers };
 }
 
+/**
+ * A UTF-8 name beyond the classic syntax, as pkg/selector accepts it (and quotes it in PromQL): letters and
+ * digits of any script and _ : . - /, starting with a letter or _ (an OpenTelemetry name such as
+ * http.server.request.duration or service.name).
+ */
+const UTF8_NAME = /^[\p{L}_][\p{L}\p{Nd}_:.\-/]*$/u;
+
+/** A label name: the classic syntax or a UTF-8 name. */
+function isLabelName(name: string): boolean {
+  return /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) || UTF8_NAME.test(name);
+}
+
 /** Checks that a metric name is a Prometheus metric name without selector. */
 export function validateMetric(metric: string): string | undefined {
   const text = metric.trim();
@@ -106,8 +125,8 @@ export function validateMetric(metric: string): string | undefined {
   if (text.startsWith('$')) {
     return undefined;
   }
-  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text)) {
-    return 'A metric name has letters, digits, _ and : only; put labels in the selectors.';
+  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text) && !UTF8_NAME.test(text)) {
+    return 'A metric name has letters, digits, _ and : (or, as Prometheus 3 allows, . - / too, such as http.server.request.duration); put labels in the selectors.';
   }
   if (text.endsWith('_bucket')) {
     return 'Leave out the _bucket suffix: Pairwise adds it for classic histograms.';
@@ -115,12 +134,12 @@ export function validateMetric(metric: string): string | undefined {
   return undefined;
 }
 
-/** Checks the pod label as Prometheus (and the backend's prom.ValidLabel) reads a label name; empty: "pod". */
+/** Checks the pod label as the backend's prom.ValidLabel reads a label name; empty: "pod". */
 export function validateLabelName(name: string): string | undefined {
-  if (name === '' || /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) {
+  if (name === '' || isLabelName(name)) {
     return undefined;
   }
-  return 'A label name has letters, digits and _ only, and does not start with a digit: e.g. pod, instance or kubernetes_pod_name.';
+  return 'A label name has letters, digits and _ (or, as Prometheus 3 allows, : . - / too), and starts with a letter or _: e.g. pod, kubernetes_pod_name or k8s.pod.name.';
 }
 
 export type QueryErrors = Partial<Record<keyof PairwiseQuery, string>>;

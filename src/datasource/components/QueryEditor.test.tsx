@@ -212,9 +212,9 @@ describe('QueryEditor', () => {
     fireEvent.blur(input);
     expect(props.onRunQuery).toHaveBeenCalledTimes(1);
 
-    fireEvent.change(input, { target: { value: 'pod-name' } });
+    fireEvent.change(input, { target: { value: 'pod name' } });
     rerender(<QueryEditor {...props} query={lastQuery(props)} />);
-    expect(screen.getByRole('alert')).toHaveTextContent(/A label name has letters, digits and _ only/);
+    expect(screen.getByRole('alert')).toHaveTextContent(/A label name has letters, digits and _/);
     fireEvent.blur(input);
     expect(props.onRunQuery).toHaveBeenCalledTimes(1);
 

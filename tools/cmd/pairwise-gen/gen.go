@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -75,8 +76,12 @@ type Options struct {
 	// target reports up == 0.
 	ScrapeGaps  []ScrapeGap
 	TruthPodP99 bool
-	Workers     int
-	Progress    io.Writer // nil: silent
+	// RenameLabels names the service, track and pod labels otherwise, in
+	// every series (an OpenTelemetry SDK exporting to Prometheus 3 without
+	// escaping writes service.name, k8s.pod.name): label -> its new name.
+	RenameLabels map[string]string
+	Workers      int
+	Progress     io.Writer // nil: silent
 }
 
 // Summary is what a run wrote.
@@ -233,9 +238,10 @@ func newGenerator(o Options) (*generator, error) {
 			if r, ok := restarts[[2]int{fi, i}]; ok {
 				p.restart = r
 			}
+			named := func(l string) string { return cmp.Or(o.RenameLabels[l], l) }
 			base := func(name string, extra ...string) labels.Labels {
-				kv := append([]string{"__name__", name, "job", o.Job, "service", o.Service, "track", fleet,
-					"pod", p.name, "instance", p.name + ":8080"}, extra...)
+				kv := append([]string{"__name__", name, "job", o.Job, named("service"), o.Service, named("track"), fleet,
+					named("pod"), p.name, "instance", p.name + ":8080"}, extra...)
 				return labels.FromStrings(kv...)
 			}
 			p.nativeL = base(o.Metric)

@@ -24,6 +24,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,6 +155,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	fs.Var(&gaps, "scrape-gap", "POD@FROM-TO: the pod's scrapes fail from minute FROM to minute TO (0-based from --start, whole minutes, up == 0 and no samples); POD as for --restart; repeatable")
 	podP99 := fs.Bool("truth-pod-p99", true, "include per-pod p99 in the truth file")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "parallel workers")
+	rename := fs.String("rename-labels", "", "name the service, track and pod labels otherwise in every series, e.g. service=service.name,track=deployment.track,pod=k8s.pod.name (Prometheus 3's UTF-8 names, as OpenTelemetry writes them)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	profile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -181,6 +183,16 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
+	}
+	if *rename != "" {
+		o.RenameLabels = map[string]string{}
+		for _, kv := range strings.Split(*rename, ",") {
+			from, to, ok := strings.Cut(kv, "=")
+			if !ok || to == "" || !slices.Contains([]string{"service", "track", "pod"}, from) {
+				return o, "", fmt.Errorf("--rename-labels: %q is not service=NAME, track=NAME or pod=NAME", kv)
+			}
+			o.RenameLabels[from] = to
+		}
 	}
 	if *canarySchema != "" {
 		cs, err := strconv.ParseInt(*canarySchema, 10, 32)
