@@ -344,6 +344,43 @@ func TestFromNativeQuantile(t *testing.T) {
 	}
 }
 
+// TestQuantileAsPrometheusIterates: histogram_quantile of native
+// histograms as Prometheus holds them, in cases the conformance files do not
+// reach; every want is what Prometheus 3.13.5's histogram_quantile gives for
+// the same {{...}} series (promtool test rules). It guards what Prometheus's
+// search does beyond plain interpolation:
+//   - buckets holding more than Count (rounding in a rate() or a sum()): the
+//     running count is clamped to Count before the rank is placed in the
+//     bucket, from below and from above;
+//   - a bucket reaching into the zero bucket (here (0.5, 1] and [-1, -0.5)
+//     with a zero threshold of 0.75) is read from the zero threshold, as
+//     Prometheus's bucket iterator clamps it;
+//   - a rank the buckets never reach with a finite sum (Count above the
+//     buckets' total) is the bound of the last populated bucket read: an
+//     empty zero bucket is not one, as the iterator does not yield it.
+func TestQuantileAsPrometheusIterates(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		h       string
+		q, want float64
+	}{
+		{"buckets above Count, from below", "{{schema:0 count:4 sum:5 buckets:[6]}}", 0.25, 0.7071067811865475},
+		{"buckets above Count, from above", "{{schema:0 count:4 sum:5 buckets:[6]}}", 0.75, 0.7071067811865475},
+		{"positive bucket clamped to the zero threshold, median", "{{schema:0 count:4 sum:3 z_bucket:0 z_bucket_w:0.75 buckets:[4]}}", 0.5, 0.8660254037844386},
+		{"positive bucket clamped to the zero threshold, q=0.25", "{{schema:0 count:4 sum:3 z_bucket:0 z_bucket_w:0.75 buckets:[4]}}", 0.25, 0.8059274488676564},
+		{"negative bucket clamped to the zero threshold, median", "{{schema:0 count:4 sum:-3 z_bucket:0 z_bucket_w:0.75 n_buckets:[4]}}", 0.5, -0.8660254037844386},
+		{"negative bucket clamped to the zero threshold, q=0.9", "{{schema:0 count:4 sum:-3 z_bucket:0 z_bucket_w:0.75 n_buckets:[4]}}", 0.9, -0.7718895067235705},
+		{"rank beyond the buckets from above: the lowest positive bucket's bound, not the empty zero bucket's", "{{schema:0 count:10 sum:5 z_bucket:0 z_bucket_w:0.001 buckets:[4]}}", 0.5, 1},
+		{"rank beyond the buckets from below: the highest negative bucket's bound, not the empty zero bucket's", "{{schema:0 count:10 sum:-5 z_bucket:0 z_bucket_w:0.001 n_buckets:[4]}}", 0.45, -0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mustNotation(t, tc.h).Quantile(tc.q); !sameFloat(got, tc.want) {
+				t.Errorf("Quantile(%v) = %v, want %v", tc.q, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestMixedSchemaSum: native_histograms.test:174 loads a schema -1 histogram
 // plus a schema 0 histogram; line 177 gives the result in the lowest schema,
 // {{schema:-1 count:5 sum:8 offset:1 buckets:[5]}}. The test file has no
