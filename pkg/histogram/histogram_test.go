@@ -464,6 +464,52 @@ func TestCountAboveTailCount(t *testing.T) {
 	}
 }
 
+// TestCountAboveAsHistogramFraction: CountAbove(v) is Count times what
+// Prometheus 3.13.5's histogram_fraction(v, +Inf) gives for the same {{...}}
+// series (promtool test rules) where its interpolation and CountAbove's
+// agree. It guards
+//   - exponential interpolation in negative buckets: the part of [-2, -1)
+//     above -2^0.25 is a quarter of it on the log scale, the part nearest
+//     zero, not three quarters;
+//   - v = -Inf (the quantile of q < 0, so TailCount(q < 0)): every
+//     observation lies above it, those of a bucket reaching down to -Inf
+//     too (fraction 1), while a finite v inside that bucket counts none of
+//     it;
+//   - a NaN bucket count below v: NaN, not the count of the buckets above
+//     v alone (CountsAbove's start at the first bucket above v must not
+//     drop it).
+func TestCountAboveAsHistogramFraction(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		h       *Histogram
+		v, want float64
+	}{
+		{"negative exponential bucket, a quarter above", mustNotation(t, "{{schema:0 count:4 sum:-5 n_buckets:[0 4]}}"), -math.Pow(2, 0.25), 4 * 0.2499999999999999},
+		{"negative exponential bucket, three quarters above", mustNotation(t, "{{schema:0 count:4 sum:-5 n_buckets:[0 4]}}"), -math.Pow(2, 0.75), 4 * 0.75},
+		{"negative exponential buckets with a zero bucket", mustNotation(t, hq2), -12, 12 * 0.861654166907052},
+		{"custom: -Inf, the first bucket [-Inf, -2] counts fully", mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[-2 3] buckets:[2 2]}}"), ninf, 4},
+		{"custom: inside [-Inf, -2], nothing of it", mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[-2 3] buckets:[2 2]}}"), -5, 2},
+		{"NaN count below v", mustNotation(t, "{{schema:0 count:6 sum:5 buckets:[NaN 2 4]}}"), 1.5, nan},
+		{"NaN count in the bucket below v's", mustNotation(t, "{{schema:0 count:6 sum:5 buckets:[2 NaN 4]}}"), 2.5, nan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.h.CountAbove(tc.v); !sameFloat(got, tc.want) {
+				t.Errorf("CountAbove(%v) = %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+	// The quantile of q < 0 is -Inf: everything lies beyond it, also in a
+	// classic histogram whose lowest bucket reaches down to -Inf.
+	for _, h := range []*Histogram{
+		mustClassic(t, []float64{-1, 0, inf}, []float64{5, 10, 10}),
+		mustNotation(t, "{{schema:-53 count:4 sum:5 custom_values:[-2 3] buckets:[2 2]}}"),
+	} {
+		if got := h.TailCount(-0.5); got != h.Count {
+			t.Errorf("%v %v: TailCount(-0.5) = %v, want Count %v", h.Kind, h.Buckets, got, h.Count)
+		}
+	}
+}
+
 // TestBucketBound: the bound of the bucket holding v at or above it, as
 // histogram_quantile(1, h </ v) reads it for native histograms and as the
 // bucket histogram_quantile finds a classic quantile in; counts beyond it
