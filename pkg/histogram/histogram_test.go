@@ -718,6 +718,37 @@ func TestQuantileBounds(t *testing.T) {
 	})
 }
 
+// TestQuantileBoundsLowestRank: the lower bound comes from the rank r_lo
+// clamped to 1, the first observation, and a rank lies in the bucket whose
+// cumulative count reaches it. It guards
+//   - a rank equal to a bucket's cumulative count lying in that bucket:
+//     of 10 observations, one in [0, 1], the interval of the 20th
+//     percentile reaches down to the first observation, in [0, 1], not to
+//     the next bucket;
+//   - the clamp to 1: with fractional counts (increase() extrapolates), half
+//     an observation below the first whole one does not lower the bound to
+//     its bucket.
+func TestQuantileBoundsLowestRank(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		ub, cum        []float64
+		q              float64
+		wantLo, wantHi float64
+	}{
+		// n=10, q=0.2: ranks 2 -/+ 1.96*sqrt(1.6) = -0.48, 4.48; r_lo clamped to 1.
+		{"rank 1 at the first bucket's cumulative count", []float64{1, 2, inf}, []float64{1, 10, 10}, 0.2, 0, 2},
+		// n=4, q=0.5: ranks 2 -/+ 1.96 = 0.04, 3.96; r_lo clamped to 1, in (1, 2].
+		{"half an observation below the first", []float64{1, 2, 3, inf}, []float64{0.5, 2, 4, 4}, 0.5, 1, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := mustClassic(t, tc.ub, tc.cum)
+			if lo, hi := h.QuantileBounds(tc.q, 0.95); lo != tc.wantLo || hi != tc.wantHi {
+				t.Errorf("QuantileBounds(%v, 0.95) = [%v, %v], want [%v, %v] (quantile %v)", tc.q, lo, hi, tc.wantLo, tc.wantHi, h.Quantile(tc.q))
+			}
+		})
+	}
+}
+
 func TestMerge(t *testing.T) {
 	t.Run("classic", func(t *testing.T) {
 		a := mustClassic(t, []float64{0.1, 0.2, inf}, []float64{1, 3, 4})
@@ -764,6 +795,38 @@ func TestMerge(t *testing.T) {
 			t.Errorf("le: err = %v", err)
 		}
 	})
+}
+
+// TestMergeCustomOverlap: Merge adds custom-bucket histograms whose listed
+// buckets are buckets of one layout (the API omits empty ones), and refuses
+// with ErrOverlap those whose buckets partly overlap, the layouts of a
+// release that changed its bucket bounds: no bucket of the sum could hold
+// both counts. It guards the overlap check on the merged list.
+func TestMergeCustomOverlap(t *testing.T) {
+	a := mustNative(t, []APIBucket{{3, ninf, 1, 2}, {0, 1, 5, 2}, {0, 5, inf, 1}}, 5, 10)
+	for _, tc := range []struct {
+		name    string
+		b       []APIBucket
+		err     error
+		buckets int
+	}{
+		{"one layout, a bucket not listed", []APIBucket{{3, ninf, 1, 3}, {0, 5, inf, 1}}, nil, 3},
+		{"bounds moved from 1 to 2", []APIBucket{{3, ninf, 2, 3}, {0, 2, 5, 1}, {0, 5, inf, 1}}, ErrOverlap, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := mustNative(t, tc.b, 4, 8)
+			if a.Kind != NativeCustom || b.Kind != NativeCustom {
+				t.Fatalf("kinds %v and %v, want custom", a.Kind, b.Kind)
+			}
+			m, err := Merge(a, b)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v (merged %+v)", err, tc.err, m)
+			}
+			if err == nil && (len(m.Buckets) != tc.buckets || m.Count != 9) {
+				t.Errorf("merged %+v, want %d buckets and count 9", m, tc.buckets)
+			}
+		})
+	}
 }
 
 func TestFromClassicErrors(t *testing.T) {
