@@ -121,6 +121,63 @@ func TestSharedSeriesMinutes(t *testing.T) {
 	}
 }
 
+// TestFleetHealthAroundAScrapeGap: in a real Prometheus, the health of a
+// canary of two pods scraped every 15 s, one of whose scrapes fail from
+// 11:50:00 to 11:52:00 (up == 0, no samples), read by minute end M. A
+// minute's samples are those in (M-1m, M]: 4 a series, not the 5 of the
+// minute and one interval that increase() reads. Its down figure is read
+// over that minute and one interval: in the minute after the gap every
+// series has its 4 samples, but the sample that minute's increase() starts
+// from failed, so the pod still counts as down. A minute of one series
+// reads 4 samples per series too. Native and classic (+Inf bucket) alike.
+func TestFleetHealthAroundAScrapeGap(t *testing.T) {
+	end := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dir, _ := testenv.Generate(t, "--end", end.Format(time.RFC3339), "--minutes", "20", "--pods", "2", "--seed", "5",
+		"--scrape-gap", "canary-0@10-12")
+	srv := testenv.Prometheus(t, testenv.PromOptions{DataDir: dir})
+	c, err := New(srv.URL, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, canary := testenv.GeneratedFleets(t)
+	at := func(hhmm string) time.Time {
+		m, err := time.Parse("15:04", hhmm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Date(2026, 6, 1, m.Hour(), m.Minute(), 0, 0, time.UTC)
+	}
+	r := Range{Start: at("11:41"), End: end, Scrape: 15 * time.Second}
+	for _, kind := range []Kind{Native, Classic} {
+		health, err := c.FleetHealth(context.Background(), testenv.GeneratedMetric, canary, kind, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name   string
+			minute string
+			want   Health
+		}{
+			{"both pods", "11:45", Health{Samples: 8, Series: 2, Reporting: 2}},
+			{"the last minute before the gap", "11:50", Health{Samples: 8, Series: 2, Reporting: 2}},
+			{"canary-0's scrapes failing", "11:51", Health{Samples: 4, Series: 1, Reporting: 1, Down: 1}},
+			{"canary-0's scrapes still failing", "11:52", Health{Samples: 4, Series: 1, Reporting: 1, Down: 1}},
+			{"after the gap: every sample, the one before the minute failed", "11:53", Health{Samples: 8, Series: 2, Reporting: 2, Down: 1}},
+			{"both pods again", "11:54", Health{Samples: 8, Series: 2, Reporting: 2}},
+		} {
+			t.Run(string(kind)+"/"+tc.name, func(t *testing.T) {
+				got := health[at(tc.minute).Unix()]
+				if got != tc.want {
+					t.Errorf("%s: %+v, want %+v", tc.minute, got, tc.want)
+				}
+				if n := got.SamplesPerSeries(); n != 4 {
+					t.Errorf("%s: %v samples per series, want 4", tc.minute, n)
+				}
+			})
+		}
+	}
+}
+
 // TestSampledSpan: on generated fleets in a real Prometheus, the span
 // SampledSpan finds holds every minute with a sample and starts at most a
 // part (of SpanParts) before the data's first minute; every minute the raw
