@@ -193,6 +193,13 @@ func TestScrapesAMinute(t *testing.T) {
 		{"25 s, too few minutes to tell", minutes(2, 3, 2, 3), false, 0},
 		{"7 samples a minute do not divide it", minutes(repeat(20, 7)...), false, 0},
 		{"15 s missing a scrape in most minutes", minutes(repeat(20, 3, 4, 3, 2, 3, 4)...), true, 0},
+		// Two minutes of three must show the interval; a third of the
+		// minutes a whole sample short is uneven.
+		{"15 s, a series missing a scrape in every other minute", minutes(repeat(20, 4, 4-1.0/3)...), false, 0},
+		{"15 s, a series missing a scrape in one minute of three", minutes(repeat(21, 4, 4, 4-1.0/3)...), false, 15},
+		{"36 s: a sample short in one minute of three", minutes(repeat(21, 2, 2, 1)...), true, 0},
+		// A canary of one pod: its series' samples are the samples per series.
+		{"15 s, a fleet of one series", seriesMinutes(1, repeat(20, 4)...), false, 15},
 		{"no samples", map[int64]Health{0: {Down: 1}}, false, 0},
 	}
 	for _, tt := range tests {
@@ -207,10 +214,13 @@ func TestScrapesAMinute(t *testing.T) {
 
 // healthMinutes is the health of a fleet of three series with the given
 // samples per series in consecutive minutes.
-func healthMinutes(perMinute ...float64) map[int64]Health {
+func healthMinutes(perMinute ...float64) map[int64]Health { return seriesMinutes(3, perMinute...) }
+
+// seriesMinutes is healthMinutes for a fleet of the given number of series.
+func seriesMinutes(series float64, perMinute ...float64) map[int64]Health {
 	out := map[int64]Health{}
 	for i, n := range perMinute {
-		out[int64(60*i)] = Health{Samples: 3 * n, Series: 3, Reporting: 3}
+		out[int64(60*i)] = Health{Samples: series * n, Series: series, Reporting: series}
 	}
 	return out
 }

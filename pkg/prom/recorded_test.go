@@ -309,6 +309,8 @@ func TestSpanPart(t *testing.T) {
 		{"a day ending at midnight: 23 minutes do not divide it, 1,440 s does", day(time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC)), 1440},
 		{"a day ending at a multiple of 23 minutes", day(time.Unix(1380*1290084, 0)), 1380},
 		{"an hour: one minute", Range{Start: time.Unix(6000, 0), End: time.Unix(6000+59*60, 0)}, 60},
+		// 65 minute ends: one-minute parts would be 65, more than SpanParts.
+		{"65 minutes: two minutes", Range{Start: time.Unix(7200-64*60, 0), End: time.Unix(7200, 0)}, 120},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := spanPart(tc.r)
@@ -318,6 +320,26 @@ func TestSpanPart(t *testing.T) {
 			}
 			if got != tc.want || tc.r.End.Unix()%got != 0 {
 				t.Errorf("part %d s, want %d, which the range's end is a multiple of", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRangeMinutes: a Range's minutes are its minute ends Start, Start+1m,
+// ..., End, both ends included.
+func TestRangeMinutes(t *testing.T) {
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		r    Range
+		want int
+	}{
+		{"one minute", Range{Start: start, End: start}, 1},
+		{"12:00 to 13:00", Range{Start: start, End: start.Add(time.Hour)}, 61},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.Minutes(); got != tc.want {
+				t.Errorf("%d minutes, want %d", got, tc.want)
 			}
 		})
 	}
