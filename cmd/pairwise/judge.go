@@ -33,6 +33,7 @@ type judgeFlags struct {
 	podLabel                                                   string
 	rangeDur                                                   time.Duration
 	lbMetric, lbBaseline, lbCanary                             string
+	errorsMetric, errorsFailed                                 string
 	window, settle, scrape                                     time.Duration
 	config                                                     verdict.Config
 }
@@ -92,6 +93,8 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.lbMetric, "lb-metric", "", "load-balancer-side histogram of the same requests; flags a divergence from the application's (coordinated omission)")
 	fs.StringVar(&f.lbBaseline, "lb-baseline", "", "baseline selector for --lb-metric (default: --baseline)")
 	fs.StringVar(&f.lbCanary, "lb-canary", "", "canary selector for --lb-metric (default: --canary)")
+	fs.StringVar(&f.errorsMetric, "errors-metric", "", "request counter of both fleets (http_requests_total, or a histogram whose count is read): a canary shown to fail more often than its baseline is flagged traffic-parity and never promoted (a canary that fails fast can look faster)")
+	fs.StringVar(&f.errorsFailed, "errors", "", "matchers that select the failed requests of --errors-metric, added to each fleet's selector (default "+engine.DefaultFailed+")")
 	fs.Float64Var(&f.config.MaxMeasurementDivergence, "max-divergence", f.config.MaxMeasurementDivergence, "relative divergence between application and load-balancer quantiles that flags the measurement")
 	return fs, f
 }
@@ -375,6 +378,17 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		return req, nil, fmt.Errorf("--lb-%s: %w", lbErr.Part, lbErr.Err)
 	case err != nil:
 		return req, nil, err
+	}
+	if f.errorsFailed != "" && f.errorsMetric == "" {
+		return req, nil, errors.New("--errors needs --errors-metric")
+	}
+	if f.errorsMetric != "" {
+		if err := selector.ValidMetricName(f.errorsMetric); err != nil {
+			return req, nil, fmt.Errorf("--errors-metric: %w", err)
+		}
+	}
+	if req.Errors, err = engine.ParseErrors(f.errorsMetric, f.errorsFailed); err != nil {
+		return req, nil, fmt.Errorf("--errors: %w", err)
 	}
 	req.Metric, req.Config = f.metric, cfg
 	client, err := f.newClient()

@@ -257,6 +257,15 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--lb-metric", "lb_seconds", "--lb-canary", `x y`}, want: "--lb-canary"},
 			{args: []string{"--lb-metric", "lb_seconds", "--lb-canary", `{a="c"}`}},
 		},
+		"errors-metric": {
+			{args: []string{"--errors-metric", "sum(http_requests_total)"}, want: "--errors-metric: invalid metric name"},
+			{args: []string{"--errors-metric", "http_requests_total"}},
+		},
+		"errors": {
+			{args: []string{"--errors", `{code="500"}`}, want: "--errors needs --errors-metric"},
+			{args: []string{"--errors-metric", "http_requests_total", "--errors", `{code="500"} or up`}, want: "--errors: invalid selector"},
+			{args: []string{"--errors-metric", "http_requests_total", "--errors", `{code!~"2..|3.."}`}},
+		},
 		"pod-label": {
 			{args: []string{"--pod-label", "pod)"}, want: "--pod-label"},
 			{args: []string{"--pod-label", "1pod"}, want: "--pod-label"},

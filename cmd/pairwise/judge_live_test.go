@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -401,5 +402,65 @@ func TestJudgeUTF8Names(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJudgeErrors compares the fleets' failed requests off a real
+// Prometheus's http_requests_total (--errors-metric): identical busy fleets
+// whose canary fails 4 times as often (1% of the baseline's requests, 4% of
+// the canary's), its latencies unchanged, are held, flagged traffic-parity;
+// without the counter, or failing as often, they promote.
+func TestJudgeErrors(t *testing.T) {
+	failing := judgeProm(t, "--scenario", "clean", "--error-ratio", "0.01", "--canary-error-factor", "4")
+	same := judgeProm(t, "--scenario", "clean", "--error-ratio", "0.01")
+	at := []string{"--at", judgeEnd.Format(time.RFC3339)}
+	for _, tt := range []struct {
+		name     string
+		url      string
+		extra    []string
+		wantCode int
+		want     string
+	}{
+		{"failing 4x as often holds", failing, []string{"--errors-metric", "http_requests_total"}, 1, "flagged traffic-parity"},
+		{"the note says why", failing, []string{"--errors-metric", "http_requests_total", "--errors", `{code="500"}`}, 1, "(4.0"},
+		{"without the counter it promotes", failing, nil, 0, "PROMOTE: "},
+		{"failing as often promotes", same, []string{"--errors-metric", "http_requests_total"}, 0, "PROMOTE: "},
+		{"--errors needs --errors-metric", same, []string{"--errors", `{code="500"}`}, 3, "--errors needs --errors-metric"},
+		{"a bad counter name is refused", same, []string{"--errors-metric", "http requests"}, 3, "--errors-metric: invalid metric name"},
+		{"a counter that is not there fails", same, []string{"--errors-metric", "nope_total"}, 3, "the request counter nope_total has no samples for the baseline fleet"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runJudge(append(append(fleetArgs(tt.url), at...), tt.extra...)...)
+			if code != tt.wantCode || !strings.Contains(out+errOut, tt.want) {
+				t.Fatalf("exit %d, want %d with %q:\n%.3000s\n%s", code, tt.wantCode, tt.want, out, errOut)
+			}
+		})
+	}
+	code, out, errOut := runJudge(append(append(fleetArgs(failing), at...), "--errors-metric", "http_requests_total", "--output", "json")...)
+	var doc struct {
+		Flags   []string `json:"flags"`
+		Notes   []string `json:"notes"`
+		Minutes []struct {
+			Errors *struct {
+				Baseline struct{ Requests, Errors float64 } `json:"baseline"`
+				Canary   struct{ Requests, Errors float64 } `json:"canary"`
+			} `json:"errors"`
+		} `json:"minutes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%.2000s\n%s", code, err, out, errOut)
+	}
+	if !slices.Contains(doc.Flags, "traffic-parity") || len(doc.Minutes) == 0 {
+		t.Fatalf("flags %v, %d minutes", doc.Flags, len(doc.Minutes))
+	}
+	for _, m := range doc.Minutes {
+		e := m.Errors
+		if e == nil || !(e.Baseline.Requests > 50000 && e.Canary.Requests > 50000) {
+			t.Fatalf("a minute without its requests: %+v", e)
+		}
+		// Each fleet serves about 60,000 requests a minute: 1% and 4% fail.
+		if rb, rc := e.Baseline.Errors/e.Baseline.Requests, e.Canary.Errors/e.Canary.Requests; math.Abs(rb-0.01) > 0.003 || math.Abs(rc-0.04) > 0.006 {
+			t.Fatalf("error ratios %.4f and %.4f, want about 0.01 and 0.04", rb, rc)
+		}
 	}
 }

@@ -102,6 +102,20 @@ type jsonMinute struct {
 	// SharedSeries is how many series both fleets' selectors selected at
 	// the minute (absent when none): its windows hold, flag shared-series.
 	SharedSeries int `json:"shared_series,omitempty"`
+	// Errors are both fleets' requests and failed requests in the minute
+	// (--errors-metric; absent without it).
+	Errors *jsonErrors `json:"errors,omitempty"`
+}
+
+// jsonErrors are a minute's requests and failed requests, by fleet.
+type jsonErrors struct {
+	Baseline jsonRequests `json:"baseline"`
+	Canary   jsonRequests `json:"canary"`
+}
+
+type jsonRequests struct {
+	Requests number `json:"requests"`
+	Errors   number `json:"errors"`
 }
 
 // jsonEvidence is the evidence rule's reading of a window.
@@ -239,7 +253,7 @@ func report(res *engine.Result) jsonReport {
 			Time: m.Time.Format(time.RFC3339), Verdict: string(m.Verdict), Ratio: number(m.Ratio), Warmup: m.Warmup, Reason: m.Reason,
 			Baseline: fleetJSON(res.Config, m.Baseline), Canary: fleetJSON(res.Config, m.Canary),
 			Tail:     minuteTailJSON(m.Evidence),
-			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window), SharedSeries: m.Shared,
+			Decision: string(m.Decision), DecisionCode: m.Decision.Code(), DecisionReason: m.DecisionReason, Evidence: evidenceJSON(m.Window), SharedSeries: m.Shared, Errors: errorsJSON(m.Errors),
 		})
 	}
 	return r
@@ -265,3 +279,10 @@ func nonNil(xs []string) []string {
 }
 
 func formatJSONFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func errorsJSON(e *verdict.ErrorCounts) *jsonErrors {
+	if e == nil {
+		return nil
+	}
+	return &jsonErrors{Baseline: jsonRequests{number(e.Baseline.Requests), number(e.Baseline.Errors)}, Canary: jsonRequests{number(e.Canary.Requests), number(e.Canary.Errors)}}
+}

@@ -41,6 +41,10 @@ type Request struct {
 	// LB, when set, is a load-balancer-side histogram of the same requests,
 	// compared with the application's to catch coordinated omission.
 	LB *LoadBalancer
+	// Errors, when set, names a request counter whose failed requests are
+	// compared between the fleets: a canary shown to fail more often raises
+	// the traffic-parity flag (a canary that fails fast can look faster).
+	Errors *Errors
 	// Notices say what of the request as written was not used (a
 	// load-balancer selector without its metric); Analyze passes them on as
 	// the result's first warnings.
@@ -56,6 +60,18 @@ type LoadBalancer struct {
 	Metric   string
 	Baseline selector.Selector
 	Canary   selector.Selector
+}
+
+// Errors names a request counter of both fleets (or a histogram, whose
+// count is read) and the matchers that select its failed requests.
+type Errors struct {
+	Metric string
+	Failed selector.Selector
+}
+
+// RequestSource reads request counters (prom.Client does).
+type RequestSource interface {
+	FleetRequests(ctx context.Context, metric string, sel, failed selector.Selector, r prom.Range) (map[int64]prom.Requests, error)
 }
 
 // Result is the judged window and what was queried.
@@ -279,6 +295,14 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 			fetchSpec{what: "baseline load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Baseline},
 			fetchSpec{what: "canary load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Canary})
 	}
+	if req.Errors != nil {
+		if err := selector.ValidMetricName(req.Errors.Metric); err != nil {
+			return nil, 0, fmt.Errorf("errors metric: %w", err)
+		}
+		if len(req.Errors.Failed) == 0 {
+			return nil, 0, fmt.Errorf("errors metric %s: give the matchers that select its failed requests, such as {code=~\"5..\"}", req.Errors.Metric)
+		}
+	}
 	read, err := ParseReading(string(req.Read))
 	if err != nil {
 		return nil, 0, err
@@ -290,6 +314,7 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	shared := sharedSeries(ctx, &pending, src, req, sp.judged)
+	requests := fleetRequests(ctx, &pending, src, req, fetch)
 	results, err := fetchAll(ctx, cancel, &pending, src, read, queries, req.Kind, fetch)
 	if err != nil {
 		return nil, 0, err
@@ -297,6 +322,10 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	sh := <-shared
 	if sh.err != nil {
 		return nil, 0, sh.err
+	}
+	rq := <-requests
+	if rq.err != nil {
+		return nil, 0, rq.err
 	}
 	kindNote, err := readAlike(ctx, src, read, req, queries, results, fetch)
 	if err != nil {
@@ -395,6 +424,10 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 		if req.LB != nil {
 			minutes[i].LB = &verdict.LoadBalancerQuantiles{Baseline: verdictValue(req, results[2].series, p.Time), Canary: verdictValue(req, results[3].series, p.Time)}
 		}
+		if req.Errors != nil {
+			b, c := rq.fleets[0][ts], rq.fleets[1][ts]
+			minutes[i].Errors = &verdict.ErrorCounts{Baseline: verdict.RequestCounts(b), Canary: verdict.RequestCounts(c)}
+		}
 	}
 	if req.LB != nil {
 		note, err := lbCoverage(req, minutes)
@@ -481,6 +514,52 @@ func sharedSeries(ctx context.Context, pending *sync.WaitGroup, src Source, req 
 		}
 	}()
 	return out
+}
+
+// fleetRequests asks, beside the fleets' histograms, for both fleets'
+// requests and failed requests in every minute fetched, when req names a
+// request counter (Request.Errors). Its answer is an error when src cannot
+// read counters or either fleet's read fails: a comparison asked for is
+// never silently left out.
+func fleetRequests(ctx context.Context, pending *sync.WaitGroup, src Source, req Request, r prom.Range) <-chan requestsAnswer {
+	out := make(chan requestsAnswer, 1)
+	if req.Errors == nil {
+		out <- requestsAnswer{}
+		return out
+	}
+	rs, ok := src.(RequestSource)
+	if !ok {
+		out <- requestsAnswer{err: fmt.Errorf("this source cannot read the request counter %s", req.Errors.Metric)}
+		return out
+	}
+	pending.Add(1)
+	go func() {
+		defer pending.Done()
+		var ans requestsAnswer
+		defer func() { out <- ans }()
+		defer recovered(&ans.err, "reading the request counters")
+		for f, sel := range []selector.Selector{req.Baseline, req.Canary} {
+			counts, err := rs.FleetRequests(ctx, req.Errors.Metric, sel, req.Errors.Failed, r)
+			if err != nil {
+				ans.err = fmt.Errorf("read the %s fleet's requests and failed requests (%s): %w", []string{"baseline", "canary"}[f], req.Errors.Metric, err)
+				return
+			}
+			if len(counts) == 0 {
+				ans.err = fmt.Errorf("%w: the request counter %s has no samples for the %s fleet %s between %s and %s: check the errors metric's name (a counter such as http_requests_total, or a histogram)",
+					ErrNoData, req.Errors.Metric, []string{"baseline", "canary"}[f], sel, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
+				return
+			}
+			ans.fleets[f] = counts
+		}
+	}()
+	return out
+}
+
+// requestsAnswer is fleetRequests's answer: each fleet's requests by
+// minute (Unix seconds), or the error that ends the analysis.
+type requestsAnswer struct {
+	fleets [2]map[int64]prom.Requests
+	err    error
 }
 
 // sharedAnswer is sharedSeries's answer: the series shared at each minute

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -155,4 +156,27 @@ func ParseLoadBalancer(metric, baselineText, canaryText string, baseline, canary
 		}
 	}
 	return lb, nil
+}
+
+// DefaultFailed selects the failed requests of a request counter when none
+// are named: a status code label of 5xx, as Prometheus's client libraries
+// and most proxies write it.
+const DefaultFailed = `{code=~"5.."}`
+
+// ParseErrors reads the request counter whose failed requests the fleets
+// are compared by (Request.Errors): nil when metric is empty; failedText
+// (default DefaultFailed) are the matchers, added to each fleet's selector,
+// that select the failed ones.
+func ParseErrors(metric, failedText string) (*Errors, error) {
+	if metric == "" {
+		return nil, nil
+	}
+	if err := selector.ValidMetricName(metric); err != nil {
+		return nil, err
+	}
+	failed, err := selector.ParseNarrowing(cmp.Or(failedText, DefaultFailed))
+	if err != nil {
+		return nil, err
+	}
+	return &Errors{Metric: metric, Failed: failed}, nil
 }

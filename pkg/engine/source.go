@@ -39,6 +39,7 @@ type SharedSource interface {
 var (
 	_ RecordedSource = (*prom.Client)(nil)
 	_ SharedSource   = (*prom.Client)(nil)
+	_ RequestSource  = (*prom.Client)(nil)
 )
 
 // ErrSharedSeries means some series are selected by both fleets' selectors.

@@ -49,6 +49,11 @@ type queryModel struct {
 	LBMetric           string `json:"lbMetric"`
 	LBBaselineSelector string `json:"lbBaselineSelector"`
 	LBCanarySelector   string `json:"lbCanarySelector"`
+	// ErrorsMetric is an optional request counter of both fleets whose
+	// failed requests (ErrorsSelector, default {code=~"5.."}) are compared:
+	// a canary shown to fail more often is flagged traffic-parity.
+	ErrorsMetric   string `json:"errorsMetric"`
+	ErrorsSelector string `json:"errorsSelector"`
 	// Format "alerting" asks for the numeric shape Grafana's server-side
 	// expressions read (frames.Numeric); "" or "panel", the panel's frames.
 	// Requests from alerting get the numeric shape whatever this says.
@@ -143,6 +148,9 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defau
 	if r.Kind, err = prom.ParseKind(m.HistogramKind); err != nil {
 		return nil, &fieldError{Field: "histogramKind", Err: err}
 	}
+	if err := parseErrors(m, r); err != nil {
+		return nil, err
+	}
 	if err := parseLB(m, r); err != nil {
 		return nil, err
 	}
@@ -223,6 +231,26 @@ func (s sinceValue) parse() (time.Time, error) {
 
 // farFuture bounds the times a query may name before the clock is read.
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// parseErrors reads the request counter whose failed requests the fleets
+// are compared by; its selector without it is ignored, with a notice.
+func parseErrors(m queryModel, r *engine.Request) error {
+	if m.ErrorsMetric == "" {
+		if strings.TrimSpace(m.ErrorsSelector) != "" {
+			r.Notices = append(r.Notices, "the errors selector is ignored: no errors metric is set")
+		}
+		return nil
+	}
+	if err := selector.ValidMetricName(m.ErrorsMetric); err != nil {
+		return &fieldError{Field: "errorsMetric", Err: err}
+	}
+	e, err := engine.ParseErrors(m.ErrorsMetric, strings.TrimSpace(m.ErrorsSelector))
+	if err != nil {
+		return &fieldError{Field: "errorsSelector", Err: err}
+	}
+	r.Errors = e
+	return nil
+}
 
 // lbFields are the query fields of the load balancer's parts.
 var lbFields = map[string]string{"metric": "lbMetric", "baseline": "lbBaselineSelector", "canary": "lbCanarySelector"}

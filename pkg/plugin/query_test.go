@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,23 @@ func TestParseQuery(t *testing.T) {
 			}
 		}},
 		{name: "bad window mode", json: validQuery + `,"windowMode":"forever"}`, wantField: "windowMode"},
+		{name: "errors metric with PromQL", json: validQuery + `,"errorsMetric":"sum(http_requests_total)"}`, wantField: "errorsMetric"},
+		{name: "errors selector with an expression", json: validQuery + `,"errorsMetric":"http_requests_total","errorsSelector":"{code=\"500\"} or up"}`, wantField: "errorsSelector"},
+		{name: "errors selector defaults to 5xx codes, and may match the empty string", json: validQuery + `,"errorsMetric":"http_requests_total"}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.Request.Errors == nil || q.Request.Errors.Failed.String() != `{code=~"5.."}` {
+				t.Fatalf("errors %+v", q.Request.Errors)
+			}
+		}},
+		{name: "a failed-request selector that narrows", json: validQuery + `,"errorsMetric":"http_requests_total","errorsSelector":"{code!~\"2..|3..\"}"}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.Request.Errors == nil || q.Request.Errors.Failed.String() != `{code!~"2..|3.."}` {
+				t.Fatalf("errors %+v", q.Request.Errors)
+			}
+		}},
+		{name: "an errors selector without its metric is ignored, with a notice", json: validQuery + `,"errorsSelector":"{code=\"500\"}"}`, check: func(t *testing.T, q *parsedQuery) {
+			if q.Request.Errors != nil || !slices.ContainsFunc(q.Request.Notices, func(n string) bool { return strings.Contains(n, "errors selector is ignored") }) {
+				t.Fatalf("errors %+v, notices %q", q.Request.Errors, q.Request.Notices)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

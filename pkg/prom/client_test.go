@@ -112,6 +112,17 @@ func TestQueriesRenderParsedSelectors(t *testing.T) {
 	}
 }
 
+// TestRequestsQuery: a fleet's requests and failed requests, each read as
+// the fleet's histogram is (a whole minute), told apart by pairwise_part.
+func TestRequestsQuery(t *testing.T) {
+	sel, _ := selector.Parse(`{track="canary"}`)
+	failed, _ := selector.ParseNarrowing(`{code=~"5.."}`)
+	want := `label_replace(sum(increase(http_requests_total{track="canary"}[75s])) * 0.8, "pairwise_part", "requests", "", "") or label_replace(sum(increase(http_requests_total{track="canary",code=~"5.."}[75s])) * 0.8, "pairwise_part", "errors", "", "")`
+	if got := RequestsQuery("http_requests_total", sel, failed, 15*time.Second); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 // Prometheus 3's UTF-8 names are quoted where PromQL needs it, and the
 // series the rule pack records keep classic names (TestJudgeUTF8Names and
 // rules/tests/utf8.yml run them through Prometheus).

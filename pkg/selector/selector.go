@@ -51,9 +51,23 @@ func Parse(text string) (Selector, error) {
 	return sel, nil
 }
 
+// ParseNarrowing is Parse for matchers that narrow another selector (the
+// failed requests of a fleet: {code!~"2..|3.."}): every matcher may also
+// match series without its label, since the selector they are added to
+// has a matcher that must match.
+func ParseNarrowing(text string) (Selector, error) {
+	p := &parser{in: strings.TrimSpace(text), narrowing: true}
+	sel, err := p.parse()
+	if err != nil {
+		return nil, fmt.Errorf("invalid selector %q: %w", text, err)
+	}
+	return sel, nil
+}
+
 type parser struct {
-	in  string
-	pos int
+	in        string
+	pos       int
+	narrowing bool // ParseNarrowing: matchers that may all match the empty string
 }
 
 func (p *parser) parse() (Selector, error) {
@@ -95,7 +109,7 @@ func (p *parser) parse() (Selector, error) {
 	if len(sel) == 0 {
 		return nil, fmt.Errorf("it has no label matchers; a fleet needs at least one, such as {track=\"canary\"}")
 	}
-	if err := sel.validate(); err != nil {
+	if err := sel.validate(p.narrowing); err != nil {
 		return nil, err
 	}
 	return sel, nil
@@ -194,7 +208,7 @@ func isNameByte(b byte) bool {
 	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
 
-func (s Selector) validate() error {
+func (s Selector) validate(narrowing bool) error {
 	allMatchEmpty := true
 	for _, m := range s {
 		if m.Name == "__name__" {
@@ -209,7 +223,7 @@ func (s Selector) validate() error {
 			allMatchEmpty = false
 		}
 	}
-	if allMatchEmpty {
+	if allMatchEmpty && !narrowing {
 		return fmt.Errorf("every matcher also matches series without the label; add one that must match, such as track=\"canary\"")
 	}
 	return nil

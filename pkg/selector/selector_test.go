@@ -100,6 +100,25 @@ func TestValidMetricName(t *testing.T) {
 	}
 }
 
+// TestParseNarrowing: matchers added to another selector (a fleet's failed
+// requests) may all match the empty string; everything else is Parse's.
+func TestParseNarrowing(t *testing.T) {
+	for in, want := range map[string]string{`{code!~"2..|3.."}`: `{code!~"2..|3.."}`, `{code=~"5.."}`: `{code=~"5.."}`, `{"http.response.status_code"=~"5.."}`: `{"http.response.status_code"=~"5.."}`} {
+		got, err := ParseNarrowing(in)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseNarrowing(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{`{code!~"2.."} or up`, `{}`, `{__name__="x"}`, `{a=~"("}`} {
+		if _, err := ParseNarrowing(in); err == nil {
+			t.Errorf("ParseNarrowing(%s) accepted it", in)
+		}
+	}
+	if _, err := Parse(`{code!~"2..|3.."}`); err == nil || !strings.Contains(err.Error(), "every matcher") {
+		t.Errorf("Parse accepted a fleet selector that matches every series without the label: %v", err)
+	}
+}
+
 func TestWith(t *testing.T) {
 	sel, err := Parse(`{"service.name"="checkout",track="canary"}`)
 	if err != nil {

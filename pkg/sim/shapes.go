@@ -121,7 +121,7 @@ func (s *Sim) observeShape(r *rand.Rand, p tickParams, n int, logBody float64, f
 		if p.stretch > 0 && d > pivot {
 			d = pivot + (d-pivot)*p.stretch
 		}
-		isErr := r.Float64() < c.ErrorRatio
+		isErr := r.Float64() < p.errorRatio
 		fn(math.Exp(l+d), isErr)
 	}
 }

@@ -71,6 +71,10 @@ type Config struct {
 	RampPeriodMinutes int
 	// ErrorRatio is the probability that a request fails (code 500).
 	ErrorRatio float64
+	// CanaryErrorFactor multiplies the canary's ErrorRatio (up to 1): a
+	// canary failing more often than its baseline, its latencies unchanged.
+	// 0 is 1.
+	CanaryErrorFactor float64
 
 	// Latency model: a request is "costly" with probability CostlyShare
 	// (latency x CostlyFactor); its latency is drawn from a mixture of a
@@ -206,6 +210,7 @@ func (c Config) Validate() error {
 	check(c.RampStep == 0 || c.RampEveryMinutes >= 1, "ramp interval must be >= 1 minute, got %d", c.RampEveryMinutes)
 	check(c.RampPeriodMinutes >= 0, "ramp period must be >= 0 minutes, got %d", c.RampPeriodMinutes)
 	check(c.ErrorRatio >= 0 && c.ErrorRatio <= 1, "error ratio must be in [0,1], got %v", c.ErrorRatio)
+	check(c.CanaryErrorFactor >= 0 && !math.IsInf(c.CanaryErrorFactor, 0), "canary error factor must be >= 0, got %v", c.CanaryErrorFactor)
 	check(c.MedianLatency > 0, "median latency must be > 0, got %v", c.MedianLatency)
 	check(c.BodySigma >= 0 && c.SlowSigma >= 0, "sigmas must be >= 0")
 	check(c.SlowShare >= 0 && c.SlowShare <= 1, "slow share must be in [0,1], got %v", c.SlowShare)
@@ -406,6 +411,7 @@ type tickParams struct {
 	slowShare  float64
 	slowFactor float64 // slow component median multiplier (relative to body median)
 	stretch    float64 // tail scenario, shapes without a slow path: stretch beyond the pivot (0: none)
+	errorRatio float64 // probability that a request fails
 }
 
 func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
@@ -417,6 +423,7 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 		factor:     1,
 		slowShare:  c.SlowShare,
 		slowFactor: c.SlowFactor,
+		errorRatio: c.ErrorRatio,
 	}
 	if c.LoadLatency != 0 {
 		p.factor = math.Pow(s.totalRate(mid)/c.TotalRPS, c.LoadLatency)
@@ -429,6 +436,9 @@ func (s *Sim) params(fi uint64, pod int, sec int64) tickParams {
 	}
 	if fi == 0 {
 		return p
+	}
+	if c.CanaryErrorFactor > 0 {
+		p.errorRatio = math.Min(1, c.ErrorRatio*c.CanaryErrorFactor)
 	}
 	elapsed := sec - s.startUnix // seconds since minute 0
 	minute := floorDiv(elapsed, 60)
@@ -515,7 +525,7 @@ func (s *Sim) observeTick(r *rand.Rand, src *rand.PCG, fi uint64, pod int, sec i
 		} else {
 			l += c.BodySigma * r.NormFloat64()
 		}
-		isErr := r.Float64() < c.ErrorRatio
+		isErr := r.Float64() < p.errorRatio
 		fn(math.Exp(l), isErr)
 	}
 }
@@ -580,6 +590,7 @@ type Facts struct {
 	RampStep              float64 `json:"ramp_step,omitempty"`
 	RampEveryMinutes      int     `json:"ramp_every_minutes,omitempty"`
 	ErrorRatio            float64 `json:"error_ratio"`
+	CanaryErrorFactor     float64 `json:"canary_error_factor,omitempty"`
 	RegressionFactor      float64 `json:"regression_factor,omitempty"`
 	RegressionStartMinute *int    `json:"regression_start_minute,omitempty"`
 	RegressionStart       string  `json:"regression_start,omitempty"`
@@ -616,6 +627,7 @@ func (s *Sim) Facts(from, to time.Time) Facts {
 		RampStep:             c.RampStep,
 		RampEveryMinutes:     c.RampEveryMinutes,
 		ErrorRatio:           c.ErrorRatio,
+		CanaryErrorFactor:    c.CanaryErrorFactor,
 		BaselineCostlyShare:  c.CostlyShare,
 		CanaryCostlyShare:    c.CostlyShare,
 		CostlyFactor:         c.CostlyFactor,

@@ -31,6 +31,10 @@ type Minute struct {
 	// side histogram of the same requests (NaN where absent), checked
 	// against the application's (FlagMeasurementDivergence).
 	LB *LoadBalancerQuantiles
+	// Errors, when set, are both fleets' requests and failed requests in the
+	// minute (the judge's --errors-metric): a canary shown to fail more often
+	// than its baseline raises FlagTrafficParity.
+	Errors *ErrorCounts
 	// Shared is how many series both fleets' selectors selected at the
 	// minute's end (prom.SharedSeriesQuery, the rule pack's shared_series
 	// record): a window that holds such a minute never promotes
@@ -146,6 +150,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// since its start too: such a minute holds every promotion its
 	// evidence is in, not only those of the window it is in.
 	var pooled windowTally
+	errs := newErrorRuns(minutes)
 	for i := range minutes {
 		counts.add(minutes[i], 1)
 		tally.step(c, minutes, i, c.WindowMinutes)
@@ -173,6 +178,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		}
 		if m.Decision == Promote {
 			t := tally.since(pooled, anchored)
+			t.errs = errs.strongest(from, i)
 			if flags, _ := t.flags(c, o, nil, false); len(flags) > 0 {
 				m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
 			}
@@ -198,8 +204,10 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// pooled evidence, every minute since its start.
 	if w.Evidence.Anchored {
 		t := tally.since(pooled, true)
+		t.errs = errs.strongest(0, len(minutes)-1)
 		w.Flags, w.Notes = t.flags(c, o, minutes, true)
 	} else {
+		tally.errs = errs.strongest(len(minutes)-len(judged), len(minutes)-1)
 		w.Flags, w.Notes = tally.flags(c, o, judged, true)
 	}
 	return w
@@ -266,6 +274,10 @@ type windowTally struct {
 	// half of the window only (ShareMinutes).
 	ratios, shares                     []float64
 	missing, partial, diverged, shared int
+	// errs is the run of the window's minutes (a deployment's: since its
+	// start) whose failed requests weigh most against the canary, set by
+	// Decide (errorRuns.strongest).
+	errs errorSums
 }
 
 // ShareMinutes is how many of the window's last minutes the traffic-parity
@@ -389,6 +401,7 @@ func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool
 			return fmt.Sprintf("the median ratio is %.2fx, a win this large usually means the canary gets different traffic: check request mix, payload sizes and error ratios before promoting", r)
 		})
 	}
+	var parity func() []string // the share's parts of the traffic-parity note
 	if s := sortedMedian(t.shares); len(t.shares) > 0 && s > 0 {
 		// |x-s|/s grows as x moves away from s on either side: the shares
 		// that drifted are a run at each end.
@@ -400,7 +413,7 @@ func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool
 		e := c.ExpectedCanaryShare
 		deviates := e > 0 && math.Abs(s/e-1) > c.MaxShareDeviation
 		if n > 0 || deviates {
-			add(FlagTrafficParity, func() string {
+			parity = func() []string {
 				var parts []string
 				if n > 0 {
 					parts = append(parts, fmt.Sprintf("the canary's share of requests moved more than %.0f%% from its median %.1f%% in %d of %d minutes (the window's last %d)", c.MaxShareDrift*100, s*100, n, len(t.shares), c.ShareMinutes()))
@@ -408,9 +421,21 @@ func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool
 				if deviates {
 					parts = append(parts, fmt.Sprintf("the canary served %.2f%% of requests (median), not the %.2f%% it should: the router splits differently or the canary gets another request mix", s*100, e*100))
 				}
-				return strings.Join(parts, "; and ") + ": the fleets may not see the same traffic, so a difference in latency may not be the release's"
-			})
+				return parts
+			}
 		}
+	}
+	if note := t.errs.errorNote(c); parity != nil || note != "" {
+		add(FlagTrafficParity, func() string {
+			var parts []string
+			if parity != nil {
+				parts = parity()
+			}
+			if note != "" {
+				parts = append(parts, note)
+			}
+			return strings.Join(parts, "; and ") + ": the fleets may not see the same traffic, so a difference in latency may not be the release's"
+		})
 	}
 	if t.missing > 0 {
 		add(FlagFleetMissing, func() string {

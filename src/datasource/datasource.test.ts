@@ -108,6 +108,15 @@ describe('DataSource', () => {
     expect(unquote(/path=(".*")/.exec(out.canarySelector)?.[1] ?? '')).toBe('a\\b');
   });
 
+  it("interpolates the request counter and its failed-request matchers as the fleets' metric and selectors", () => {
+    const out = ds.applyTemplateVariables(
+      { ...query, errorsMetric: '$metric', errorsSelector: '{app="$quoted",code=~"5.."}' },
+      {}
+    );
+    expect(out.errorsMetric).toBe('http_request_duration_seconds');
+    expect(out.errorsSelector).toBe(String.raw`{app="x\",track!=\"baseline",code=~"5.."}`);
+  });
+
   it("interpolates the load-balancer selectors as the fleets' selectors", () => {
     const out = ds.applyTemplateVariables(
       {

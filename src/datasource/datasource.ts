@@ -51,6 +51,8 @@ export class DataSource extends DataSourceWithBackend<PairwiseQuery, PairwiseOpt
       lbMetric: plain(query.lbMetric),
       lbBaselineSelector: selector(query.lbBaselineSelector),
       lbCanarySelector: selector(query.lbCanarySelector),
+      errorsMetric: plain(query.errorsMetric),
+      errorsSelector: selector(query.errorsSelector),
       since: plain(query.since),
     };
   }

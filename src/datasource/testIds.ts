@@ -19,6 +19,8 @@ export const dsTestIds = {
     lbMetric: 'pairwise-query-lb-metric',
     lbBaselineSelector: 'pairwise-query-lb-baseline',
     lbCanarySelector: 'pairwise-query-lb-canary',
+    errorsMetric: 'pairwise-query-errors-metric',
+    errorsSelector: 'pairwise-query-errors-selector',
     since: 'pairwise-query-since',
     podLabel: 'pairwise-query-pod-label',
     fields: 'pairwise-query-fields',

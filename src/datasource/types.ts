@@ -71,6 +71,13 @@ export interface PairwiseQuery extends DataQuery {
   lbBaselineSelector?: string;
   lbCanarySelector?: string;
   /**
+   * Optional request counter of both fleets (http_requests_total, or a histogram whose count is read): a canary
+   * shown to fail more often than its baseline is flagged traffic-parity and never promoted.
+   */
+  errorsMetric?: string;
+  /** The matchers that select its failed requests, added to each fleet's selector; empty: {code=~"5.."}. */
+  errorsSelector?: string;
+  /**
    * alerting: a wide time series of numbers (time plus one field per entry of `fields`, labelled with the
    * fleets' common labels), what Grafana alert rules and server-side expressions accept. Alert rules get it
    * whatever this says.

@@ -101,6 +101,21 @@ describe('validateQuery', () => {
     expect(errors.lbCanarySelector).toBeDefined();
   });
 
+  it('checks the optional request counter and its failed-request matchers only when set', () => {
+    expect(validateQuery({ ...valid, errorsSelector: 'not a selector' })).toEqual({});
+    expect(validateQuery({ ...valid, errorsMetric: 'http_requests_total' })).toEqual({});
+    expect(
+      validateQuery({ ...valid, errorsMetric: 'http_requests_total', errorsSelector: '{code!~"2..|3.."}' })
+    ).toEqual({});
+    const errors = validateQuery({
+      ...valid,
+      errorsMetric: 'sum(http_requests_total)',
+      errorsSelector: '{code="500"} or up',
+    });
+    expect(errors.errorsMetric).toMatch(/letters, digits/);
+    expect(errors.errorsSelector).toBeDefined();
+  });
+
   it('accepts each quantile once, and as many as pkg/verdict shows', () => {
     expect(validateQuery({ ...valid, quantiles: [0.5, 0.99, 0.99] }).quantiles).toMatch(/listed once/);
     const many = Array.from({ length: CONTRACT.maxQuantiles + 1 }, (_, i) => 0.5 + i / 100);

@@ -243,6 +243,12 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
       set('lbCanarySelector', validateSelector(query.lbCanarySelector));
     }
   }
+  if (query.errorsMetric) {
+    set('errorsMetric', validateMetric(query.errorsMetric));
+    if (query.errorsSelector) {
+      set('errorsSelector', validateSelector(query.errorsSelector));
+    }
+  }
   return errors;
 }
 

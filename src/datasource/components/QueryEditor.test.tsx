@@ -367,6 +367,23 @@ describe('QueryEditor', () => {
     );
   });
 
+  it('asks for the failed requests only once a request counter is set', async () => {
+    const props = createProps({ ...valid });
+    const { rerender } = await renderEditor(props);
+    expect(screen.queryByLabelText(/^Failed requests/)).not.toBeInTheDocument();
+    const counter = screen.getByLabelText(/^Request counter/);
+    expect(counter).toBe(screen.getByTestId(dsTestIds.queryEditor.errorsMetric));
+    fireEvent.change(counter, { target: { value: 'http_requests_total' } });
+    expect(lastQuery(props)).toMatchObject({ errorsMetric: 'http_requests_total' });
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    const failed = screen.getByLabelText(/^Failed requests/);
+    expect(failed).toBe(screen.getByTestId(dsTestIds.queryEditor.errorsSelector));
+    expect(failed).toHaveAttribute('placeholder', '{code=~"5.."}');
+    fireEvent.change(failed, { target: { value: '{code="500"} or up' } });
+    rerender(<QueryEditor {...props} query={lastQuery(props)} />);
+    expect(screen.getByRole('alert')).toBeInTheDocument();
+  });
+
   it('says nothing of the required fields of a new, empty query until one is touched', async () => {
     const datasource = createDataSource();
     const props = createSavedProps(datasource.getDefaultQuery(CoreApp.PanelEditor), datasource);

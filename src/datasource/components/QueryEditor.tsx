@@ -111,7 +111,15 @@ export function fieldsFor(queryType: PairwiseQueryType, fields: string[] | undef
 }
 
 type TextKey =
-  'baselineSelector' | 'canarySelector' | 'since' | 'podLabel' | 'lbMetric' | 'lbBaselineSelector' | 'lbCanarySelector';
+  | 'baselineSelector'
+  | 'canarySelector'
+  | 'since'
+  | 'podLabel'
+  | 'lbMetric'
+  | 'lbBaselineSelector'
+  | 'lbCanarySelector'
+  | 'errorsMetric'
+  | 'errorsSelector';
 
 /** The free-text settings, each checked by validateQuery and run on blur. */
 const TEXT_FIELDS: Record<TextKey, { label: string; description?: string; placeholder?: string }> = {
@@ -134,6 +142,17 @@ const TEXT_FIELDS: Record<TextKey, { label: string; description?: string; placeh
   },
   lbBaselineSelector: { label: 'Load-balancer baseline selector', description: 'Empty: the baseline selector' },
   lbCanarySelector: { label: 'Load-balancer canary selector', description: 'Empty: the canary selector' },
+  errorsMetric: {
+    label: 'Request counter (optional)',
+    description:
+      "A counter of both fleets' requests, to compare their error ratios: a canary shown to fail more often than its baseline is flagged traffic-parity and never promoted (a canary that fails fast can look faster).",
+    placeholder: 'http_requests_total',
+  },
+  errorsSelector: {
+    label: 'Failed requests',
+    description: "Matchers added to each fleet's selector that select the failed requests",
+    placeholder: '{code=~"5.."}',
+  },
 };
 
 type NumericKey =
@@ -556,6 +575,10 @@ export function QueryEditor({ query: saved, onChange, onRunQuery, datasource, ap
             {textField('lbCanarySelector')}
           </>
         ) : null}
+      </div>
+      <div className={styles.row}>
+        {textField('errorsMetric')}
+        {query.errorsMetric ? textField('errorsSelector') : null}
       </div>
     </div>
   );

@@ -117,6 +117,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	fs.Float64Var(&c.StallEveryMinutes, "stall-every", d.StallEveryMinutes, "every pod of both fleets pauses about once every this many minutes (a long GC pause, CPU throttling; 0: never)")
 	fs.Float64Var(&c.StallSeconds, "stall-seconds", d.StallSeconds, "how long a pause lasts, at most 1 s (with --stall-every)")
 	fs.Float64Var(&c.ErrorRatio, "error-ratio", d.ErrorRatio, "share of requests answered 500")
+	fs.Float64Var(&c.CanaryErrorFactor, "canary-error-factor", 1, "the canary fails this many times as often as --error-ratio (up to every request), its latencies unchanged")
 	fs.Float64Var(&c.MedianLatency, "median-latency", d.MedianLatency, "median latency of cheap requests, seconds")
 	fs.Float64Var(&c.BurstProbability, "burst-probability", d.BurstProbability, "probability of a traffic burst per burst slot")
 	fs.IntVar(&c.BurstSlotMinutes, "burst-slot-minutes", d.BurstSlotMinutes, "burst slot length in minutes (at most one burst per slot)")

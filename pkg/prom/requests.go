@@ -1,0 +1,71 @@
+package prom
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pairwise-canary/pairwise/pkg/selector"
+)
+
+// partLabel tells RequestsQuery's two series apart.
+const partLabel = "pairwise_part"
+
+// Requests are a fleet's requests and failed requests in one minute.
+type Requests struct{ Requests, Errors float64 }
+
+// RequestsQuery is a fleet's requests and failed requests in each whole
+// minute, read off a request counter (http_requests_total) or a histogram's
+// count (a native histogram, or a classic one's _count series) as the
+// fleet's histogram is read (minuteSum): every series of the fleet, and
+// those of them that failed selects (a status label, {code=~"5.."}). The two
+// sums are told apart by the label pairwise_part.
+func RequestsQuery(metric string, sel, failed selector.Selector, scrape time.Duration) string {
+	part := func(name string, s selector.Selector) string {
+		return `label_replace(` + minuteSum("", s.With(metric), scrape) + `, "` + partLabel + `", "` + name + `", "", "")`
+	}
+	return part("requests", sel) + " or " + part("errors", append(slices.Clone(sel), failed...))
+}
+
+// FleetRequests is RequestsQuery's answer for every minute of r (Unix
+// seconds of the minute's end): a minute without requests is absent, and
+// one without a failed request has Errors 0. A histogram's count is read as
+// its requests.
+func (c *Client) FleetRequests(ctx context.Context, metric string, sel, failed selector.Selector, r Range) (map[int64]Requests, error) {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return nil, err
+	}
+	if len(failed) == 0 {
+		return nil, fmt.Errorf("no matcher selects the failed requests, such as {code=~\"5..\"}")
+	}
+	query := RequestsQuery(metric, sel, failed, r.Scrape)
+	res, err := c.rangeQuery(ctx, query, r)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]map[int64]float64{}
+	for _, s := range res.Result {
+		part := s.Metric[partLabel]
+		if part != "requests" && part != "errors" || counts[part] != nil {
+			return nil, fmt.Errorf("%w: the request count query returned a series %v, not one of requests and one of errors (query %s)", ErrNotProm, s.Metric, query)
+		}
+		counts[part] = map[int64]float64{}
+		for _, v := range s.Values {
+			counts[part][unixSeconds(v.T)] = v.V
+		}
+		for _, h := range s.Histograms {
+			counts[part][unixSeconds(h.T)] = h.Count
+		}
+	}
+	out := map[int64]Requests{}
+	for t, n := range counts["requests"] {
+		e := counts["errors"][t] // 0 where none failed
+		if math.IsNaN(n) || math.IsNaN(e) {
+			continue
+		}
+		out[t] = Requests{Requests: n, Errors: e}
+	}
+	return out, nil
+}

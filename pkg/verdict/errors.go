@@ -1,0 +1,136 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+)
+
+// RequestCounts are one fleet's requests and failed requests in a minute,
+// read off a request counter (the judge's --errors-metric).
+type RequestCounts struct{ Requests, Errors float64 }
+
+// ErrorCounts are both fleets' RequestCounts in one minute (Minute.Errors).
+type ErrorCounts struct{ Baseline, Canary RequestCounts }
+
+// ErrorRatioAlternative is the error ratio, relative to the baseline's, that
+// the traffic-parity check weighs each failed request against: a canary
+// that fails twice as often as its baseline.
+const ErrorRatioAlternative = 2.0
+
+// errorSums are a run of minutes' failed requests, as the traffic-parity
+// check reads them: both fleets' counts, the canary's failed requests
+// expected at its share of the requests, and the log likelihood ratio of a
+// canary failing ErrorRatioAlternative times as often against one failing
+// as often.
+type errorSums struct {
+	llr, expected    float64
+	canary, baseline RequestCounts
+	minutes          int
+}
+
+// plus is s with minute m's failed requests added (sign 1) or taken out
+// (sign -1).
+func (s errorSums) plus(m Minute, sign float64) errorSums {
+	llr, expected, ok := errorEvidence(m)
+	if !ok {
+		return s
+	}
+	s.llr += sign * llr
+	s.expected += sign * expected
+	s.canary.Requests += sign * m.Errors.Canary.Requests
+	s.canary.Errors += sign * m.Errors.Canary.Errors
+	s.baseline.Requests += sign * m.Errors.Baseline.Requests
+	s.baseline.Errors += sign * m.Errors.Baseline.Errors
+	s.minutes += int(sign)
+	return s
+}
+
+// minus is the run of minutes in s and not in o (o a run that s extends).
+func (s errorSums) minus(o errorSums) errorSums {
+	return errorSums{llr: s.llr - o.llr, expected: s.expected - o.expected,
+		canary:   RequestCounts{s.canary.Requests - o.canary.Requests, s.canary.Errors - o.canary.Errors},
+		baseline: RequestCounts{s.baseline.Requests - o.baseline.Requests, s.baseline.Errors - o.baseline.Errors},
+		minutes:  s.minutes - o.minutes}
+}
+
+// errorRuns are the running sums of every minute's failed requests:
+// prefix[i] holds minutes before i.
+type errorRuns struct{ prefix []errorSums }
+
+func newErrorRuns(minutes []Minute) errorRuns {
+	r := errorRuns{prefix: make([]errorSums, len(minutes)+1)}
+	for i, m := range minutes {
+		r.prefix[i+1] = r.prefix[i].plus(m, 1)
+	}
+	return r
+}
+
+// strongest is the run of minutes ending at minute to (included) and
+// starting at from or later whose failed requests weigh most against the
+// canary: the window's, or since the deployment's start, with Page's CUSUM
+// over its starts. A late rise in failures is not outweighed by the
+// minutes before it.
+func (r errorRuns) strongest(from, to int) errorSums {
+	if r.prefix[len(r.prefix)-1].minutes == 0 {
+		return errorSums{} // no minute has request counts
+	}
+	end := r.prefix[to+1]
+	best := errorSums{}
+	for s := from; s <= to; s++ {
+		if run := end.minus(r.prefix[s]); run.minutes > 0 && run.llr > best.llr {
+			best = run
+		}
+	}
+	return best
+}
+
+// ErrorBoundary is the log likelihood ratio at which failed requests raise
+// the traffic-parity flag: a canary failing as often as its baseline
+// reaches it over some run of minutes at most FalsePromote times a day of
+// looks every minute (the Shiryaev-Roberts bound of the recent runs, "The
+// boundaries, derived" in docs/judgement.md), anchored or sliding: the flag
+// only holds promotion.
+func (c Config) ErrorBoundary() float64 { return math.Log(MinutesPerDay / c.FalsePromote) }
+
+// errorEvidence is what minute m tells of the fleets' error ratios. If the
+// fleets are identical, each of the minute's failed requests is the
+// canary's with probability f, its share of the minute's requests, as each
+// tail observation is for the evidence rule (step 4 of docs/judgement.md):
+// the log likelihood ratio of a canary failing ErrorRatioAlternative times
+// as often then has mean at most 0 and its exponential mean 1, whatever the
+// error ratio itself. ok is false for a warm-up minute, a minute whose
+// counts cannot be trusted (a partial fleet), and one where a fleet served
+// no request or a count is not a number.
+func errorEvidence(m Minute) (llr, expected float64, ok bool) {
+	e := m.Errors
+	if e == nil || m.Warmup || m.Verdict == Partial {
+		return 0, 0, false
+	}
+	for _, v := range []float64{e.Baseline.Requests, e.Canary.Requests, e.Baseline.Errors, e.Canary.Errors} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return 0, 0, false
+		}
+	}
+	if !(e.Baseline.Requests > 0 && e.Canary.Requests > 0) {
+		return 0, 0, false
+	}
+	f := e.Canary.Requests / (e.Baseline.Requests + e.Canary.Requests)
+	theta := f * ErrorRatioAlternative / (f*ErrorRatioAlternative + 1 - f)
+	k, b := e.Canary.Errors, e.Baseline.Errors
+	return k*math.Log(theta/f) + b*math.Log((1-theta)/(1-f)), f * (k + b), true
+}
+
+// errorNote says why failed requests raise the traffic-parity flag, "" when
+// they do not: over the run s, the canary is shown to fail more often than
+// its baseline (its log likelihood ratio reaches ErrorBoundary), so a window
+// it is in never promotes. A canary that fails fast can look faster than a
+// baseline that serves the same requests in full.
+func (s errorSums) errorNote(c Config) string {
+	b := c.ErrorBoundary()
+	if s.minutes == 0 || !(s.llr >= b) {
+		return ""
+	}
+	ratios := fmt.Sprintf("%.2f%% of the canary's requests against %.2f%% of the baseline's", 100*s.canary.Errors/s.canary.Requests, 100*s.baseline.Errors/s.baseline.Requests)
+	return fmt.Sprintf("the canary's requests failed %.0f times where %.1f were expected at its share of requests over %d minutes (%s; evidence %.1f that it fails %gx as often reached %.1f): a canary that fails fast can look faster",
+		s.canary.Errors, s.expected, s.minutes, ratios, s.llr, ErrorRatioAlternative, b)
+}
