@@ -369,7 +369,9 @@ func judgeTableColumns(t *testing.T, url string) {
 // through native and classic buckets, and so is the rollback's split among
 // the canary's pods, read by the quoted pod label.
 func TestJudgeUTF8Names(t *testing.T) {
-	scenario := []string{"--scenario", "regression", "--regression-factor", "1.5", "--regression-start-minute", "60"}
+	// A canary pod's scrapes fail for two minutes: the minute after them is
+	// partial only by its target's up, read through the quoted labels.
+	scenario := []string{"--scenario", "regression", "--regression-factor", "1.5", "--regression-start-minute", "60", "--scrape-gap", "canary-1@30-32"}
 	classic := judgeProm(t, scenario...)
 	utf8 := judgeProm(t, append(scenario, "--metric", "http.server.request.duration",
 		"--rename-labels", "service=service.name,track=deployment.track,pod=k8s.pod.name")...)
@@ -390,6 +392,13 @@ func TestJudgeUTF8Names(t *testing.T) {
 			code, out, got := judge(utf8Args)
 			if code != 2 || wantCode != 2 {
 				t.Fatalf("exit %d with UTF-8 names, %d with classic names; want 2 (rollback) for both:\n%.3000s", code, wantCode, out)
+			}
+			var doc struct {
+				Minutes []struct{ Verdict string } `json:"minutes"`
+			}
+			b, _ := json.Marshal(want)
+			if json.Unmarshal(b, &doc); !slices.ContainsFunc(doc.Minutes, func(m struct{ Verdict string }) bool { return m.Verdict == "partial" }) {
+				t.Fatalf("classic names: no partial minute around the scrape gap:\n%s", b)
 			}
 			for _, field := range []string{"minutes", "decision", "attribution"} {
 				w, _ := json.Marshal(want[field])

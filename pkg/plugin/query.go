@@ -112,7 +112,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defau
 		q.PodLabel = "pod"
 	}
 	if !prom.ValidLabel(q.PodLabel) {
-		return nil, bad("podLabel", "%q is not a label name: letters, digits and '_', not starting with a digit", q.PodLabel)
+		return nil, bad("podLabel", "%q is not a label name: letters, digits and _, or a UTF-8 name of letters, digits and _ : . - / (such as k8s.pod.name), starting with a letter or _", q.PodLabel)
 	}
 	switch m.Format {
 	case "", FormatPanel:

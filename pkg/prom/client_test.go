@@ -136,14 +136,24 @@ func TestQueriesQuoteUTF8Names(t *testing.T) {
 		{ClassicQuery("http.server.request.duration", sel, 0), `sum by (le) (increase({"http.server.request.duration_bucket","service.name"="checkout",track="canary"}[75s])) * 0.8`},
 		{PodsNativeQuery("http.server.request.duration", "k8s.pod.name", sel, 0), `sum by ("k8s.pod.name") (increase({"http.server.request.duration","service.name"="checkout",track="canary"}[75s])) * 0.8`},
 		{PodsClassicQuery("h", "k8s.pod.name", sel, 0), `sum by ("k8s.pod.name", le) (increase(h_bucket{"service.name"="checkout",track="canary"}[75s])) * 0.8`},
-		{MinuteHistogramRecord("http.server.request.duration", Native), "canary_fleet:http_server_request_duration:increase_1m"},
-		{MinuteHealthRecord("rpc/server-duration", Classic), "canary_fleet:rpc_server_duration_bucket:health_1m"},
-		{MinuteSamplesRecord("größe", Native), "canary_fleet:gr__e:samples_1m"},
+		{MinuteHistogramRecord("http.server.request.duration", Native), "canary_fleet:U__http_2e_server_2e_request_2e_duration:increase_1m"},
+		{MinuteHealthRecord("rpc/server-duration", Classic), "canary_fleet:U__rpc_2f_server_2d_duration_bucket:health_1m"},
+		{MinuteSamplesRecord("größe_x", Native), "canary_fleet:U__gr_f6__df_e__x:samples_1m"},
+		// A metric spelled as another's escaped name keeps its own records.
+		{MinuteHistogramRecord("http_server_request_duration", Native), "canary_fleet:http_server_request_duration:increase_1m"},
 		{MinuteHistogramRecord("job:latency:rate1m", Native), "canary_fleet:job:latency:rate1m:increase_1m"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got  %s\nwant %s", tt.got, tt.want)
 		}
+	}
+	// Record names are one to one with metrics.
+	seen := map[string]string{}
+	for _, m := range []string{"http.server.request.duration", "http_server.request.duration", "http-server/request.duration", "http_server_request_duration", "U__http_2e_server_2e_request_2e_duration", "http.server.request.duration_"} {
+		if other, ok := seen[RecordMetric(m)]; ok {
+			t.Errorf("%s and %s both record as %s", m, other, RecordMetric(m))
+		}
+		seen[RecordMetric(m)] = m
 	}
 	for label, ok := range map[string]bool{"pod": true, "k8s.pod.name": true, "pod name": false, `"pod"`: false, "": false} {
 		if ValidLabel(label) != ok {

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,20 +71,28 @@ func RecordedMatchers(ms selector.Selector) string {
 
 // RecordMetric is metric as it stands in the names of the series Pairwise
 // records: as it is in the classic syntax; a UTF-8 name
-// (selector.ValidMetricName) with every character outside it written '_', as
-// Prometheus escapes OpenTelemetry names (http.server.request.duration:
-// http_server_request_duration). Recorded series then keep classic names,
-// which every ruler, query and dashboard reads without quoting. Two metrics
-// that differ only there share their records' names; the canary label keeps
-// their series apart, and rulegen refuses two generic groups that would
-// record the same name.
+// (selector.ValidMetricName) escaped as Prometheus's value encoding escapes
+// it, "U__" then each '_' doubled and each other character outside the
+// classic syntax as '_', its code point in hexadecimal, '_'
+// (http.server.request.duration: U__http_2e_server_2e_request_2e_duration).
+// Recorded series then keep classic names, which every ruler, query and
+// dashboard reads without quoting, and two metrics never share a record's
+// name, so a reader never takes another metric's records for its own: a
+// classic name that starts as escaped ones do, "U__", is escaped too.
 func RecordMetric(metric string) string {
+	if selector.ClassicMetricName(metric) && !strings.HasPrefix(metric, "U__") {
+		return metric
+	}
 	var b strings.Builder
+	b.WriteString("U__")
 	for _, r := range metric {
-		if r == '_' || r == ':' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+		switch {
+		case r == '_':
+			b.WriteString("__")
+		case r == ':' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
 			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+		default:
+			fmt.Fprintf(&b, "_%x_", r)
 		}
 	}
 	return b.String()

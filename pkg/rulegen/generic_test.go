@@ -100,12 +100,6 @@ func TestGenericValidation(t *testing.T) {
 	}{
 		{"bad name", func(f *File) { f.Generic[0].Name = "http services" }, `generic http services: name:`},
 		{"UTF-8 identifying label", func(f *File) { f.Generic[0].By = []string{"service.name"} }, "generic http-services: by: \"service.name\" is not a label name"},
-		{"UTF-8 metrics recording the same names", func(f *File) {
-			g := f.Generic[0]
-			g.Name, g.Metric = "dotted", "http.request.duration.seconds"
-			f.Generic[0].Metric = "http_request_duration_seconds"
-			f.Generic = append(f.Generic, g)
-		}, "generic dotted: metric: generic group http-services records canary_fleet:http_request_duration_seconds:increase_1m already"},
 		{"bad metric", func(f *File) { f.Generic[0].Metric = "http latency" }, "generic http-services: metric:"},
 		{"bucket metric", func(f *File) { f.Generic[0].Metric += "_bucket" }, "generic http-services: metric: give the histogram name without _bucket"},
 		{"auto histogram", func(f *File) { f.Generic[0].Histogram = "auto" }, "generic http-services: histogram:"},

@@ -243,7 +243,7 @@ func (s Selector) String() string {
 // name outside the classic syntax (Prometheus 3's UTF-8 names).
 // The metric name must already be validated with ValidMetricName.
 func (s Selector) With(metric string) string {
-	if metricName.MatchString(metric) {
+	if ClassicMetricName(metric) {
 		return metric + s.String()
 	}
 	return s.render(strconv.Quote(metric))
@@ -277,6 +277,10 @@ func QuoteLabelName(name string) string {
 }
 
 var metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+
+// ClassicMetricName tells whether name is a metric name of Prometheus's
+// classic syntax, which PromQL writes unquoted.
+func ClassicMetricName(name string) bool { return metricName.MatchString(name) }
 
 // ValidMetricName checks a metric name: Prometheus's classic syntax, or a
 // UTF-8 name as Prometheus 3 accepts it quoted (an OpenTelemetry name such as

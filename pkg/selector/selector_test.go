@@ -33,6 +33,10 @@ func TestParse(t *testing.T) {
 		{name: "quoted UTF-8 label name", in: `{"service.name"="checkout", 'k8s.pod.name'=~"checkout-.*"}`, want: `{"service.name"="checkout","k8s.pod.name"=~"checkout-.*"}`},
 		{name: "quoted classic label name", in: `{"track"="canary"}`, want: `{track="canary"}`},
 		{name: "quoted name of another script", in: `{"größe.klasse"="m"}`, want: `{"größe.klasse"="m"}`},
+		// Escapes are read as strconv reads them (the editor reads them alike).
+		{name: "quoted label name with an escape", in: `{"service\x2ename"="checkout"}`, want: `{"service.name"="checkout"}`},
+		{name: "quoted label name escaped into a digit", in: `{"\u0031x"="y"}`, wantErr: "invalid label name"},
+		{name: "quoted label name with a bad escape", in: `{"a\.b"="x"}`, wantErr: "bad escape"},
 		{name: "quoted label name with a quote", in: `{"a\"b"="x"}`, wantErr: "invalid label name"},
 		{name: "quoted label name with braces", in: `{"{{ .x }}"="x"}`, wantErr: "invalid label name"},
 		{name: "quoted label name with a space", in: `{"a b"="x"}`, wantErr: "invalid label name"},

@@ -21,6 +21,8 @@ describe('validateSelector', () => {
     '{"service.name"="checkout","deployment.track"="canary"}',
     '{track="canary",\'k8s.pod.name\'=~"checkout-.*"}',
     '{"größe"="m"}',
+    '{"service\\x2ename"="checkout"}',
+    '{a="tab\\there \\u00e9 \\101"}',
   ])('accepts %s', (selector) => {
     expect(validateSelector(selector)).toBeUndefined();
   });
@@ -41,6 +43,13 @@ describe('validateSelector', () => {
     ['{track="canary",\'{{x}}\'="checkout"}', /quoted label name .* is not one Pairwise reads/],
     ['{"1x"="y"}', /quoted label name .* is not one Pairwise reads/],
     ['{"__name__"="http_requests_total",track="canary"}', /__name__ is set by the metric/],
+    // Escapes read as Go's strconv reads them: a name escaped into one it refuses, or an escape it refuses.
+    ['{"\\u0031x"="y"}', /quoted label name .* is not one Pairwise reads/],
+    ['{"a\\u0020b"="x"}', /quoted label name .* is not one Pairwise reads/],
+    ['{"a\\.b"="x"}', /Bad escape \\\. in the label name/],
+    ['{a="x\\qy"}', /Bad escape \\q in the value of "a"/],
+    ['{a="x\\\'y"}', /Bad escape/],
+    ['{a="\\xff"}', /Bad escape/],
     ['{__name__="http_requests_total",track="canary"}', /__name__ is set by the metric/],
   ])('rejects %p', (selector, message) => {
     expect(validateSelector(selector)).toMatch(message);

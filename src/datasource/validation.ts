@@ -31,19 +31,30 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
       pos++;
     }
   };
+  // The escape that made the last readQuoted fail, if one did.
+  let badEscape = '';
+  // Reads a quoted string as pkg/selector does (Go's escapes: \n, \xHH, \uHHHH, \ooo, ...; none in backquotes).
   const readQuoted = (): string | undefined => {
     const quote = body[pos];
+    badEscape = '';
     if (quote !== '"' && quote !== "'" && quote !== '`') {
       return undefined;
     }
     pos++;
     let value = '';
     while (pos < body.length && body[pos] !== quote) {
-      if (body[pos] === '\\' && quote !== '`') {
+      if (body[pos] !== '\\' || quote === '`') {
+        value += body[pos];
         pos++;
+        continue;
       }
-      value += body[pos] ?? '';
-      pos++;
+      const escaped = unescapeAt(body, pos + 1, quote);
+      if (escaped === undefined) {
+        badEscape = body.slice(pos, pos + 2);
+        return undefined;
+      }
+      value += escaped.text;
+      pos = escaped.end;
     }
     if (pos >= body.length) {
       return undefined;
@@ -60,6 +71,9 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
     if (body[pos] === '"' || body[pos] === "'" || body[pos] === '`') {
       const start = pos;
       const quoted = readQuoted();
+      if (badEscape) {
+        return fail(`Bad escape ${badEscape} in the label name at "${body.slice(start, start + 20)}".`);
+      }
       if (quoted === undefined || !isLabelName(quoted)) {
         return fail(
           `The quoted label name at "${body.slice(start, start + 20)}" is not one Pairwise reads: use letters, digits and _ : . - / (such as "service.name"), starting with a letter or _.`
@@ -85,6 +99,9 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
     pos += op[0].length;
     skipSpace();
     const value = readQuoted();
+    if (badEscape) {
+      return fail(`Bad escape ${badEscape} in the value of "${name}".`);
+    }
     if (value === undefined) {
       return fail(`The value of "${name}" must be in double quotes, e.g. ${name}${op[0]}"value".`);
     }
@@ -102,6 +119,57 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
     return fail('An empty selector matches every series: name at least one label, e.g. {track="canary"}.');
   }
   return { matchers };
+}
+
+/** Go's one-character escapes, as strconv.Unquote reads them in pkg/selector. */
+const SIMPLE_ESCAPES: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+};
+
+/**
+ * Reads the escape whose character after the backslash is at text[at], inside a string quoted with quote, as
+ * Go's strconv.Unquote does: undefined for one it refuses (\q, \' inside double quotes, a short \x, \u or
+ * octal escape, a code point that is not one).
+ */
+function unescapeAt(text: string, at: number, quote: string): { text: string; end: number } | undefined {
+  const c = text[at];
+  if (c === undefined) {
+    return undefined;
+  }
+  if (c in SIMPLE_ESCAPES) {
+    return { text: SIMPLE_ESCAPES[c], end: at + 1 };
+  }
+  if (c === quote) {
+    return { text: c, end: at + 1 };
+  }
+  const digits = (n: number, re: RegExp, base: number) => {
+    const run = text.slice(at + 1, at + 1 + n);
+    return run.length === n && re.test(run) ? parseInt(run, base) : undefined;
+  };
+  let code: number | undefined;
+  let end = at;
+  if (c === 'x' || c === 'u' || c === 'U') {
+    const n = { x: 2, u: 4, U: 8 }[c];
+    code = digits(n, /^[0-9a-fA-F]+$/, 16);
+    end = at + 1 + n;
+  } else if (/[0-7]/.test(c)) {
+    const run = text.slice(at, at + 3);
+    code = run.length === 3 && /^[0-7]{3}$/.test(run) ? parseInt(run, 8) : undefined;
+    end = at + 3;
+  }
+  // A byte escape above 0x7f is half of a UTF-8 sequence in Go; refused here rather than read as a character.
+  const byte = c === 'x' || /[0-7]/.test(c);
+  if (code === undefined || code > 0x10ffff || (byte && code > 0x7f) || (code >= 0xd800 && code <= 0xdfff)) {
+    return undefined;
+  }
+  return { text: String.fromCodePoint(code), end };
 }
 
 /**
