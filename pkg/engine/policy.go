@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
+	"github.com/pairwise-canary/pairwise/pkg/prom"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
@@ -159,9 +160,8 @@ func ParseLoadBalancer(metric, baselineText, canaryText string, baseline, canary
 }
 
 // DefaultFailed selects the failed requests of a request counter when none
-// are named: a status code label of 5xx, as Prometheus's client libraries
-// and most proxies write it.
-const DefaultFailed = `{code=~"5.."}`
+// are named (prom.DefaultFailed).
+const DefaultFailed = prom.DefaultFailed
 
 // ParseErrors reads the request counter whose failed requests the fleets
 // are compared by (Request.Errors): nil when metric is empty; failedText

@@ -10,8 +10,14 @@ import (
 	"github.com/pairwise-canary/pairwise/pkg/selector"
 )
 
-// partLabel tells RequestsQuery's two series apart.
-const partLabel = "pairwise_part"
+// PartLabel tells RequestsQuery's two series apart: "requests" and
+// "errors".
+const PartLabel = "pairwise_part"
+
+// DefaultFailed selects the failed requests of a request counter when none
+// are named: a status code label of 5xx, as Prometheus's client libraries
+// and most proxies write it.
+const DefaultFailed = `{code=~"5.."}`
 
 // Requests are a fleet's requests and failed requests in one minute.
 type Requests struct{ Requests, Errors float64 }
@@ -24,7 +30,7 @@ type Requests struct{ Requests, Errors float64 }
 // sums are told apart by the label pairwise_part.
 func RequestsQuery(metric string, sel, failed selector.Selector, scrape time.Duration) string {
 	part := func(name string, s selector.Selector) string {
-		return `label_replace(` + minuteSum("", s.With(metric), scrape) + `, "` + partLabel + `", "` + name + `", "", "")`
+		return `label_replace(` + minuteSum("", s.With(metric), scrape) + `, "` + PartLabel + `", "` + name + `", "", "")`
 	}
 	return part("requests", sel) + " or " + part("errors", append(slices.Clone(sel), failed...))
 }
@@ -47,7 +53,7 @@ func (c *Client) FleetRequests(ctx context.Context, metric string, sel, failed s
 	}
 	counts := map[string]map[int64]float64{}
 	for _, s := range res.Result {
-		part := s.Metric[partLabel]
+		part := s.Metric[PartLabel]
 		if part != "requests" && part != "errors" || counts[part] != nil {
 			return nil, fmt.Errorf("%w: the request count query returned a series %v, not one of requests and one of errors (query %s)", ErrNotProm, s.Metric, query)
 		}

@@ -6,6 +6,7 @@ package rulegen
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -100,6 +101,13 @@ type Canary struct {
 	// Histogram is native or classic: the rule pack cannot fall back at run
 	// time as the judge does, so the kind is chosen here.
 	Histogram string `yaml:"histogram"`
+	// ErrorsMetric is an optional request counter of both fleets (or a
+	// histogram, whose count is read), and Errors the matchers of its failed
+	// requests (default prom.DefaultFailed): a canary shown to fail more
+	// often than its baseline raises traffic-parity, as the judge's
+	// --errors-metric does.
+	ErrorsMetric string `yaml:"errorsMetric"`
+	Errors       string `yaml:"errors"`
 	// Overrides of the defaults for this canary only.
 	verdict.Overrides `yaml:",inline"`
 }
@@ -145,6 +153,9 @@ type resolved struct {
 	// equality matchers of its identifying labels, in the group's order.
 	generic  *resolvedGeneric
 	identity selector.Selector
+	// failed selects the failed requests of Canary.ErrorsMetric, nil
+	// without one.
+	failed selector.Selector
 	// every holds the identifying labels when this is not one canary but
 	// every canary of a generic group that judges them all (JudgeEvery):
 	// the expressions then keep these labels instead of summing them away.
@@ -415,6 +426,20 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 	r.config = c.Overrides.Apply(defaults)
 	if err := validPackConfig(r.config); err != nil {
 		return r, err
+	}
+	switch {
+	case c.ErrorsMetric == "" && c.Errors != "":
+		return r, errors.New("errors: give errorsMetric, the request counter whose failed requests it selects")
+	case c.ErrorsMetric == "":
+	case r.generic != nil:
+		return r, errors.New("errorsMetric: a canary of a generic group is read from the group's records, which hold no request counter; give it its own selectors (metric, baseline, canary) to compare error ratios")
+	default:
+		if err := selector.ValidMetricName(c.ErrorsMetric); err != nil {
+			return r, fmt.Errorf("errorsMetric: %w", err)
+		}
+		if r.failed, err = selector.ParseNarrowing(cmp.Or(c.Errors, prom.DefaultFailed)); err != nil {
+			return r, fmt.Errorf("errors: %w", err)
+		}
 	}
 	return r, nil
 }

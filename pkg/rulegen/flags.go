@@ -69,6 +69,13 @@ func (r resolved) flagConditions() []flagCondition {
 	if e := c.ExpectedCanaryShare; e > 0 {
 		parity = op(parity, "or", op(fn("abs", op(op(median, "/", num(e)), "-", leaf("1"))), ">", num(c.MaxShareDeviation)))
 	}
+	if r.failed != nil {
+		// Or failed requests: the strongest of the recent runs and the
+		// window (verdict's errorRuns.strongest) reaches ErrorBoundary.
+		for _, l := range append(c.RecentLengths(), c.WindowMinutes) {
+			parity = op(parity, "or", op(fn("sum", fn("sum_over_time", r.overWindow(r.errorLLRName(), l))), ">=", num(c.ErrorBoundary())))
+		}
+	}
 	seen := func(name string) expr { return op(fn("count_over_time", r.overWindow(name, 0)), ">", leaf("0")) }
 
 	out := []flagCondition{

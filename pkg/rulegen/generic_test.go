@@ -127,6 +127,7 @@ func TestGenericValidation(t *testing.T) {
 		{"two groups, one series", func(f *File) { g := httpServices(); g.Name = "other"; f.Generic = append(f.Generic, g) }, "generic other: metric: generic group http-services records"},
 		{"group name taken", func(f *File) { f.Canaries[0].Name = "generic-http-services" }, "canary generic-http-services: name: its group pairwise-generic-http-services"},
 		{"unknown group", func(f *File) { f.Canaries[0].Generic = "grpc" }, `canary checkout: generic: "grpc" names no generic group`},
+		{"a request counter for a generic group's canary", func(f *File) { f.Canaries[0].ErrorsMetric = "http_requests_total" }, "canary checkout: errorsMetric: a canary of a generic group"},
 		{"selector too", func(f *File) { f.Canaries[0].Baseline = `{track="baseline"}` }, "canary checkout: metric, histogram, baseline and canary come from the generic group"},
 		{"missing label", func(f *File) { delete(f.Canaries[0].Labels, "namespace") }, "canary checkout: labels: give the value of namespace"},
 		{"stray label", func(f *File) { f.Canaries[0].Labels["pod"] = "x" }, "canary checkout: labels: pod is not one of generic http-services's identifying labels"},

@@ -2,6 +2,7 @@ package rulegen
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -441,6 +442,10 @@ func (r resolved) rawRules() []rule {
 			rule{record: prom.MinuteHealthRecord(r.Metric, r.kind), expr: leaf(prom.HealthFromSamples(samples.flat(), f.sel, nil, r.config.ScrapeInterval())), labels: labels,
 				comment: "its health in that minute, a series per figure (label " + prom.HealthLabel + "), from those samples and its targets' up"},
 		)
+		if r.failed != nil {
+			out = append(out, rule{record: r.requestsName(), expr: lastMinute(leaf(prom.RequestsQuery(r.ErrorsMetric, f.sel, r.failed, r.config.ScrapeInterval()))), labels: labels,
+				comment: "its requests and failed requests in that minute, off " + r.ErrorsMetric + " (label " + prom.PartLabel + ": requests, errors)"})
+		}
 	}
 	if r.mayShare() {
 		out = append(out, rule{record: r.sharedName(), expr: lastMinute(leaf(prom.SharedSeriesQuery(r.Metric, r.baseline, r.canary))), labels: [][2]string{{"canary", r.Name}},
@@ -546,6 +551,10 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 			comment: "1 in a minute where one fleet served and the other did not, after warm-up (the fleet-missing flag)"},
 		{record: n.partial, expr: f.partial, labels: labels,
 			comment: "1 in a minute where a serving fleet was incomplete, after warm-up (the partial-fleet flag)"},
+	}
+	if r.failed != nil {
+		out = append(out, rule{record: r.errorLLRName(), expr: r.errorLLR(m), labels: labels,
+			comment: fmt.Sprintf("the minute's failed requests weighed against a canary failing %gx as often as its baseline, at its share of the requests, after warm-up and not partial (the traffic-parity flag)", verdict.ErrorRatioAlternative)})
 	}
 	if c.Rule != verdict.RuleReference {
 		out = append(out,
@@ -664,3 +673,28 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // templateSafe escapes text for an alert annotation, which Prometheus expands
 // as a Go template: a literal "{{" is written as an action printing it.
 func templateSafe(s string) string { return strings.ReplaceAll(s, "{{", `{{ "{{" }}`) }
+
+// requestsName is the record of a fleet's requests and failed requests in
+// a minute (Canary.ErrorsMetric).
+func (r resolved) requestsName() string { return RecordName(r.Metric, "requests_1m", true) }
+
+// errorLLRName is the record of a minute's error evidence.
+func (r resolved) errorLLRName() string { return RecordName(r.Metric, "error_llr_1m", false) }
+
+// errorLLR is verdict's errorEvidence of the last complete minute: k ln R -
+// (k + b) ln(1 + f (R - 1)) for the canary's k and the baseline's b failed
+// requests, f the canary's share of the requests and R
+// verdict.ErrorRatioAlternative; absent where a fleet served no request,
+// in warm-up and in a partial minute.
+func (r resolved) errorLLR(m minuteExprs) expr {
+	part := func(fleet, p string) expr {
+		return fn("sum", recordedMinute(r.fleetRecord(fleet, r.requestsName(), selector.Matcher{Name: prom.PartLabel, Op: selector.Equal, Value: p}), 0))
+	}
+	served := func(fleet string) expr { return op(part(fleet, "requests"), ">", leaf("0")) }
+	failed := func(fleet string) expr { return op(part(fleet, "errors"), "or", leaf("vector(0)")) }
+	R := verdict.ErrorRatioAlternative
+	share := op(served("canary"), "/", op(served("baseline"), "+", served("canary")))
+	llr := op(op(failed("canary"), "*", num(math.Log(R))), "-",
+		op(op(failed("canary"), "+", failed("baseline")), "*", fn("ln", op(leaf("1"), "+", op(share, "*", num(R-1))))))
+	return m.warm(op(llr, "unless on()", m.partial))
+}

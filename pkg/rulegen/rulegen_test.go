@@ -279,6 +279,11 @@ func TestValidationNamesCanaryAndField(t *testing.T) {
 		{"same fleets", func(f *File) { f.Canaries[0].Canary = `{track="baseline",service="checkout"}` }, "canary checkout: the baseline and canary selectors are the same"},
 		{"canary without its track", func(f *File) { f.Canaries[0].Canary = `{service="checkout"}` }, `canary checkout: the canary selector {service="checkout"} also selects every series of the baseline`},
 		{"bad metric", func(f *File) { f.Canaries[0].Metric = "http latency" }, "canary checkout: metric:"},
+		{"failed requests without their counter", func(f *File) { f.Canaries[0].Errors = `{code="500"}` }, "canary checkout: errors: give errorsMetric"},
+		{"a request counter that is not a name", func(f *File) { f.Canaries[0].ErrorsMetric = "sum(http_requests_total)" }, "canary checkout: errorsMetric: invalid metric name"},
+		{"failed requests that are not matchers", func(f *File) {
+			f.Canaries[0].ErrorsMetric, f.Canaries[0].Errors = "http_requests_total", `{code="500"} or up`
+		}, "canary checkout: errors: invalid selector"},
 		{"bucket metric", func(f *File) { f.Canaries[0].Metric = "http_request_duration_seconds_bucket" }, "canary checkout: metric: give the histogram name without _bucket"},
 		{"auto histogram", func(f *File) { f.Canaries[0].Histogram = "auto" }, "canary checkout: histogram:"},
 		{"bad name", func(f *File) { f.Canaries[0].Name = `check"out` }, `canary check"out: name:`},

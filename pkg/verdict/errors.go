@@ -67,26 +67,30 @@ func newErrorRuns(minutes []Minute) errorRuns {
 
 // strongest is the run of minutes ending at minute to (included) and
 // starting at from or later whose failed requests weigh most against the
-// canary: the window's, or since the deployment's start, with Page's CUSUM
-// over its starts. A late rise in failures is not outweighed by the
-// minutes before it.
+// canary, among the runs the evidence rule reads (RecentLengths: the last
+// 1, 2, 4, ... minutes) and the whole span from from: a late rise in
+// failures is not outweighed by the minutes before it. The rule pack reads
+// the same runs.
 func (r errorRuns) strongest(from, to int) errorSums {
 	if r.prefix[len(r.prefix)-1].minutes == 0 {
 		return errorSums{} // no minute has request counts
 	}
 	end := r.prefix[to+1]
-	best := errorSums{}
-	for s := from; s <= to; s++ {
-		if run := end.minus(r.prefix[s]); run.minutes > 0 && run.llr > best.llr {
+	best := end.minus(r.prefix[from])
+	for l := 1; l < to-from+1; l *= 2 {
+		if run := end.minus(r.prefix[to+1-l]); run.minutes > 0 && (best.minutes == 0 || run.llr > best.llr) {
 			best = run
 		}
+	}
+	if best.minutes == 0 || !(best.llr > 0) {
+		return errorSums{}
 	}
 	return best
 }
 
 // ErrorBoundary is the log likelihood ratio at which failed requests raise
 // the traffic-parity flag: a canary failing as often as its baseline
-// reaches it over some run of minutes at most FalsePromote times a day of
+// reaches it over any run of minutes at most FalsePromote times a day of
 // looks every minute (the Shiryaev-Roberts bound of the recent runs, "The
 // boundaries, derived" in docs/judgement.md), anchored or sliding: the flag
 // only holds promotion.

@@ -35,6 +35,21 @@ func TestErrorEvidenceIsALikelihoodRatio(t *testing.T) {
 	}
 }
 
+// TestErrorEvidenceAsThePackRecordsIt: the minutes of rules/tests/errors.yml,
+// 40,000 requests a minute in each fleet, give the engine the error
+// evidence that test pins the pack's canary:<metric>:error_llr_1m to.
+func TestErrorEvidenceAsThePackRecordsIt(t *testing.T) {
+	for _, tt := range []struct{ canaryErrors, want float64 }{{1600, 298.105}, {400, -47.113}} {
+		llr, _, ok := errorEvidence(Minute{Errors: &ErrorCounts{
+			Baseline: RequestCounts{Requests: 40000, Errors: 400},
+			Canary:   RequestCounts{Requests: 40000, Errors: tt.canaryErrors},
+		}})
+		if !ok || math.Abs(llr-tt.want) > 0.0005 {
+			t.Errorf("canary failing %v of 40,000: evidence %.4f (ok %v), want %.3f", tt.canaryErrors, llr, ok, tt.want)
+		}
+	}
+}
+
 func binomial(n, k int) float64 {
 	r := 1.0
 	for i := 1; i <= k; i++ {
@@ -84,7 +99,7 @@ func TestErrorRatioHoldsPromotion(t *testing.T) {
 				return errs(60)
 			}
 			return errs(7.5)
-		}, true, Hold, "failed 180 times where 30.4 were expected at its share of requests over 3 minutes"},
+		}, true, Hold, "failed 188 times where 37.9 were expected at its share of requests over 4 minutes"},
 		{"counts that are not numbers carry nothing", func(int) *ErrorCounts {
 			e := errs(30)
 			e.Baseline.Errors = math.NaN()
