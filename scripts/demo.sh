@@ -249,7 +249,7 @@ judge() { # judge [extra judge flags]: prints the table; returns the decision co
   local code=0
   "$bin/pairwise" judge --prometheus "$prom_url" --metric http_request_duration_seconds \
     --baseline '{service="checkout",track="baseline"}' --canary '{service="checkout",track="canary"}' \
-    --histogram native --expected-share 0.05 --output table "$@" || code=$?
+    --histogram native --expected-share 0.05 --errors-metric http_requests_total --output table "$@" || code=$?
   return "$code"
 }
 
