@@ -47,6 +47,12 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 			return req, fmt.Errorf("%w %q: the server's --config lists %s", errNoCanary, name, canaryNames(canaries))
 		}
 		req.Metric, req.Baseline, req.Canary, req.Kind, cfg = c.Metric, c.Baseline, c.Canary, c.Kind, c.Config
+		if get("errors_metric") != "" || get("errors") != "" {
+			return req, errors.New("errors_metric and errors describe a canary's request counter and need metric; a canary named by canary= brings its own (errorsMetric in the --config)")
+		}
+		if c.ErrorsMetric != "" {
+			req.Errors = &engine.Errors{Metric: c.ErrorsMetric, Failed: c.Failed}
+		}
 	} else {
 		if get("baseline") == "" || get("canary") == "" {
 			return req, errors.New("metric needs baseline and canary label matchers, e.g. canary={service=\"checkout\",track=\"canary\"}")
@@ -72,6 +78,17 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 		}
 		if req.Kind, err = prom.ParseKind(kind); err != nil {
 			return req, fmt.Errorf("histogram: %w", err)
+		}
+		if get("errors") != "" && get("errors_metric") == "" {
+			return req, errors.New("errors selects the failed requests of errors_metric: give errors_metric")
+		}
+		if m := get("errors_metric"); m != "" {
+			if err := selector.ValidMetricName(m); err != nil {
+				return req, fmt.Errorf("errors_metric: %w", err)
+			}
+			if req.Errors, err = engine.ParseErrors(m, get("errors")); err != nil {
+				return req, fmt.Errorf("errors: %w", err)
+			}
 		}
 		cfg = verdict.Default()
 	}

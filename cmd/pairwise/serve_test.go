@@ -48,6 +48,14 @@ const serveConfig = `canaries:
     baseline: '{service="checkout",track="baseline"}'
     canary: '{service="checkout",track="canary"}'
     histogram: native
+  # the same, its error ratio compared too
+  - name: checkout-errors
+    metric: http_request_duration_seconds
+    baseline: '{service="checkout",track="baseline"}'
+    canary: '{service="checkout",track="canary"}'
+    histogram: native
+    errorsMetric: http_requests_total
+    errors: '{code="500"}'
 `
 
 // countingProxy stands between the server and the real Prometheus and

@@ -202,7 +202,28 @@ func TestParseDecision(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a request counter, from the config or described", func(t *testing.T) {
+		for q, want := range map[string]string{
+			"canary=checkout-errors": `http_requests_total {code="500"}`,
+			"canary=checkout":        "",
+			`metric=m&baseline={a="b"}&canary={a="c"}&errors_metric=http_requests_total`:                      `http_requests_total {code=~"5.."}`,
+			`metric=m&baseline={a="b"}&canary={a="c"}&errors_metric=http_requests_total&errors={code!~"2.."}`: `http_requests_total {code!~"2.."}`,
+		} {
+			req, err := parseDecision(params(q), canaries, 0, now)
+			got := ""
+			if req.Errors != nil {
+				got = req.Errors.Metric + " " + req.Errors.Failed.String()
+			}
+			if err != nil || got != want {
+				t.Fatalf("%s: %v, errors %q, want %q", q, err, got, want)
+			}
+		}
+	})
 	bad := []struct{ q, want string }{
+		{"canary=checkout&errors_metric=http_requests_total", "errors_metric and errors describe a canary's request counter and need metric"},
+		{`metric=m&baseline={a="b"}&canary={a="c"}&errors={code="500"}`, "give errors_metric"},
+		{`metric=m&baseline={a="b"}&canary={a="c"}&errors_metric=sum(x)`, "errors_metric: invalid metric name"},
+		{`metric=m&baseline={a="b"}&canary={a="c"}&errors_metric=x&errors={a="b"} or up`, "errors: invalid selector"},
 		{"", "name a canary"},
 		{"canary=checkout&source=cache", "source: "},
 		{"canary=nope", "no such canary"},

@@ -22,6 +22,10 @@ type Queries struct {
 	Baseline, Canary selector.Selector
 	// Config is the canary's effective verdict configuration.
 	Config verdict.Config
+	// ErrorsMetric is the canary's request counter (Canary.ErrorsMetric),
+	// empty without one, and Failed the matchers of its failed requests.
+	ErrorsMetric string
+	Failed       selector.Selector
 	// Bad and Good have a sample only when the minute is a counted bad
 	// (good) minute; Verdict is the verdict code (verdict.Verdict.Code()).
 	Bad, Good, Verdict string
@@ -71,6 +75,7 @@ func MinuteQueries(f File) ([]Queries, error) {
 		flags := c.windowFlags()
 		q := Queries{
 			Name: c.Name, Metric: c.Metric, Kind: c.kind, Baseline: c.baseline, Canary: c.canary, Config: c.config,
+			ErrorsMetric: c.ErrorsMetric, Failed: c.failed,
 			Bad: m.bad.flat(), Good: m.good.flat(), Verdict: m.verdict.flat(),
 			BaselineTail: m.base.tail.flat(), CanaryTail: m.canary.tail.flat(),
 			Flags: flags.flat(),
