@@ -383,7 +383,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		return req, nil, errors.New("--errors needs --errors-metric")
 	}
 	if f.errorsMetric != "" {
-		if err := selector.ValidMetricName(f.errorsMetric); err != nil {
+		if err := engine.ValidCounterName(f.errorsMetric); err != nil {
 			return req, nil, fmt.Errorf("--errors-metric: %w", err)
 		}
 	}

@@ -437,6 +437,9 @@ func TestJudgeErrors(t *testing.T) {
 		{"--errors needs --errors-metric", same, []string{"--errors", `{code="500"}`}, 3, "--errors needs --errors-metric"},
 		{"a bad counter name is refused", same, []string{"--errors-metric", "http requests"}, 3, "--errors-metric: invalid metric name"},
 		{"a counter that is not there fails", same, []string{"--errors-metric", "nope_total"}, 3, "the request counter nope_total has no samples for the baseline fleet"},
+		{"failed-request matchers that match nothing warn", failing, []string{"--errors-metric", "http_requests_total", "--errors", `{status=~"5.."}`}, 0, "no request of http_requests_total matched the failed requests' matchers"},
+		{"failed-request matchers on a fleet label are refused", same, []string{"--errors-metric", "http_requests_total", "--errors", `{track="canary"}`}, 3, "names a label the fleets' selectors set"},
+		{"a _bucket series is not a counter", same, []string{"--errors-metric", "http_request_duration_seconds_bucket"}, 3, "give a request counter, or the histogram's http_request_duration_seconds_count"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runJudge(append(append(fleetArgs(tt.url), at...), tt.extra...)...)

@@ -296,11 +296,14 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 			fetchSpec{what: "canary load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Canary})
 	}
 	if req.Errors != nil {
-		if err := selector.ValidMetricName(req.Errors.Metric); err != nil {
+		if err := ValidCounterName(req.Errors.Metric); err != nil {
 			return nil, 0, fmt.Errorf("errors metric: %w", err)
 		}
 		if len(req.Errors.Failed) == 0 {
 			return nil, 0, fmt.Errorf("errors metric %s: give the matchers that select its failed requests, such as {code=~\"5..\"}", req.Errors.Metric)
+		}
+		if err := prom.CheckFailed(req.Errors.Failed, req.Baseline, req.Canary); err != nil {
+			return nil, 0, fmt.Errorf("errors metric %s: %w", req.Errors.Metric, err)
 		}
 	}
 	read, err := ParseReading(string(req.Read))
@@ -429,6 +432,9 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 			minutes[i].Errors = &verdict.ErrorCounts{Baseline: verdict.RequestCounts(b), Canary: verdict.RequestCounts(c)}
 		}
 	}
+	if req.Errors != nil && noFailures(rq.fleets) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no request of %s matched the failed requests' matchers %s in either fleet over the range, so the error ratios compared nothing: if the service did fail, select its failures by the label it writes (code, status, http.response.status_code)", req.Errors.Metric, req.Errors.Failed))
+	}
 	if req.LB != nil {
 		note, err := lbCoverage(req, minutes)
 		if err != nil {
@@ -545,14 +551,28 @@ func fleetRequests(ctx context.Context, pending *sync.WaitGroup, src Source, req
 				return
 			}
 			if len(counts) == 0 {
-				ans.err = fmt.Errorf("%w: the request counter %s has no samples for the %s fleet %s between %s and %s: check the errors metric's name (a counter such as http_requests_total, or a histogram)",
-					ErrNoData, req.Errors.Metric, []string{"baseline", "canary"}[f], sel, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
+				// A configuration to fix, not a window without data: the
+				// latency may well be there.
+				ans.err = fmt.Errorf("the request counter %s has no samples for the %s fleet %s between %s and %s: check the errors metric's name (a counter such as http_requests_total, or a histogram)",
+					req.Errors.Metric, []string{"baseline", "canary"}[f], sel, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339))
 				return
 			}
 			ans.fleets[f] = counts
 		}
 	}()
 	return out
+}
+
+// noFailures tells whether no failed request was read in either fleet.
+func noFailures(fleets [2]map[int64]prom.Requests) bool {
+	for _, f := range fleets {
+		for _, r := range f {
+			if r.Errors > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // requestsAnswer is fleetRequests's answer: each fleet's requests by

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
@@ -171,12 +172,16 @@ func ParseErrors(metric, failedText string) (*Errors, error) {
 	if metric == "" {
 		return nil, nil
 	}
-	if err := selector.ValidMetricName(metric); err != nil {
+	if err := ValidCounterName(metric); err != nil {
 		return nil, err
 	}
-	failed, err := selector.ParseNarrowing(cmp.Or(failedText, DefaultFailed))
+	failed, err := selector.ParseNarrowing(cmp.Or(strings.TrimSpace(failedText), DefaultFailed))
 	if err != nil {
 		return nil, err
 	}
 	return &Errors{Metric: metric, Failed: failed}, nil
 }
+
+// ValidCounterName checks the name of a request counter
+// (prom.ValidCounterName).
+func ValidCounterName(metric string) error { return prom.ValidCounterName(metric) }

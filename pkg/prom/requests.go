@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/selector"
@@ -24,13 +25,16 @@ type Requests struct{ Requests, Errors float64 }
 
 // RequestsQuery is a fleet's requests and failed requests in each whole
 // minute, read off a request counter (http_requests_total) or a histogram's
-// count (a native histogram, or a classic one's _count series) as the
+// count (a native histogram's, or a classic one's _count series) as the
 // fleet's histogram is read (minuteSum): every series of the fleet, and
 // those of them that failed selects (a status label, {code=~"5.."}). The two
 // sums are told apart by the label pairwise_part.
 func RequestsQuery(metric string, sel, failed selector.Selector, scrape time.Duration) string {
+	// A native histogram's count, or the counter itself: histogram_count
+	// keeps only histograms, and a counter's floats are kept beside it.
 	part := func(name string, s selector.Selector) string {
-		return `label_replace(` + minuteSum("", s.With(metric), scrape) + `, "` + PartLabel + `", "` + name + `", "", "")`
+		sum := minuteSum("", s.With(metric), scrape)
+		return `label_replace(histogram_count(` + sum + `) or ` + sum + `, "` + PartLabel + `", "` + name + `", "", "")`
 	}
 	return part("requests", sel) + " or " + part("errors", append(slices.Clone(sel), failed...))
 }
@@ -74,4 +78,32 @@ func (c *Client) FleetRequests(ctx context.Context, metric string, sel, failed s
 		out[t] = Requests{Requests: n, Errors: e}
 	}
 	return out, nil
+}
+
+// ValidCounterName checks the name of a request counter: a metric name,
+// not a classic histogram's _bucket series (each request would count once
+// per bucket at or above its latency; its _count series is the counter).
+func ValidCounterName(metric string) error {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return err
+	}
+	if strings.HasSuffix(metric, "_bucket") {
+		return fmt.Errorf("%s counts each request once per bucket at or above its latency: give a request counter, or the histogram's %s_count", metric, strings.TrimSuffix(metric, "_bucket"))
+	}
+	return nil
+}
+
+// CheckFailed refuses failed-request matchers on a label the fleets'
+// selectors set: the fleets would then differ by it, not by their failures.
+func CheckFailed(failed selector.Selector, fleets ...selector.Selector) error {
+	for _, m := range failed {
+		for _, sel := range fleets {
+			for _, f := range sel {
+				if f.Name == m.Name {
+					return fmt.Errorf("the failed requests' matcher on %s names a label the fleets' selectors set (%s): select the failed requests by their status, such as {code=~\"5..\"}", m.Name, sel)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -434,10 +434,13 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 	case r.generic != nil:
 		return r, errors.New("errorsMetric: a canary of a generic group is read from the group's records, which hold no request counter; give it its own selectors (metric, baseline, canary) to compare error ratios")
 	default:
-		if err := selector.ValidMetricName(c.ErrorsMetric); err != nil {
+		if err := prom.ValidCounterName(c.ErrorsMetric); err != nil {
 			return r, fmt.Errorf("errorsMetric: %w", err)
 		}
-		if r.failed, err = selector.ParseNarrowing(cmp.Or(c.Errors, prom.DefaultFailed)); err != nil {
+		if r.failed, err = selector.ParseNarrowing(cmp.Or(strings.TrimSpace(c.Errors), prom.DefaultFailed)); err != nil {
+			return r, fmt.Errorf("errors: %w", err)
+		}
+		if err := prom.CheckFailed(r.failed, r.baseline, r.canary); err != nil {
 			return r, fmt.Errorf("errors: %w", err)
 		}
 	}

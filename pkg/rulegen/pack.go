@@ -553,8 +553,14 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 			comment: "1 in a minute where a serving fleet was incomplete, after warm-up (the partial-fleet flag)"},
 	}
 	if r.failed != nil {
-		out = append(out, rule{record: r.errorLLRName(), expr: r.errorLLR(m), labels: labels,
-			comment: fmt.Sprintf("the minute's failed requests weighed against a canary failing %gx as often as its baseline, at its share of the requests, after warm-up and not partial (the traffic-parity flag)", verdict.ErrorRatioAlternative)})
+		llr, residual := r.errorLLR(m)
+		out = append(out,
+			rule{record: r.errorLLRName(), expr: llr, labels: labels,
+				comment: fmt.Sprintf("the minute's failed requests weighed against a canary failing %gx as often as its baseline, at its share of the requests, after warm-up and not partial (the traffic-parity flag)", verdict.ErrorRatioAlternative)},
+			rule{record: r.errorResidualName(), expr: residual, labels: labels,
+				comment: "the minute's standardized residual: the canary's failed requests less those expected at its share, over their standard deviation"},
+			rule{record: r.errorChangeName(), expr: r.errorChange(), labels: labels,
+				comment: "the squared change of that residual from the minute before: the failed requests' dispersion reads it"})
 	}
 	if c.Rule != verdict.RuleReference {
 		out = append(out,
@@ -681,12 +687,19 @@ func (r resolved) requestsName() string { return RecordName(r.Metric, "requests_
 // errorLLRName is the record of a minute's error evidence.
 func (r resolved) errorLLRName() string { return RecordName(r.Metric, "error_llr_1m", false) }
 
+// errorResidualName and errorChangeName are the records of a minute's
+// standardized residual of failed requests and its squared change from
+// the minute before (verdict's errorResidual and errorRuns.dispersion).
+func (r resolved) errorResidualName() string { return RecordName(r.Metric, "error_residual_1m", false) }
+func (r resolved) errorChangeName() string   { return RecordName(r.Metric, "error_change_1m", false) }
+
 // errorLLR is verdict's errorEvidence of the last complete minute: k ln R -
 // (k + b) ln(1 + f (R - 1)) for the canary's k and the baseline's b failed
 // requests, f the canary's share of the requests and R
-// verdict.ErrorRatioAlternative; absent where a fleet served no request,
-// in warm-up and in a partial minute.
-func (r resolved) errorLLR(m minuteExprs) expr {
+// verdict.ErrorRatioAlternative; and verdict's errorResidual, (k - f n) /
+// sqrt(n f (1 - f)) with n = k + b, absent when n is 0. Both are absent
+// where a fleet served no request, in warm-up and in a partial minute.
+func (r resolved) errorLLR(m minuteExprs) (llr, residual expr) {
 	part := func(fleet, p string) expr {
 		return fn("sum", recordedMinute(r.fleetRecord(fleet, r.requestsName(), selector.Matcher{Name: prom.PartLabel, Op: selector.Equal, Value: p}), 0))
 	}
@@ -694,7 +707,28 @@ func (r resolved) errorLLR(m minuteExprs) expr {
 	failed := func(fleet string) expr { return op(part(fleet, "errors"), "or", leaf("vector(0)")) }
 	R := verdict.ErrorRatioAlternative
 	share := op(served("canary"), "/", op(served("baseline"), "+", served("canary")))
-	llr := op(op(failed("canary"), "*", num(math.Log(R))), "-",
-		op(op(failed("canary"), "+", failed("baseline")), "*", fn("ln", op(leaf("1"), "+", op(share, "*", num(R-1))))))
-	return m.warm(op(llr, "unless on()", m.partial))
+	both := op(failed("canary"), "+", failed("baseline"))
+	llr = op(op(failed("canary"), "*", num(math.Log(R))), "-", op(both, "*", fn("ln", op(leaf("1"), "+", op(share, "*", num(R-1))))))
+	residual = op(op(failed("canary"), "-", op(share, "*", both)), "/",
+		fn("sqrt", op(op(op(both, ">", leaf("0")), "*", share), "*", op(leaf("1"), "-", share))))
+	gate := func(e expr) expr { return m.warm(op(e, "unless on()", m.partial)) }
+	return gate(llr), gate(residual)
+}
+
+// errorChange is the squared change of the minute's recorded residual from
+// the minute before's, absent unless both are recorded.
+func (r resolved) errorChange() expr {
+	now := fn("sum", recordedMinute(r.recordedSeries(r.errorResidualName()).flat(), 0))
+	before := fn("sum", recordedMinute(r.recordedSeries(r.errorResidualName()).flat(), 1))
+	return op(op(now, "-", before), "^", leaf("2"))
+}
+
+// errorDispersion is verdict's errorRuns.dispersion over the window: half
+// the mean squared change, at least 1, and 1 below verdict.MinChanges
+// changes.
+func (r resolved) errorDispersion() expr {
+	changes := r.overWindow(r.errorChangeName(), 0)
+	n := fn("sum", fn("count_over_time", changes))
+	phi := fn("clamp_min", op(fn("sum", fn("sum_over_time", changes)), "/", op(leaf("2"), "*", n)), leaf("1"))
+	return op(op(phi, "and on()", op(n, ">=", num(verdict.MinChanges))), "or on()", leaf("vector(1)"))
 }

@@ -50,6 +50,37 @@ func TestErrorEvidenceAsThePackRecordsIt(t *testing.T) {
 	}
 }
 
+// TestErrorDispersionAsThePackReadsIt: the clumped failures of
+// rules/tests/errors.yml's last test (the canary failing 1,600 of 40,000
+// requests in one minute and none in the next, the baseline 400 of 40,000
+// every minute), read over the window that test's 75m reads: the
+// dispersion 1,096.66 the pack computes, and a strongest run that, divided
+// by it, stays far below the boundary. Without the dispersion, one failing
+// minute alone would pass it.
+func TestErrorDispersionAsThePackReadsIt(t *testing.T) {
+	c := Default()
+	ms := make([]Minute, 61) // the minutes ending 15m .. 75m
+	for k := range ms {
+		canary := 0.0
+		if k%2 == 0 {
+			canary = 1600
+		}
+		ms[k].Errors = &ErrorCounts{Baseline: RequestCounts{40000, 400}, Canary: RequestCounts{40000, canary}}
+	}
+	runs := newErrorRuns(c, ms)
+	phi := runs.dispersion(c, 1, 60)
+	if math.Abs(phi-1096.66) > 0.005 {
+		t.Fatalf("dispersion %.4f, want 1096.66 as the pack's", phi)
+	}
+	best := runs.strongest(c, 1, 60)
+	if best.minutes != 60 || math.Abs(best.llr/phi-3.7) > 0.05 || best.errorNote(c) != "" {
+		t.Fatalf("strongest run %d minutes, evidence %.2f / %.2f, note %q; want the window, 3.7, none", best.minutes, best.llr, phi, best.errorNote(c))
+	}
+	if one := runs.strongest(c, 60, 60); !(one.llr >= c.ErrorBoundary()) {
+		t.Fatalf("one failing minute weighs %.1f, want past the boundary %.1f undivided", one.llr, c.ErrorBoundary())
+	}
+}
+
 func binomial(n, k int) float64 {
 	r := 1.0
 	for i := 1; i <= k; i++ {
@@ -100,11 +131,13 @@ func TestErrorRatioHoldsPromotion(t *testing.T) {
 			}
 			return errs(7.5)
 		}, true, Hold, "failed 188 times where 37.9 were expected at its share of requests over 4 minutes"},
-		{"counts that are not numbers carry nothing", func(int) *ErrorCounts {
+		{"a minute whose counts are not numbers carries nothing", func(i int) *ErrorCounts {
 			e := errs(30)
-			e.Baseline.Errors = math.NaN()
+			if i == 10 {
+				e.Baseline.Errors = math.NaN()
+			}
 			return e
-		}, true, Promote, ""},
+		}, true, Hold, "failed 1740 times where 500.2 were expected at its share of requests over 58 minutes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -150,7 +150,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// since its start too: such a minute holds every promotion its
 	// evidence is in, not only those of the window it is in.
 	var pooled windowTally
-	errs := newErrorRuns(minutes)
+	errs := newErrorRuns(c, minutes)
 	for i := range minutes {
 		counts.add(minutes[i], 1)
 		tally.step(c, minutes, i, c.WindowMinutes)
@@ -178,7 +178,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		}
 		if m.Decision == Promote {
 			t := tally.since(pooled, anchored)
-			t.errs = errs.strongest(from, i)
+			t.errs = errs.strongest(c, from, i)
 			if flags, _ := t.flags(c, o, nil, false); len(flags) > 0 {
 				m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
 			}
@@ -204,10 +204,10 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// pooled evidence, every minute since its start.
 	if w.Evidence.Anchored {
 		t := tally.since(pooled, true)
-		t.errs = errs.strongest(0, len(minutes)-1)
+		t.errs = errs.strongest(c, 0, len(minutes)-1)
 		w.Flags, w.Notes = t.flags(c, o, minutes, true)
 	} else {
-		tally.errs = errs.strongest(len(minutes)-len(judged), len(minutes)-1)
+		tally.errs = errs.strongest(c, len(minutes)-len(judged), len(minutes)-1)
 		w.Flags, w.Notes = tally.flags(c, o, judged, true)
 	}
 	return w
@@ -429,12 +429,12 @@ func (t *windowTally) flags(c Config, o Options, judged []Minute, withNotes bool
 		add(FlagTrafficParity, func() string {
 			var parts []string
 			if parity != nil {
-				parts = parity()
+				parts = append(parts, strings.Join(parity(), "; and ")+": the fleets may not see the same traffic, so a difference in latency may not be the release's")
 			}
 			if note != "" {
 				parts = append(parts, note)
 			}
-			return strings.Join(parts, "; and ") + ": the fleets may not see the same traffic, so a difference in latency may not be the release's"
+			return strings.Join(parts, "; and ")
 		})
 	}
 	if t.missing > 0 {

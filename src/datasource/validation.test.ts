@@ -121,8 +121,12 @@ describe('validateQuery', () => {
       errorsMetric: 'sum(http_requests_total)',
       errorsSelector: '{code="500"} or up',
     });
-    expect(errors.errorsMetric).toMatch(/letters, digits/);
+    expect(errors.errorsMetric).toMatch(/A request counter is a metric name/);
     expect(errors.errorsSelector).toBeDefined();
+    expect(validateQuery({ ...valid, errorsMetric: 'http_request_duration_seconds_bucket' }).errorsMetric).toMatch(
+      /give a request counter, or http_request_duration_seconds_count/
+    );
+    expect(validateQuery({ ...valid, errorsMetric: 'http_request_duration_seconds' })).toEqual({});
   });
 
   it('accepts each quantile once, and as many as pkg/verdict shows', () => {

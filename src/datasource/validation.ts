@@ -202,6 +202,21 @@ export function validateMetric(metric: string): string | undefined {
   return undefined;
 }
 
+/** Checks a request counter's name as the backend's prom.ValidCounterName does. */
+export function validateCounter(metric: string): string | undefined {
+  const text = metric.trim();
+  if (text.startsWith('$')) {
+    return undefined;
+  }
+  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text) && !UTF8_NAME.test(text)) {
+    return 'A request counter is a metric name, such as http_requests_total; put labels in the failed requests.';
+  }
+  if (text.endsWith('_bucket')) {
+    return `A _bucket series counts each request once per bucket: give a request counter, or ${text.slice(0, -'_bucket'.length)}_count.`;
+  }
+  return undefined;
+}
+
 /** Checks the pod label as the backend's prom.ValidLabel reads a label name; empty: "pod". */
 export function validateLabelName(name: string): string | undefined {
   if (name === '' || isLabelName(name)) {
@@ -312,7 +327,7 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
     }
   }
   if (query.errorsMetric) {
-    set('errorsMetric', validateMetric(query.errorsMetric));
+    set('errorsMetric', validateCounter(query.errorsMetric));
     if (query.errorsSelector) {
       set('errorsSelector', validateSelector(query.errorsSelector));
     }
