@@ -439,6 +439,9 @@ func TestJudgeErrors(t *testing.T) {
 		{"a counter that is not there fails", same, []string{"--errors-metric", "nope_total"}, 3, "the request counter nope_total has no samples for the baseline fleet"},
 		{"failed-request matchers that match nothing warn", failing, []string{"--errors-metric", "http_requests_total", "--errors", `{status=~"5.."}`}, 0, "no request of http_requests_total matched the failed requests' matchers"},
 		{"failed-request matchers on a fleet label are refused", same, []string{"--errors-metric", "http_requests_total", "--errors", `{track="canary"}`}, 3, "names a label the fleets' selectors set"},
+		// The counters are read only for fleets with data (alerting's No Data
+		// stays no data).
+		{"a window without data is no data, counter or not", same, []string{"--errors-metric", "nope_total", "--at", judgeEnd.Add(-3 * time.Hour).Format(time.RFC3339)}, 3, "no histogram samples"},
 		{"a _bucket series is not a counter", same, []string{"--errors-metric", "http_request_duration_seconds_bucket"}, 3, "give a request counter, or the histogram's http_request_duration_seconds_count"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

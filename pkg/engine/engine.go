@@ -326,10 +326,6 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if sh.err != nil {
 		return nil, 0, sh.err
 	}
-	rq := <-requests
-	if rq.err != nil {
-		return nil, 0, rq.err
-	}
 	kindNote, err := readAlike(ctx, src, read, req, queries, results, fetch)
 	if err != nil {
 		return nil, 0, err
@@ -350,6 +346,12 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 			return nil, seen, &PartialNoData{Warnings: w, NoData: noData}
 		}
 		return nil, seen, noData
+	}
+	// The request counters are read only for fleets with data: a window
+	// without any is no data, counters or not.
+	rq := <-requests
+	if rq.err != nil {
+		return nil, 0, rq.err
 	}
 	// The fleets' health was asked for with their histograms and is still
 	// on its way while the minutes' tail counts are read off the
