@@ -73,10 +73,7 @@ func (r resolved) flagConditions() []flagCondition {
 		// Or failed requests: the strongest of the recent runs and the
 		// window (verdict's errorRuns.strongest) reaches ErrorBoundary,
 		// Divided by the window's dispersion (errorRuns.dispersion).
-		phi := r.errorDispersion()
-		for _, l := range append(c.RecentLengths(), c.WindowMinutes) {
-			parity = op(parity, "or", op(op(fn("sum", fn("sum_over_time", r.overWindow(r.errorLLRName(), l))), "/", phi), ">=", num(c.ErrorBoundary())))
-		}
+		parity = op(parity, "or", r.errorRuns())
 	}
 	seen := func(name string) expr { return op(fn("count_over_time", r.overWindow(name, 0)), ">", leaf("0")) }
 

@@ -364,6 +364,7 @@ func (r resolved) rules(runbookBase string) []rule {
 		out = append(out, records...)
 		out = append(out, alerts[0], r.fleetMissingAlert(m, runbook), r.scrapeIntervalAlert(m, runbook))
 		out = append(out, r.sharedSeriesAlerts(runbook)...)
+		out = append(out, r.errorRatioAlerts(runbook)...)
 		return append(out, alerts[1:]...)
 	}
 	out = append(out,
@@ -403,6 +404,7 @@ func (r resolved) rules(runbookBase string) []rule {
 		r.scrapeIntervalAlert(m, runbook),
 	)
 	out = append(out, r.sharedSeriesAlerts(runbook)...)
+	out = append(out, r.errorRatioAlerts(runbook)...)
 	out = append(out,
 		rule{alert: "PairwiseCanaryPromotable", expr: op(op(op(good, ">=", leaf(strconv.Itoa(c.GoodNeeded))), "unless on()", r.referenceRollback(bad)), "unless on()", flags),
 			labels: r.alertLabels([2]string{"severity", "info"}, [2]string{"action", "promote"}),
@@ -721,6 +723,46 @@ func (r resolved) errorChange() expr {
 	now := fn("sum", recordedMinute(r.recordedSeries(r.errorResidualName()).flat(), 0))
 	before := fn("sum", recordedMinute(r.recordedSeries(r.errorResidualName()).flat(), 1))
 	return op(op(now, "-", before), "^", leaf("2"))
+}
+
+// errorRuns is the condition by which failed requests raise traffic-parity
+// (verdict's errorRuns.strongest and errorNote): a run of the last 1, 2,
+// 4, ... minutes or the window whose evidence, divided by the window's
+// dispersion, reaches verdict's ErrorBoundary; its value is the first such
+// run's.
+func (r resolved) errorRuns() expr {
+	c := r.config
+	phi := r.errorDispersion()
+	var out expr
+	for _, l := range append(c.RecentLengths(), c.WindowMinutes) {
+		run := op(op(fn("sum", fn("sum_over_time", r.overWindow(r.errorLLRName(), l))), "/", phi), ">=", num(c.ErrorBoundary()))
+		if out == nil {
+			out = run
+		} else {
+			out = op(out, "or", run)
+		}
+	}
+	return out
+}
+
+// errorRatioAlerts is the alert that fires while the canary is shown to
+// fail more often than its baseline (the error part of traffic-parity): the
+// window holds, and nothing else would say why; none without a request
+// counter.
+func (r resolved) errorRatioAlerts(runbook func(string) [2]string) []rule {
+	if r.failed == nil {
+		return nil
+	}
+	c := r.config
+	canarySel, baselineSel := templateSafe(r.canary.String()), templateSafe(r.baseline.String())
+	return []rule{{alert: "PairwiseCanaryErrorRatio", expr: r.whileCanaryServes(r.errorRuns()),
+		labels: r.alertLabels([2]string{"severity", "warning"}),
+		annotations: [][2]string{
+			{"summary", fmt.Sprintf("Canary %s: fails more often than its baseline (error evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", templateSafe(r.Name), c.ErrorBoundary())},
+			{"description", fmt.Sprintf("Over the window's last minutes (the last 1, 2, 4, ... or %d), the canary's failed requests of %s (%s) are more than its share of the requests lets chance give: the evidence that it fails %gx as often as its baseline, divided by how much the failures clump, reached %.1f. The window is flagged %s and does not promote; nothing rolls back on it. A canary that fails fast can look faster. Canary %s, baseline %s.",
+				c.WindowMinutes, r.ErrorsMetric, templateSafe(r.failed.String()), verdict.ErrorRatioAlternative, c.ErrorBoundary(), verdict.FlagTrafficParity, canarySel, baselineSel)},
+			runbook("PairwiseCanaryErrorRatio"),
+		}}}
 }
 
 // errorDispersion is verdict's errorRuns.dispersion over the window: half
