@@ -71,8 +71,8 @@ func (r resolved) flagConditions() []flagCondition {
 	}
 	if r.failed != nil {
 		// Or failed requests: the strongest of the recent runs and the
-		// window (verdict's errorRuns.strongest) reaches ErrorBoundary,
-		// Divided by the window's dispersion (errorRuns.dispersion).
+		// window (verdict's errorRuns.strongest), divided by the window's
+		// dispersion (errorRuns.dispersion), reaches ErrorBoundary.
 		parity = op(parity, "or", r.errorRuns())
 	}
 	seen := func(name string) expr { return op(fn("count_over_time", r.overWindow(name, 0)), ">", leaf("0")) }
