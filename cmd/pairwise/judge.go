@@ -94,7 +94,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.lbBaseline, "lb-baseline", "", "baseline selector for --lb-metric (default: --baseline)")
 	fs.StringVar(&f.lbCanary, "lb-canary", "", "canary selector for --lb-metric (default: --canary)")
 	fs.StringVar(&f.errorsMetric, "errors-metric", "", "request counter of both fleets (http_requests_total, or a histogram whose count is read): a canary shown to fail more often than its baseline is flagged traffic-parity and never promoted (a canary that fails fast can look faster)")
-	fs.StringVar(&f.errorsFailed, "errors", "", "matchers that select the failed requests of --errors-metric, added to each fleet's selector (default "+engine.DefaultFailed+")")
+	fs.StringVar(&f.errorsFailed, "errors", "", "matchers that select the failed requests of --errors-metric, added to each fleet's selector (default "+prom.DefaultFailed+")")
 	fs.Float64Var(&f.config.MaxMeasurementDivergence, "max-divergence", f.config.MaxMeasurementDivergence, "relative divergence between application and load-balancer quantiles that flags the measurement")
 	return fs, f
 }
@@ -383,7 +383,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		return req, nil, errors.New("--errors needs --errors-metric")
 	}
 	if f.errorsMetric != "" {
-		if err := engine.ValidCounterName(f.errorsMetric); err != nil {
+		if err := prom.ValidCounterName(f.errorsMetric); err != nil {
 			return req, nil, fmt.Errorf("--errors-metric: %w", err)
 		}
 	}

@@ -83,7 +83,7 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 			return req, errors.New("errors selects the failed requests of errors_metric: give errors_metric")
 		}
 		if m := get("errors_metric"); m != "" {
-			if err := engine.ValidCounterName(m); err != nil {
+			if err := prom.ValidCounterName(m); err != nil {
 				return req, fmt.Errorf("errors_metric: %w", err)
 			}
 			if req.Errors, err = engine.ParseErrors(m, get("errors")); err != nil {

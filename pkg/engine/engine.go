@@ -296,7 +296,7 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 			fetchSpec{what: "canary load-balancer histogram", metric: req.LB.Metric, sel: req.LB.Canary})
 	}
 	if req.Errors != nil {
-		if err := ValidCounterName(req.Errors.Metric); err != nil {
+		if err := prom.ValidCounterName(req.Errors.Metric); err != nil {
 			return nil, 0, fmt.Errorf("errors metric: %w", err)
 		}
 		if len(req.Errors.Failed) == 0 {

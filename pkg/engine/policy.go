@@ -160,28 +160,20 @@ func ParseLoadBalancer(metric, baselineText, canaryText string, baseline, canary
 	return lb, nil
 }
 
-// DefaultFailed selects the failed requests of a request counter when none
-// are named (prom.DefaultFailed).
-const DefaultFailed = prom.DefaultFailed
-
 // ParseErrors reads the request counter whose failed requests the fleets
 // are compared by (Request.Errors): nil when metric is empty; failedText
-// (default DefaultFailed) are the matchers, added to each fleet's selector,
+// (default prom.DefaultFailed) are the matchers, added to each fleet's selector,
 // that select the failed ones.
 func ParseErrors(metric, failedText string) (*Errors, error) {
 	if metric == "" {
 		return nil, nil
 	}
-	if err := ValidCounterName(metric); err != nil {
+	if err := prom.ValidCounterName(metric); err != nil {
 		return nil, err
 	}
-	failed, err := selector.ParseNarrowing(cmp.Or(strings.TrimSpace(failedText), DefaultFailed))
+	failed, err := selector.ParseNarrowing(cmp.Or(strings.TrimSpace(failedText), prom.DefaultFailed))
 	if err != nil {
 		return nil, err
 	}
 	return &Errors{Metric: metric, Failed: failed}, nil
 }
-
-// ValidCounterName checks the name of a request counter
-// (prom.ValidCounterName).
-func ValidCounterName(metric string) error { return prom.ValidCounterName(metric) }

@@ -241,7 +241,7 @@ func parseErrors(m queryModel, r *engine.Request) error {
 		}
 		return nil
 	}
-	if err := engine.ValidCounterName(m.ErrorsMetric); err != nil {
+	if err := prom.ValidCounterName(m.ErrorsMetric); err != nil {
 		return &fieldError{Field: "errorsMetric", Err: err}
 	}
 	e, err := engine.ParseErrors(m.ErrorsMetric, strings.TrimSpace(m.ErrorsSelector))
