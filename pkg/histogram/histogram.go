@@ -126,52 +126,51 @@ func FromClassic(upperBounds, cumulativeCounts []float64) (*Histogram, error) {
 	if len(upperBounds) == 0 {
 		return nil, ErrNoBuckets
 	}
-	type pair struct{ ub, c float64 }
-	ps := make([]pair, len(upperBounds))
+	sorted := true
 	for i, ub := range upperBounds {
 		if math.IsNaN(ub) {
 			return nil, fmt.Errorf("%w: le is NaN", ErrInvalidBound)
 		}
-		ps[i] = pair{ub, cumulativeCounts[i]}
+		sorted = sorted && (i == 0 || upperBounds[i-1] <= ub)
 	}
-	sort.SliceStable(ps, func(i, j int) bool { return ps[i].ub < ps[j].ub })
+	if !sorted {
+		type pair struct{ ub, c float64 }
+		ps := make([]pair, len(upperBounds))
+		for i, ub := range upperBounds {
+			ps[i] = pair{ub, cumulativeCounts[i]}
+		}
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].ub < ps[j].ub })
+		upperBounds, cumulativeCounts = make([]float64, len(ps)), make([]float64, len(ps))
+		for i, p := range ps {
+			upperBounds[i], cumulativeCounts[i] = p.ub, p.c
+		}
+	}
 
 	// Coalesce equal upper bounds.
-	out := ps[:1]
-	for _, p := range ps[1:] {
-		if p.ub == out[len(out)-1].ub {
-			out[len(out)-1].c += p.c
+	h := &Histogram{Kind: Classic, Buckets: make([]Bucket, 0, len(upperBounds))}
+	cum := make([]float64, 0, len(upperBounds))
+	for i, ub := range upperBounds {
+		if n := len(h.Buckets); n > 0 && ub == h.Buckets[n-1].Upper {
+			cum[n-1] += cumulativeCounts[i]
 			continue
 		}
-		out = append(out, p)
-	}
-
-	cum := make([]float64, len(out))
-	for i, p := range out {
-		cum[i] = p.c
+		h.Buckets = append(h.Buckets, Bucket{Upper: ub, UpperInclusive: true})
+		cum = append(cum, cumulativeCounts[i])
 	}
 	ensureMonotonic(cum)
 
-	h := &Histogram{
-		Kind:       Classic,
-		Count:      cum[len(cum)-1],
-		Buckets:    make([]Bucket, len(out)),
-		cumulative: cum,
-		hasInf:     math.IsInf(out[len(out)-1].ub, +1),
-	}
-	for i, p := range out {
-		b := Bucket{Upper: p.ub, UpperInclusive: true, Count: cum[i]}
-		if i == 0 {
-			if p.ub > 0 {
-				b.Lower = 0
-			} else {
-				b.Lower = math.Inf(-1)
-			}
-		} else {
-			b.Lower = out[i-1].ub
-			b.Count = cum[i] - cum[i-1]
+	h.Count, h.cumulative = cum[len(cum)-1], cum
+	h.hasInf = math.IsInf(h.Buckets[len(h.Buckets)-1].Upper, +1)
+	for i := range h.Buckets {
+		b := &h.Buckets[i]
+		switch {
+		case i > 0:
+			b.Lower, b.Count = h.Buckets[i-1].Upper, cum[i]-cum[i-1]
+		case b.Upper > 0:
+			b.Lower, b.Count = 0, cum[i]
+		default:
+			b.Lower, b.Count = math.Inf(-1), cum[i]
 		}
-		h.Buckets[i] = b
 	}
 	return h, nil
 }

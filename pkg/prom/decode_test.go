@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,5 +178,74 @@ func BenchmarkDecodeNativeRange(b *testing.B) {
 		if _, _, err := m.decodeEnvelope(&scanner{b: body}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// classicRange is one fleet's hour of classic buckets as the API answers
+// sum by (le) (...): les series of minutes points each, in the API's order.
+func classicRange(minutes, les int) *matrixData {
+	m := &matrixData{}
+	for i := range les {
+		le := "+Inf"
+		if i < les-1 {
+			le = strconv.FormatFloat(0.25*math.Pow(2, float64(i)), 'g', -1, 64) // 0.25 to 256: "16" sorts before "2" as text
+		}
+		s := matrixSeries{Metric: map[string]string{"le": le}}
+		for t := range minutes {
+			s.Values = append(s.Values, floatSample{T: float64(1780311600 + 60*t), V: float64(i*(t+1)) * 4 / 3})
+		}
+		m.Result = append(m.Result, s)
+	}
+	// The API orders series by their labels as strings: "+Inf" first, then
+	// "0.25", "0.5", "1", "128", "16", "2", ... as text, not as numbers.
+	slices.SortFunc(m.Result, func(a, b matrixSeries) int { return strings.Compare(a.Metric["le"], b.Metric["le"]) })
+	return m
+}
+
+// BenchmarkClassicSeries: one fleet's hour of 25 classic buckets into
+// histograms.
+func BenchmarkClassicSeries(b *testing.B) {
+	m := classicRange(61, 25)
+	for b.Loop() {
+		if _, err := classicSeries(m, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestClassicSeriesInLeOrder: series in the API's text order ("+Inf" and
+// "10" before "2"), one of them missing a minute, give each minute the
+// histogram of its bounds in numeric order.
+func TestClassicSeriesInLeOrder(t *testing.T) {
+	m := classicRange(4, 12)
+	last := &m.Result[len(m.Result)-1]
+	last.Values = last.Values[1:] // the first minute lacks this bound
+	got, err := classicSeries(m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ts, h := range got[""] {
+		var les, cum []float64
+		for _, s := range m.Result {
+			le, _ := strconv.ParseFloat(s.Metric["le"], 64)
+			for _, v := range s.Values {
+				if unixSeconds(v.T) == ts {
+					les, cum = append(les, le), append(cum, v.V)
+				}
+			}
+		}
+		want, err := histogram.FromClassic(les, cum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(h, want) {
+			t.Errorf("minute %d: %+v, want %+v", ts, h.Buckets, want.Buckets)
+		}
+		if n := len(h.Buckets); ts == 1780311600 && n != 11 || ts != 1780311600 && n != 12 {
+			t.Errorf("minute %d: %d buckets", ts, n)
+		}
+	}
+	if len(got[""]) != 4 {
+		t.Errorf("%d minutes, want 4", len(got[""]))
 	}
 }

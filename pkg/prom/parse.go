@@ -1,7 +1,9 @@
 package prom
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
@@ -35,11 +37,17 @@ func nativeSeries(m *matrixData, groupLabel string) (map[string]Series, error) {
 }
 
 // classicSeries groups `le` series into one classic histogram per minute (and
-// per value of groupLabel).
+// per value of groupLabel). Each group's series are put in `le` order once
+// (the API orders them by label text, where "+Inf" comes first), so every
+// minute's buckets arrive at histogram.FromClassic in order.
 func classicSeries(m *matrixData, groupLabel string) (map[string]Series, error) {
-	type cumulative struct{ les, counts []float64 }
-	acc := map[string]map[int64]*cumulative{}
-	for _, s := range m.Result {
+	type bucketSeries struct {
+		le float64
+		s  *matrixSeries
+	}
+	groups := map[string][]bucketSeries{}
+	for i := range m.Result {
+		s := &m.Result[i]
 		if len(s.Histograms) > 0 {
 			return nil, fmt.Errorf("%w: the _bucket series hold native histograms", ErrNotFound)
 		}
@@ -52,23 +60,35 @@ func classicSeries(m *matrixData, groupLabel string) (map[string]Series, error) 
 			return nil, fmt.Errorf("%w: le=%q is not a number", ErrNotFound, leText)
 		}
 		key := s.Metric[groupLabel]
-		if acc[key] == nil {
-			acc[key] = map[int64]*cumulative{}
-		}
-		for _, fs := range s.Values {
-			ts, v := unixSeconds(fs.T), fs.V
-			c := acc[key][ts]
-			if c == nil {
-				c = &cumulative{}
-				acc[key][ts] = c
-			}
-			c.les = append(c.les, le)
-			c.counts = append(c.counts, v)
-		}
+		groups[key] = append(groups[key], bucketSeries{le, s})
 	}
-	out := map[string]Series{}
-	for key, minutes := range acc {
-		series := Series{}
+	out := make(map[string]Series, len(groups))
+	for key, buckets := range groups {
+		// NaN bounds sort first and FromClassic refuses them.
+		slices.SortStableFunc(buckets, func(a, b bucketSeries) int { return cmp.Compare(a.le, b.le) })
+		// Each minute's bounds and counts, in le order: one backing array
+		// for the group, each minute a slice of it (a series without a
+		// sample at some minute leaves that minute's slice shorter).
+		type minute struct{ les, counts []float64 }
+		minutes := map[int64]*minute{}
+		n := len(buckets)
+		var les, counts []float64
+		for _, b := range buckets {
+			for _, fs := range b.s.Values {
+				ts := unixSeconds(fs.T)
+				c := minutes[ts]
+				if c == nil {
+					if len(les)+n > cap(les) {
+						les, counts = make([]float64, 0, n*max(len(b.s.Values), 1)), make([]float64, 0, n*max(len(b.s.Values), 1))
+					}
+					c = &minute{les: les[len(les) : len(les) : len(les)+n], counts: counts[len(counts) : len(counts) : len(counts)+n]}
+					les, counts = les[:len(les)+n], counts[:len(counts)+n]
+					minutes[ts] = c
+				}
+				c.les, c.counts = append(c.les, b.le), append(c.counts, fs.V)
+			}
+		}
+		series := make(Series, len(minutes))
 		for ts, c := range minutes {
 			h, err := histogram.FromClassic(c.les, c.counts)
 			if err != nil {
