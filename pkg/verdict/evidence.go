@@ -3,7 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
-	"strings"
+	"strconv"
 
 	"github.com/pairwise-canary/pairwise/pkg/histogram"
 )
@@ -824,17 +824,27 @@ func readRun(c Config, r runningSums, a, b int, anchored bool) WindowEvidence {
 // vote that took no part is left out.
 func tails(votes [NumVotes]VoteSums) string {
 	v := votes[0]
-	out := fmt.Sprintf("canary %s exceedances %.0f vs %.1f expected", QuantileLabel(v.Quantile), v.Canary, v.Expected)
-	var others []string
+	b := make([]byte, 0, 96)
+	b = append(append(append(b, "canary "...), QuantileLabel(v.Quantile)...), " exceedances "...)
+	b = append(strconv.AppendFloat(b, v.Canary, 'f', 0, 64), " vs "...)
+	b = append(strconv.AppendFloat(b, v.Expected, 'f', 1, 64), " expected"...)
+	open := false
 	for i, o := range votes[1:] {
-		if o.Quantile > 0 {
-			others = append(others, fmt.Sprintf("%s %.0f vs %.1f", VoteLabel(i+1, o.Quantile), o.Canary, o.Expected))
+		if !(o.Quantile > 0) {
+			continue
 		}
+		if open {
+			b = append(b, ", "...)
+		} else {
+			b, open = append(b, " ("...), true
+		}
+		b = append(append(append(b, VoteLabel(i+1, o.Quantile)...), ' '), strconv.FormatFloat(o.Canary, 'f', 0, 64)...)
+		b = strconv.AppendFloat(append(b, " vs "...), o.Expected, 'f', 1, 64)
 	}
-	if len(others) > 0 {
-		out += " (" + strings.Join(others, ", ") + ")"
+	if open {
+		b = append(b, ')')
 	}
-	return out
+	return string(b)
 }
 
 // discount says which votes' evidence Dispersion divides, "" if none:
@@ -893,18 +903,18 @@ func (w WindowEvidence) nothingBeyond(c Config) string {
 
 // decide applies the evidence rule.
 func (w WindowEvidence) decide(c Config) (Decision, string) {
-	tail := fmt.Sprintf("%s over %d minutes", tails(w.Votes), w.Minutes)
+	if w.Statistic < w.Rollback && w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary {
+		return Rollback, fmt.Sprintf("%s over the last %d minutes%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
+			tails(w.RecentVotes), w.RecentMinutes, w.discount(), w.RecentStatistic, w.RecentBoundary)
+	}
+	tail := tails(w.Votes) + " over " + strconv.Itoa(w.Minutes) + " minutes"
 	if w.Anchored {
 		tail += " since the deployment's start"
 	}
 	tail += w.discount()
-	notWorse := fmt.Sprintf("the canary's tail is shown less than %.2fx as frequent as the baseline's", math.Pow(c.RollbackThreshold, TailIndices[0]))
 	switch {
 	case w.Statistic >= w.Rollback:
 		return Rollback, fmt.Sprintf("%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail is heavier than the baseline's)", tail, w.Statistic, w.Rollback)
-	case w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary:
-		return Rollback, fmt.Sprintf("%s over the last %d minutes%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
-			tails(w.RecentVotes), w.RecentMinutes, w.discount(), w.RecentStatistic, w.RecentBoundary)
 	case !(w.PromoteStatistic <= -w.Promote):
 		return Hold, fmt.Sprintf("%s: evidence %.1f, rollback at %.1f; promote evidence %.1f, promote at %.1f%s", tail, w.Statistic, w.Rollback, w.PromoteStatistic, -w.Promote, w.nothingBeyond(c))
 	}
@@ -927,7 +937,7 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s's bucket bound, too few to tell a canary from luck below that; %s",
 			math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile), w.tooSmallFor(c))
 	default:
-		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (%s)", tail, w.PromoteStatistic, -w.Promote, notWorse)
+		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's)", tail, w.PromoteStatistic, -w.Promote, math.Pow(c.RollbackThreshold, TailIndices[0]))
 	}
 }
 
