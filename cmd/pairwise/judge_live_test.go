@@ -451,6 +451,7 @@ func TestJudgeErrors(t *testing.T) {
 			}
 		})
 	}
+	nativeCountsAsCounter(t, same, at)
 	code, out, errOut := runJudge(append(append(fleetArgs(failing), at...), "--errors-metric", "http_requests_total", "--output", "json")...)
 	var doc struct {
 		Flags   []string `json:"flags"`
@@ -476,6 +477,47 @@ func TestJudgeErrors(t *testing.T) {
 		// Each fleet serves about 60,000 requests a minute: 1% and 4% fail.
 		if rb, rc := e.Baseline.Errors/e.Baseline.Requests, e.Canary.Errors/e.Canary.Requests; math.Abs(rb-0.01) > 0.003 || math.Abs(rc-0.04) > 0.006 {
 			t.Fatalf("error ratios %.4f and %.4f, want about 0.01 and 0.04", rb, rc)
+		}
+	}
+}
+
+// nativeCountsAsCounter: a native histogram given as the request counter
+// is read by its count, one read per fleet and part, and counts the
+// requests http_requests_total counts, minute by minute.
+func nativeCountsAsCounter(t *testing.T, url string, at []string) {
+	t.Helper()
+	requests := func(metric string) map[string][2]float64 {
+		code, out, errOut := runJudge(append(append(fleetArgs(url), at...), "--errors-metric", metric, "--errors", `{code="500"}`, "--output", "json")...)
+		var doc struct {
+			Minutes []struct {
+				Time   string `json:"time"`
+				Errors *struct {
+					Baseline struct{ Requests float64 } `json:"baseline"`
+					Canary   struct{ Requests float64 } `json:"canary"`
+				} `json:"errors"`
+			} `json:"minutes"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+			t.Fatalf("--errors-metric %s: exit %d, %v:\n%.2000s\n%s", metric, code, err, out, errOut)
+		}
+		got := map[string][2]float64{}
+		for _, m := range doc.Minutes {
+			if m.Errors != nil {
+				got[m.Time] = [2]float64{m.Errors.Baseline.Requests, m.Errors.Canary.Requests}
+			}
+		}
+		return got
+	}
+	counter, native := requests("http_requests_total"), requests("http_request_duration_seconds")
+	if len(counter) < 50 || len(native) != len(counter) {
+		t.Fatalf("%d minutes with requests off the counter, %d off the native histogram", len(counter), len(native))
+	}
+	for minute, c := range counter {
+		n := native[minute]
+		for i := range c {
+			if !(c[i] > 0) || math.Abs(n[i]-c[i]) > 1e-9*c[i] {
+				t.Fatalf("minute %s: %v requests off the native histogram, %v off http_requests_total", minute, n, c)
+			}
 		}
 	}
 }

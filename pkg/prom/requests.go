@@ -28,13 +28,13 @@ type Requests struct{ Requests, Errors float64 }
 // count (a native histogram's, or a classic one's _count series) as the
 // fleet's histogram is read (minuteSum): every series of the fleet, and
 // those of them that failed selects (a status label, {code=~"5.."}). The two
-// sums are told apart by the label pairwise_part.
+// sums are told apart by the label pairwise_part. Each is read once: a
+// counter's minute is a float, a native histogram's a histogram, whose
+// count is its requests (FleetRequests; the rule pack's readers take
+// histogram_count of the recorded minute).
 func RequestsQuery(metric string, sel, failed selector.Selector, scrape time.Duration) string {
-	// A native histogram's count, or the counter itself: histogram_count
-	// keeps only histograms, and a counter's floats are kept beside it.
 	part := func(name string, s selector.Selector) string {
-		sum := minuteSum("", s.With(metric), scrape)
-		return `label_replace(histogram_count(` + sum + `) or ` + sum + `, "` + PartLabel + `", "` + name + `", "", "")`
+		return `label_replace(` + minuteSum("", s.With(metric), scrape) + `, "` + PartLabel + `", "` + name + `", "", "")`
 	}
 	return part("requests", sel) + " or " + part("errors", append(slices.Clone(sel), failed...))
 }

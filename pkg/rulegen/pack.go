@@ -446,7 +446,7 @@ func (r resolved) rawRules() []rule {
 		)
 		if r.failed != nil {
 			out = append(out, rule{record: r.requestsName(), expr: lastMinute(leaf(prom.RequestsQuery(r.ErrorsMetric, f.sel, r.failed, r.config.ScrapeInterval()))), labels: labels,
-				comment: "its requests and failed requests in that minute, off " + r.ErrorsMetric + " (label " + prom.PartLabel + ": requests, errors)"})
+				comment: "its requests and failed requests in that minute, off " + r.ErrorsMetric + " (label " + prom.PartLabel + ": requests, errors; a native histogram's minute is recorded as a histogram, whose count is read)"})
 		}
 	}
 	if r.mayShare() {
@@ -703,7 +703,9 @@ func (r resolved) errorChangeName() string   { return RecordName(r.Metric, "erro
 // where a fleet served no request, in warm-up and in a partial minute.
 func (r resolved) errorLLR(m minuteExprs) (llr, residual expr) {
 	part := func(fleet, p string) expr {
-		return fn("sum", recordedMinute(r.fleetRecord(fleet, r.requestsName(), selector.Matcher{Name: prom.PartLabel, Op: selector.Equal, Value: p}), 0))
+		minute := recordedMinute(r.fleetRecord(fleet, r.requestsName(), selector.Matcher{Name: prom.PartLabel, Op: selector.Equal, Value: p}), 0)
+		// A native histogram's minute is recorded as a histogram: its count.
+		return fn("sum", op(fn("histogram_count", minute), "or", minute))
 	}
 	served := func(fleet string) expr { return op(part(fleet, "requests"), ">", leaf("0")) }
 	failed := func(fleet string) expr { return op(part(fleet, "errors"), "or", leaf("vector(0)")) }
