@@ -41,8 +41,9 @@ func runTool(t *testing.T, dir, tool string, args ...string) string {
 // the generic group's (rules/tests/generic.yml), the generic group's that
 // judges every canary (rules/tests/every.yml) and a canary whose fleets may
 // share a series (rules/tests/shared.yml), one whose metric and labels are
-// Prometheus 3 UTF-8 names (rules/tests/utf8.yml), and one whose request
-// counter is compared too (rules/tests/errors.yml).
+// Prometheus 3 UTF-8 names (rules/tests/utf8.yml), one whose request
+// counter is compared too (rules/tests/errors.yml) and one whose request
+// counter is a native histogram (rules/tests/errors-native.yml).
 var committedPacks = []struct{ config, pack string }{
 	{"rules/pairwise.yaml", "rules/pairwise.rules.yml"},
 	{"rules/tests/reference/pairwise.yaml", "rules/tests/reference/pairwise.rules.yml"},
@@ -51,6 +52,7 @@ var committedPacks = []struct{ config, pack string }{
 	{"rules/tests/shared/pairwise.yaml", "rules/tests/shared/pairwise.rules.yml"},
 	{"rules/tests/utf8/pairwise.yaml", "rules/tests/utf8/pairwise.rules.yml"},
 	{"rules/tests/errors/pairwise.yaml", "rules/tests/errors/pairwise.rules.yml"},
+	{"rules/tests/errors-native/pairwise.yaml", "rules/tests/errors-native/pairwise.rules.yml"},
 }
 
 func TestCommittedRulePackIsGenerated(t *testing.T) {

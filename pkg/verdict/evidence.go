@@ -903,7 +903,7 @@ func (w WindowEvidence) nothingBeyond(c Config) string {
 
 // decide applies the evidence rule.
 func (w WindowEvidence) decide(c Config) (Decision, string) {
-	if w.Statistic < w.Rollback && w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary {
+	if !(w.Statistic >= w.Rollback) && w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary {
 		return Rollback, fmt.Sprintf("%s over the last %d minutes%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
 			tails(w.RecentVotes), w.RecentMinutes, w.discount(), w.RecentStatistic, w.RecentBoundary)
 	}

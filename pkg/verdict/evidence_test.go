@@ -1080,3 +1080,28 @@ func TestRollbackThresholdAboveOne(t *testing.T) {
 		t.Errorf("rollbackThreshold 1.01: %v", err)
 	}
 }
+
+// TestDecidePrecedence: the whole window's rollback comes first, then a
+// recent run's, then hold or promote; a whole-window statistic that is not
+// a number never hides a recent run past its boundary.
+func TestDecidePrecedence(t *testing.T) {
+	c := Default()
+	base := WindowEvidence{Minutes: 30, Rollback: 11.5, Promote: 5, RecentMinutes: 8, RecentBoundary: 9}
+	for _, tc := range []struct {
+		name              string
+		statistic, recent float64
+		want              Decision
+		reason            string
+	}{
+		{"the window", 12, 12, Rollback, " over 30 minutes: evidence 12.0 reached the rollback boundary 11.5"},
+		{"a recent run", 3, 10, Rollback, " over the last 8 minutes: evidence 10.0 reached the rollback boundary 9.0"},
+		{"a recent run beside a NaN window", math.NaN(), 10, Rollback, " over the last 8 minutes: evidence 10.0"},
+		{"neither", 3, 8, Hold, "evidence 3.0, rollback at 11.5"},
+	} {
+		w := base
+		w.Statistic, w.RecentStatistic = tc.statistic, tc.recent
+		if d, reason := w.decide(c); d != tc.want || !strings.Contains(reason, tc.reason) {
+			t.Errorf("%s: %s %q, want %s with %q", tc.name, d, reason, tc.want, tc.reason)
+		}
+	}
+}
