@@ -838,7 +838,7 @@ func tails(votes [NumVotes]VoteSums) string {
 		} else {
 			b, open = append(b, " ("...), true
 		}
-		b = append(append(append(b, VoteLabel(i+1, o.Quantile)...), ' '), strconv.FormatFloat(o.Canary, 'f', 0, 64)...)
+		b = strconv.AppendFloat(append(append(b, VoteLabel(i+1, o.Quantile)...), ' '), o.Canary, 'f', 0, 64)
 		b = strconv.AppendFloat(append(b, " vs "...), o.Expected, 'f', 1, 64)
 	}
 	if open {
@@ -903,6 +903,8 @@ func (w WindowEvidence) nothingBeyond(c Config) string {
 
 // decide applies the evidence rule.
 func (w WindowEvidence) decide(c Config) (Decision, string) {
+	// The whole window's rollback comes first, then a recent run's, whose
+	// reason does not use the window's tail text: it is built after.
 	if !(w.Statistic >= w.Rollback) && w.RecentMinutes > 0 && w.RecentStatistic >= w.RecentBoundary {
 		return Rollback, fmt.Sprintf("%s over the last %d minutes%s: evidence %.1f reached the rollback boundary %.1f (the canary's tail has become heavier than the baseline's)",
 			tails(w.RecentVotes), w.RecentMinutes, w.discount(), w.RecentStatistic, w.RecentBoundary)
