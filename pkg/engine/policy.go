@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/pairing"
@@ -171,7 +169,7 @@ func ParseErrors(metric, failedText string) (*Errors, error) {
 	if err := prom.ValidCounterName(metric); err != nil {
 		return nil, err
 	}
-	failed, err := selector.ParseNarrowing(cmp.Or(strings.TrimSpace(failedText), prom.DefaultFailed))
+	failed, err := prom.ParseFailed(failedText)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -19,6 +20,12 @@ const PartLabel = "pairwise_part"
 // are named: a status code label of 5xx, as Prometheus's client libraries
 // and most proxies write it.
 const DefaultFailed = `{code=~"5.."}`
+
+// ParseFailed reads the matchers that select a request counter's failed
+// requests, DefaultFailed when text is blank.
+func ParseFailed(text string) (selector.Selector, error) {
+	return selector.ParseNarrowing(cmp.Or(strings.TrimSpace(text), DefaultFailed))
+}
 
 // Requests are a fleet's requests and failed requests in one minute.
 type Requests struct{ Requests, Errors float64 }

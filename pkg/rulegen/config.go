@@ -6,7 +6,6 @@ package rulegen
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -437,7 +436,7 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 		if err := prom.ValidCounterName(c.ErrorsMetric); err != nil {
 			return r, fmt.Errorf("errorsMetric: %w", err)
 		}
-		if r.failed, err = selector.ParseNarrowing(cmp.Or(strings.TrimSpace(c.Errors), prom.DefaultFailed)); err != nil {
+		if r.failed, err = prom.ParseFailed(c.Errors); err != nil {
 			return r, fmt.Errorf("errors: %w", err)
 		}
 		if err := prom.CheckFailed(r.failed, r.baseline, r.canary); err != nil {

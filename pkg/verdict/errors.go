@@ -66,7 +66,7 @@ type errorRuns struct {
 	changes []int
 }
 
-func newErrorRuns(c Config, minutes []Minute) errorRuns {
+func newErrorRuns(minutes []Minute) errorRuns {
 	n := len(minutes)
 	r := errorRuns{prefix: make([]errorSums, n+1), squares: make([]float64, n+1), changes: make([]int, n+1)}
 	for i, m := range minutes {
@@ -99,7 +99,7 @@ func newErrorRuns(c Config, minutes []Minute) errorRuns {
 // bursts of 3), and a flag that only holds promotion can wait the longer (a
 // 5% canary of 500 req/s failing 0.3% where its baseline fails 0.1%: 18
 // minutes, median, instead of 9).
-func (r errorRuns) dispersion(c Config, from, to int) float64 {
+func (r errorRuns) dispersion(from, to int) float64 {
 	n := r.changes[to+1] - r.changes[from]
 	if n < MinChanges {
 		return 1
@@ -129,7 +129,7 @@ func errorResidual(m Minute) (float64, bool) {
 // 1, 2, 4, ... minutes) and the whole span from from: a late rise in
 // failures is not outweighed by the minutes before it. The rule pack reads
 // the same runs.
-func (r errorRuns) strongest(c Config, from, to int) errorSums {
+func (r errorRuns) strongest(from, to int) errorSums {
 	if r.prefix[len(r.prefix)-1].minutes == 0 {
 		return errorSums{} // no minute has request counts
 	}
@@ -143,7 +143,7 @@ func (r errorRuns) strongest(c Config, from, to int) errorSums {
 	if best.minutes == 0 || !(best.llr > 0) {
 		return errorSums{}
 	}
-	best.phi = r.dispersion(c, from, to)
+	best.phi = r.dispersion(from, to)
 	return best
 }
 

@@ -67,16 +67,16 @@ func TestErrorDispersionAsThePackReadsIt(t *testing.T) {
 		}
 		ms[k].Errors = &ErrorCounts{Baseline: RequestCounts{40000, 400}, Canary: RequestCounts{40000, canary}}
 	}
-	runs := newErrorRuns(c, ms)
-	phi := runs.dispersion(c, 1, 60)
+	runs := newErrorRuns(ms)
+	phi := runs.dispersion(1, 60)
 	if math.Abs(phi-1096.66) > 0.005 {
 		t.Fatalf("dispersion %.4f, want 1096.66 as the pack's", phi)
 	}
-	best := runs.strongest(c, 1, 60)
+	best := runs.strongest(1, 60)
 	if best.minutes != 60 || math.Abs(best.llr/phi-3.7) > 0.05 || best.errorNote(c) != "" {
 		t.Fatalf("strongest run %d minutes, evidence %.2f / %.2f, note %q; want the window, 3.7, none", best.minutes, best.llr, phi, best.errorNote(c))
 	}
-	if one := runs.strongest(c, 60, 60); !(one.llr >= c.ErrorBoundary()) {
+	if one := runs.strongest(60, 60); !(one.llr >= c.ErrorBoundary()) {
 		t.Fatalf("one failing minute weighs %.1f, want past the boundary %.1f undivided", one.llr, c.ErrorBoundary())
 	}
 }

@@ -150,7 +150,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// since its start too: such a minute holds every promotion its
 	// evidence is in, not only those of the window it is in.
 	var pooled windowTally
-	errs := newErrorRuns(c, minutes)
+	errs := newErrorRuns(minutes)
 	for i := range minutes {
 		counts.add(minutes[i], 1)
 		tally.step(c, minutes, i, c.WindowMinutes)
@@ -178,7 +178,7 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 		}
 		if m.Decision == Promote {
 			t := tally.since(pooled, anchored)
-			t.errs = errs.strongest(c, from, i)
+			t.errs = errs.strongest(from, i)
 			if flags, _ := t.flags(c, o, nil, false); len(flags) > 0 {
 				m.Decision, m.DecisionReason = Hold, holdReason(flags, m.DecisionReason)
 			}
@@ -204,10 +204,10 @@ func Decide(c Config, minutes []Minute, o Options) Window {
 	// pooled evidence, every minute since its start.
 	if w.Evidence.Anchored {
 		t := tally.since(pooled, true)
-		t.errs = errs.strongest(c, 0, len(minutes)-1)
+		t.errs = errs.strongest(0, len(minutes)-1)
 		w.Flags, w.Notes = t.flags(c, o, minutes, true)
 	} else {
-		tally.errs = errs.strongest(c, len(minutes)-len(judged), len(minutes)-1)
+		tally.errs = errs.strongest(len(minutes)-len(judged), len(minutes)-1)
 		w.Flags, w.Notes = tally.flags(c, o, judged, true)
 	}
 	return w
