@@ -184,6 +184,11 @@ function isLabelName(name: string): boolean {
   return /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) || UTF8_NAME.test(name);
 }
 
+/** Whether text is a metric name: classic, or a Prometheus 3 UTF-8 name. */
+function isMetricName(text: string): boolean {
+  return /^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text) || UTF8_NAME.test(text);
+}
+
 /** Checks that a metric name is a Prometheus metric name without selector. */
 export function validateMetric(metric: string): string | undefined {
   const text = metric.trim();
@@ -193,7 +198,7 @@ export function validateMetric(metric: string): string | undefined {
   if (text.startsWith('$')) {
     return undefined;
   }
-  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text) && !UTF8_NAME.test(text)) {
+  if (!isMetricName(text)) {
     return 'A metric name has letters, digits, _ and : (or, as Prometheus 3 allows, . - / too, such as http.server.request.duration); put labels in the selectors.';
   }
   if (text.endsWith('_bucket')) {
@@ -208,7 +213,7 @@ export function validateCounter(metric: string): string | undefined {
   if (text.startsWith('$')) {
     return undefined;
   }
-  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(text) && !UTF8_NAME.test(text)) {
+  if (!isMetricName(text)) {
     return 'A request counter is a metric name, such as http_requests_total; put labels in the failed requests.';
   }
   if (text.endsWith('_bucket')) {
