@@ -100,6 +100,9 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defau
 	if m.QueryType == "" {
 		m.QueryType = queryType
 	}
+	// Names are read as the editor checks them: a space typed around one is
+	// not part of it.
+	m.Metric, m.ErrorsMetric, m.LBMetric = strings.TrimSpace(m.Metric), strings.TrimSpace(m.ErrorsMetric), strings.TrimSpace(m.LBMetric)
 	q := &parsedQuery{Type: m.QueryType, PodLabel: m.PodLabel}
 	switch q.Type {
 	case "", QueryMinutes:

@@ -127,6 +127,11 @@ func TestParseQuery(t *testing.T) {
 				t.Fatalf("errors %+v", q.Request.Errors)
 			}
 		}},
+		{name: "names are read without the spaces around them, as the editor checks them", json: `{"metric":" http_request_duration_seconds ","baselineSelector":"{track=\"baseline\"}","canarySelector":"{track=\"canary\"}","errorsMetric":"http_requests_total ","lbMetric":" lb_request_duration_seconds"}`, check: func(t *testing.T, q *parsedQuery) {
+			if r := q.Request; r.Metric != "http_request_duration_seconds" || r.Errors == nil || r.Errors.Metric != "http_requests_total" || r.LB == nil || r.LB.Metric != "lb_request_duration_seconds" {
+				t.Fatalf("metric %q, errors %+v, load balancer %+v", r.Metric, r.Errors, r.LB)
+			}
+		}},
 		{name: "a failed-request selector that narrows", json: validQuery + `,"errorsMetric":"http_requests_total","errorsSelector":"{code!~\"2..|3..\"}"}`, check: func(t *testing.T, q *parsedQuery) {
 			if q.Request.Errors == nil || q.Request.Errors.Failed.String() != `{code!~"2..|3.."}` {
 				t.Fatalf("errors %+v", q.Request.Errors)

@@ -14,8 +14,10 @@ describe('validateSelector', () => {
     '{app="api",track="canary"}',
     '{ app = "api" , track != "baseline" }',
     '{pod=~"api-canary-.*"}',
-    '{pod!~"x|y",}',
+    '{track="canary",pod!~"x|y",}',
     '{track="$fleet"}',
+    '{track!="$fleet"}',
+    '{pod=~"api-(?i)canary.*"}',
     '{msg="quote \\" inside"}',
     // Prometheus 3's quoted UTF-8 label names, as pkg/selector reads them.
     '{"service.name"="checkout","deployment.track"="canary"}',
@@ -51,8 +53,26 @@ describe('validateSelector', () => {
     ['{a="x\\\'y"}', /Bad escape/],
     ['{a="\\xff"}', /Bad escape/],
     ['{__name__="http_requests_total",track="canary"}', /__name__ is set by the metric/],
+    // pkg/selector refuses a selector whose every matcher also matches series without the label, a regular
+    // expression that does not compile, and a space Go does not skip.
+    ['{track!="baseline"}', /Every matcher also matches series without the label/],
+    ['{pod!~"x|y",}', /Every matcher also matches series without the label/],
+    ['{track="",pod=~".*"}', /Every matcher also matches series without the label/],
+    ['{track=~"("}', /regular expression of "track" does not compile/],
+    ['{track="canary",\u00a0app="api"}', /Expected a label name/],
   ])('rejects %p', (selector, message) => {
     expect(validateSelector(selector)).toMatch(message);
+  });
+
+  it('lets the failed requests match series without the label, as ParseNarrowing does', () => {
+    expect(validateSelector('{code!~"2..|3.."}', true)).toBeUndefined();
+    const query = {
+      ...DEFAULT_QUERY,
+      refId: 'A',
+      errorsMetric: 'http_requests_total',
+      errorsSelector: '{code!~"2.."}',
+    };
+    expect(validateQuery(query as PairwiseQuery).errorsSelector).toBeUndefined();
   });
 });
 
@@ -276,6 +296,8 @@ describe('validateSince', () => {
     '1780311600',
     '1780311600123',
     '946684800',
+    '2024-02-29T10:00:00Z',
+    '99999999999999',
     '$since',
     '${__from}',
   ])('accepts %p', (since) => {
@@ -291,6 +313,13 @@ describe('validateSince', () => {
     '0.5',
     '946684799',
     '946684799000',
+    // As pkg/engine's ParseTime: before 2000 or after 9999, and days and hours Date would roll over.
+    '1999-12-31T00:00:00Z',
+    '9999-12-31T00:00:01Z',
+    '100000000000000',
+    '2026-06-01T24:00:00Z',
+    '2026-02-30T10:00:00Z',
+    '2026-06-01T23:59:60Z',
   ])('rejects %p', (since) => {
     expect(validateSince(since)).toBeDefined();
   });

@@ -6,15 +6,16 @@ import { PairwiseQuery, VerdictFields } from './types';
  * Returns a sentence describing the first problem, or undefined when it looks fine.
  * Template variables inside values ($var, ${var}) are allowed; the backend validates again.
  */
-export function validateSelector(selector: string): string | undefined {
-  return readSelector(selector).error;
+export function validateSelector(selector: string, narrowing = false): string | undefined {
+  return readSelector(selector, narrowing).error;
 }
 
 /**
  * Reads a selector's matchers, each as the JSON of [name, op, value] (value unquoted), or the sentence
- * describing its first problem.
+ * describing its first problem. As pkg/selector's Parse, it refuses a selector whose every matcher also matches
+ * series without the label; narrowing (the failed requests' matchers, ParseNarrowing) allows one.
  */
-function readSelector(selector: string): { error?: string; matchers: string[] } {
+function readSelector(selector: string, narrowing = false): { error?: string; matchers: string[] } {
   const fail = (error: string) => ({ error, matchers: [] });
   const text = selector.trim();
   if (text === '') {
@@ -27,7 +28,8 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
   let pos = 0;
   const matchers: string[] = [];
   const skipSpace = () => {
-    while (pos < body.length && /\s/.test(body[pos])) {
+    // Go's space characters only, as pkg/selector skips them (not a no-break space).
+    while (pos < body.length && ' \t\r\n'.includes(body[pos])) {
       pos++;
     }
   };
@@ -63,6 +65,7 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
     return value;
   };
 
+  let allMatchEmpty = true;
   skipSpace();
   while (pos < body.length) {
     // Label name: letters, digits and _, not starting with a digit, or a quoted UTF-8 name (Prometheus 3:
@@ -105,6 +108,12 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
     if (value === undefined) {
       return fail(`The value of "${name}" must be in double quotes, e.g. ${name}${op[0]}"value".`);
     }
+    if ((op[0] === '=~' || op[0] === '!~') && compiles(value) === false) {
+      return fail(`The regular expression of "${name}" does not compile.`);
+    }
+    if (!matchesEmpty(op[0], value)) {
+      allMatchEmpty = false;
+    }
     matchers.push(JSON.stringify([name, op[0], value]));
     skipSpace();
     if (pos < body.length) {
@@ -118,7 +127,46 @@ function readSelector(selector: string): { error?: string; matchers: string[] } 
   if (matchers.length === 0) {
     return fail('An empty selector matches every series: name at least one label, e.g. {track="canary"}.');
   }
+  if (allMatchEmpty && !narrowing) {
+    return fail(
+      'Every matcher also matches series without the label: add one that must match, such as track="canary".'
+    );
+  }
   return { matchers };
+}
+
+/**
+ * Whether a regular expression compiles, anchored as Prometheus matches it: undefined when the editor cannot
+ * tell (a dashboard variable, or RE2 syntax JavaScript does not read, such as (?i)); the backend compiles it
+ * again with Go's RE2.
+ */
+function compiles(value: string): boolean | undefined {
+  if (value.includes('$') || value.includes('(?')) {
+    return undefined;
+  }
+  try {
+    new RegExp(`^(?:${value})$`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a matcher surely also matches series without its label (the value ""); false when unknown. */
+function matchesEmpty(op: string, value: string): boolean {
+  if (value.includes('$')) {
+    return false; // a dashboard variable: the backend checks the value it becomes
+  }
+  switch (op) {
+    case '=':
+      return value === '';
+    case '!=':
+      return value !== '';
+  }
+  if (!compiles(value)) {
+    return false;
+  }
+  return new RegExp(`^(?:${value})$`).test('') === (op === '=~');
 }
 
 /** Go's one-character escapes, as strconv.Unquote reads them in pkg/selector. */
@@ -334,7 +382,7 @@ export function validateQuery(query: PairwiseQuery): QueryErrors {
   if (query.errorsMetric) {
     set('errorsMetric', validateCounter(query.errorsMetric));
     if (query.errorsSelector) {
-      set('errorsSelector', validateSelector(query.errorsSelector));
+      set('errorsSelector', validateSelector(query.errorsSelector, true));
     }
   }
   return errors;
@@ -347,26 +395,56 @@ function definedFields(query: PairwiseQuery): Record<string, unknown> {
 /** 2000-01-01T00:00:00Z, the earliest time the backend accepts (pkg/engine EarliestTime). */
 const EARLIEST_UNIX_SECONDS = 946684800;
 
+/** 9999-12-31T00:00:00Z, the latest time a query may name before the clock is read (pkg/plugin farFuture). */
+const LATEST_UNIX_SECONDS = 253402214400;
+
+/** Unix seconds from 1e11 on are read as milliseconds, and milliseconds from 1e11 s on are refused (pkg/engine). */
+const UNIX_MILLIS_FROM = 1e11;
+
+const SINCE_MESSAGE =
+  'Write the deployment start as RFC 3339 (2026-06-01T11:00:00Z), Unix seconds, or a variable such as $since.';
+
 /**
- * Checks a deployment start: empty, a dashboard variable ($since, ${__from}), RFC 3339 with a zone,
- * or Unix seconds or milliseconds. The backend parses it again.
+ * Checks a deployment start as pkg/engine's ParseTime reads it: empty, a dashboard variable ($since,
+ * ${__from}), RFC 3339 with a zone (a real date and time of day), or Unix seconds or milliseconds, between 2000
+ * and 9999. The backend parses it again.
  */
 export function validateSince(since: string): string | undefined {
   const text = since.trim();
   if (text === '' || text.includes('$')) {
     return undefined;
   }
+  let seconds: number;
   if (/^\d+(\.\d+)?$/.test(text)) {
-    // As pkg/engine ParseTime reads it: milliseconds from 1e11, else seconds; from 2000 on.
     const n = Number(text);
-    const seconds = n >= 1e11 ? n / 1000 : n;
-    return seconds >= EARLIEST_UNIX_SECONDS
-      ? undefined
-      : 'A deployment start is in 2000 or later (Unix seconds or milliseconds).';
+    seconds = n >= UNIX_MILLIS_FROM ? n / 1000 : n;
+    if (seconds >= UNIX_MILLIS_FROM) {
+      return 'A deployment start in Unix milliseconds is below 100000000000000 (the year 5138).';
+    }
+  } else {
+    const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+    if (!m) {
+      return SINCE_MESSAGE;
+    }
+    const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+    const utc = Date.UTC(year, month - 1, day, hour, minute, second);
+    const back = new Date(utc);
+    // Go's time.Parse refuses a day the month does not have, hour 24 and second 60, which Date would roll over.
+    if (
+      Number.isNaN(utc) ||
+      back.getUTCFullYear() !== year ||
+      back.getUTCMonth() !== month - 1 ||
+      back.getUTCDate() !== day ||
+      back.getUTCHours() !== hour ||
+      back.getUTCMinutes() !== minute ||
+      back.getUTCSeconds() !== second
+    ) {
+      return SINCE_MESSAGE;
+    }
+    seconds = Date.parse(text) / 1000;
   }
-  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-  if (!rfc3339.test(text) || Number.isNaN(Date.parse(text))) {
-    return 'Write the deployment start as RFC 3339 (2026-06-01T11:00:00Z), Unix seconds, or a variable such as $since.';
+  if (seconds < EARLIEST_UNIX_SECONDS || seconds > LATEST_UNIX_SECONDS) {
+    return 'A deployment start is between 2000 and 9999.';
   }
   return undefined;
 }
