@@ -3,7 +3,7 @@ import { css, cx } from '@emotion/css';
 import { GrafanaTheme2, locationUtil } from '@grafana/data';
 import { Icon, useStyles2, useTheme2 } from '@grafana/ui';
 import { sortMinutes, SortKey, SortState, sortStateFromOrder } from '../data/sort';
-import { formatRatio, MinuteView, VERDICT_SYMBOL, VERDICT_TEXT } from '../data/viewModel';
+import { formatRatio, MinuteView, shownTime, VERDICT_SYMBOL, VERDICT_TEXT } from '../data/viewModel';
 import { panelTestIds } from '../testIds';
 import { SortOrder } from '../types';
 
@@ -48,7 +48,7 @@ export function ReferenceTable({ minutes, quantiles, sortOrder, height, formatLa
       key: 'time',
       label: `minute${zoneLabel ? ` (${zoneLabel})` : ''}`,
       // Across a daylight-saving change the header names no zone: each minute names its own.
-      render: (m) => (zoneLabel || !m.zoneLabel ? m.timeLabel : `${m.timeLabel} ${m.zoneLabel}`),
+      render: (m) => (zoneLabel || !m.zoneLabel ? shownTime(m) : `${shownTime(m)} ${m.zoneLabel}`),
     },
     { key: 'baselineRps', label: 'rps baseline', render: (m) => rps(m.rps.baseline) },
     { key: 'canaryRps', label: 'rps canary', render: (m) => rps(m.rps.canary) },
@@ -134,7 +134,7 @@ export function ReferenceTable({ minutes, quantiles, sortOrder, height, formatLa
                   <a
                     className={styles.link}
                     href={locationUtil.assureBaseUrl(m.exploreUrl)}
-                    aria-label={`Open ${m.timeLabel} in Explore`}
+                    aria-label={`Open ${shownTime(m)} in Explore`}
                   >
                     PromQL
                   </a>

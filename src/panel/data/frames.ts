@@ -83,10 +83,11 @@ export function timeAt(field: Field | undefined, row: number): number | null {
     return null;
   }
   if (typeof value === 'number') {
-    return value;
+    return Number.isFinite(value) ? value : null;
   }
   if (value instanceof Date) {
-    return value.getTime();
+    const t = value.getTime();
+    return Number.isNaN(t) ? null : t;
   }
   const parsed = Date.parse(String(value));
   return Number.isNaN(parsed) ? null : parsed;

@@ -54,6 +54,33 @@ describe('buildViewModel', () => {
     expect(vm.minuteCounts).toMatchObject({ bad: 2, noData: 1, warmup: 1, insufficient: 0 });
   });
 
+  it('names the date of each minute when the minutes span more than one day', () => {
+    // 23:59 and the next day's 00:00, 00:01: "00:00" alone would not say which day.
+    const frame = minutesFrame(Date.UTC(2026, 10, 21, 23, 59), [
+      { ratio: 1.0, verdict: 'neutral' },
+      { ratio: 1.3, verdict: 'bad' },
+      { ratio: 1.0, verdict: 'neutral' },
+    ]);
+    const vm = ready(buildViewModel([frame], options));
+    expect(vm.minutes.map((m) => m.dayLabel)).toEqual(['2026-11-21', '2026-11-22', '2026-11-22']);
+    expect(vm.minutes[1].accessibleName).toBe('2026-11-22 00:00 UTC, bad, ratio 1.30');
+    // Within one day the time alone is shown.
+    const oneDay = ready(buildViewModel([minutesFrame(START, [{ ratio: 1.3, verdict: 'bad' }])], options));
+    expect(oneDay.minutes[0].dayLabel).toBe('');
+    expect(oneDay.minutes[0].accessibleName).toBe('14:00 UTC, bad, ratio 1.30');
+  });
+
+  it('leaves out a minute whose time is not a number', () => {
+    const frame = minutesFrame(START, [
+      { ratio: 1.0, verdict: 'neutral' },
+      { ratio: 1.3, verdict: 'bad' },
+    ]);
+    const time = frame.fields.find((f) => f.name === 'time')!;
+    time.values[0] = NaN;
+    const vm = ready(buildViewModel([frame], options));
+    expect(vm.minutes.map((m) => m.time)).toEqual([START + 60_000]);
+  });
+
   it('reads partial minutes, by name or by code 5, and counts them apart', () => {
     const frame = minutesFrame(START, [
       { ratio: 1.02, verdict: 'partial' },

@@ -135,6 +135,8 @@ export interface MinuteView {
   timeLabel: string;
   /** "2026-11-21 14:07 UTC" */
   fullTimeLabel: string;
+  /** "2026-11-21" when the minutes shown span more than one date (then "14:07" alone is ambiguous), else empty. */
+  dayLabel: string;
   /** The zone's abbreviation at this minute ("UTC", "CET", "CEST"), or empty when it has none. */
   zoneLabel: string;
   rps: FleetPair;
@@ -384,10 +386,15 @@ export const DECISION_TEXT = Object.fromEntries(CONTRACT.decisions.map((d) => [d
 >;
 
 /** "rollback fires 11:50" or, when the first minute shown already has it, "rollback at 11:01 (start of the range)". */
+/** A minute's time as the panel writes it: "14:07", with its date when the minutes span more than one. */
+export function shownTime(minute: MinuteView): string {
+  return minute.dayLabel ? `${minute.dayLabel} ${minute.timeLabel}` : minute.timeLabel;
+}
+
 export function firingText(firing: DecisionFiring, minute: MinuteView): string {
   return firing.fired
-    ? `${DECISION_TEXT[firing.decision]} fires ${minute.timeLabel}`
-    : `${DECISION_TEXT[firing.decision]} at ${minute.timeLabel} (start of the range)`;
+    ? `${DECISION_TEXT[firing.decision]} fires ${shownTime(minute)}`
+    : `${DECISION_TEXT[firing.decision]} at ${shownTime(minute)} (start of the range)`;
 }
 
 /** The next (direction 1) or previous (-1) minute whose window decision differs from the one before it. */
@@ -582,6 +589,7 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       time,
       timeLabel,
       fullTimeLabel: withZone(`${date} ${timeLabel}`, zone),
+      dayLabel: date,
       zoneLabel: zone,
       rps: { baseline: finiteAt(f('baseline_rps'), row), canary: finiteAt(f('canary_rps'), row) },
       quantiles,
@@ -593,7 +601,7 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       canaryBounds: { lower: numberAt(f('canary_lower'), row), upper: numberAt(f('canary_upper'), row) },
       reason: stringAt(f('reason'), row),
       pods: pods.get(time) ?? [],
-      accessibleName: `${withZone(timeLabel, zone)}, ${VERDICT_TEXT[verdict]}, ratio ${ratio === null ? 'n/a' : ratio.toFixed(2)}${warmup ? ', warm-up' : ''}`,
+      accessibleName: `${VERDICT_TEXT[verdict]}, ratio ${ratio === null ? 'n/a' : ratio.toFixed(2)}${warmup ? ', warm-up' : ''}`,
       exploreUrl: explore,
       windowDecision: readMinuteDecision(minutesFrame, row),
     });
@@ -603,6 +611,13 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
     options.tableQuantiles === 'all'
       ? meta.quantiles
       : meta.quantiles.filter((l) => l === vq || (l !== 'p50' && l !== 'p99.99'));
+
+  // A minute's date is named only when the minutes span more than one; its accessible name leads with its time.
+  const spansDays = new Set(minutes.map((m) => m.dayLabel)).size > 1;
+  for (const m of minutes) {
+    m.dayLabel = spansDays ? m.dayLabel : '';
+    m.accessibleName = `${withZone(shownTime(m), m.zoneLabel)}, ${m.accessibleName}`;
+  }
 
   const minuteCounts = countMinutes(minutes);
   const fromMinutes = () => lastMinuteDecision(minutes, meta, minuteCounts, fullTime);
