@@ -117,12 +117,12 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	}
 	// From here on, nothing printed holds a secret: the URL is redacted
 	// where it is named, and every message is scrubbed of the secrets read.
-	scrub := newScrubber(urlPassword(f.prometheus))
+	scrub := newScrubber(urlSecrets(f.prometheus)...)
 	if fs.NArg() > 0 {
 		return failScrubbed(stderr, scrub, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	creds, err := f.credentials()
-	scrub = newScrubber(append(creds.Secrets(), urlPassword(f.prometheus))...)
+	scrub = newScrubber(append(creds.Secrets(), urlSecrets(f.prometheus)...)...)
 	if err != nil {
 		return failScrubbed(stderr, scrub, err)
 	}
@@ -133,9 +133,10 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	}
 	client.Credentials = mergeCredentials(client.Credentials, creds)
 	f.warnURLCredential(stderr, scrub)
-	if over := now.Add(-engine.DefaultSettle).Truncate(time.Minute); req.Window.Last.After(over) {
+	if over := now.Add(-engine.DefaultSettle).Truncate(time.Minute); f.at != "" && req.Window.Last.After(over) {
 		// --at ahead of the clock (the demo judges backfilled minutes up
 		// to the next whole minute): live minutes after it are unfinished.
+		// Without --at the window ends --settle before now, as asked.
 		fmt.Fprintf(stderr, "pairwise: warning: --at %s is ahead of the last minute that is over (%s): minutes after it are unfinished unless their data was backfilled, and are judged as they stand\n",
 			req.Window.Last.UTC().Format(time.RFC3339), over.UTC().Format(time.RFC3339))
 	}
@@ -255,27 +256,28 @@ func urlPassword(raw string) string {
 	return userinfo
 }
 
-// newScrubber replaces every secret (of 4 characters or more: shorter ones
-// would garble the text, and the URL's own is redacted where it is named)
-// with xxxxx.
+// newScrubber is prom.NewScrubber of secrets, or the text as is when there
+// is none.
 func newScrubber(secrets ...string) func(string) string {
-	var pairs []string
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			pairs = append(pairs, s, "xxxxx")
-			if esc := url.PathEscape(s); esc != s {
-				pairs = append(pairs, esc, "xxxxx")
-			}
-			if esc := url.QueryEscape(s); esc != s {
-				pairs = append(pairs, esc, "xxxxx")
-			}
-		}
+	if scrub := prom.NewScrubber(secrets); scrub != nil {
+		return scrub
 	}
-	if len(pairs) == 0 {
-		return func(s string) string { return s }
+	return func(s string) string { return s }
+}
+
+// urlSecrets are the secrets a --prometheus URL holds: its password (or its
+// user alone) and the Authorization header its user and password send.
+func urlSecrets(raw string) []string {
+	p := urlPassword(raw)
+	if p == "" {
+		return nil
 	}
-	r := strings.NewReplacer(pairs...)
-	return r.Replace
+	out := []string{p}
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		out = append(out, prom.BasicAuthSecret(u.User.Username(), pw))
+	}
+	return out
 }
 
 // oneLine keeps a message on one line: joined errors become "; ".

@@ -119,7 +119,9 @@ func TestJudgeSecretsNeverPrinted(t *testing.T) {
 		envToken = "env-tok-5ecret"
 		urlToken = "url-tok-5ecret"
 	)
-	secrets := []string{urlPass, envPass, filePass, token, envToken, urlToken}
+	// The Authorization header each mode sends is as secret as what it holds.
+	b64 := func(user, pass string) string { return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)) }
+	secrets := []string{urlPass, envPass, filePass, token, envToken, urlToken, b64("ci", urlPass), b64(urlToken, ""), b64("ci", envPass), b64("ci", filePass)}
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -129,9 +131,7 @@ func TestJudgeSecretsNeverPrinted(t *testing.T) {
 		return p
 	}
 	tokenFile, passFile := write("token", token+"\n"), write("password", filePass+"\n")
-	basic := func(user, pass string) string {
-		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-	}
+	basic := func(user, pass string) string { return "Basic " + b64(user, pass) }
 	modes := []struct {
 		name   string
 		auth   string // what the fake requires
@@ -156,6 +156,7 @@ func TestJudgeSecretsNeverPrinted(t *testing.T) {
 	}{
 		{name: "server error", fault: testenv.Fault{Status: 500, Body: `{"status":"error","errorType":"internal","error":"boom"}`}, want: "server error"},
 		{name: "huge 503", fault: testenv.Fault{Status: 503, Filler: 1 << 20}, want: "server error"},
+		{name: "an error page that shows the request", fault: testenv.Fault{Status: 502, Body: "proxy error;", EchoAuthorization: true}, want: "502 Bad Gateway"},
 		{name: "overloaded", fault: testenv.Fault{Status: 429, Header: map[string]string{"Retry-After": "600"}}, want: "overloaded"},
 		{name: "refused", fault: testenv.Fault{Status: 403}, want: "refused the credentials sent"},
 		{name: "not the API", fault: testenv.Fault{Status: 200, Body: "<html>"}, want: "check the URL"},

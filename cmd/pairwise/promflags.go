@@ -65,9 +65,9 @@ func (f *promFlags) warnURLCredential(stderr io.Writer, scrub func(string) strin
 // connect validates the flags and returns the authenticated client and a
 // scrubber of every secret read; errors are already scrubbed.
 func (f *promFlags) connect(stderr io.Writer) (*prom.Client, func(string) string, error) {
-	scrub := newScrubber(urlPassword(f.prometheus))
+	scrub := newScrubber(urlSecrets(f.prometheus)...)
 	creds, err := f.credentials()
-	scrub = newScrubber(append(creds.Secrets(), urlPassword(f.prometheus))...)
+	scrub = newScrubber(append(creds.Secrets(), urlSecrets(f.prometheus)...)...)
 	if err == nil {
 		err = f.checkTimeout()
 	}

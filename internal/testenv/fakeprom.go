@@ -77,6 +77,9 @@ type Fault struct {
 	// Drop sends the status, the headers and Body as the start of a longer
 	// answer, then closes the connection: a connection dropped mid-answer.
 	Drop bool
+	// EchoAuthorization follows Body with the request's Authorization
+	// header, as a proxy's error page that shows the request may.
+	EchoAuthorization bool
 }
 
 // FakeRequest is a request the fake received.
@@ -207,6 +210,9 @@ func (f *FakeProm) answer(w http.ResponseWriter, r *http.Request, fault Fault) {
 	}
 	w.WriteHeader(fault.Status)
 	_, _ = w.Write([]byte(fault.Body))
+	if fault.EchoAuthorization {
+		_, _ = w.Write([]byte(" request headers: Authorization: " + r.Header.Get("Authorization")))
+	}
 	if fault.Drop {
 		if fl, ok := w.(http.Flusher); ok {
 			fl.Flush()

@@ -5,13 +5,11 @@ package plugin
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -132,7 +130,7 @@ func (d *Datasource) now() time.Time {
 // query, in words that say where to fix it.
 func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	ds := &Datasource{logger: log.DefaultLogger.With("datasource", s.UID), defaults: verdict.Default()}
-	ds.scrub = newScrubber(secretsOf(s.DecryptedSecureJSONData, s.BasicAuthUser))
+	ds.scrub = prom.NewScrubber(secretsOf(s.DecryptedSecureJSONData, s.BasicAuthUser))
 	var settings Settings
 	if len(s.JSONData) > 0 {
 		if err := json.Unmarshal(s.JSONData, &settings); err != nil {
@@ -141,7 +139,7 @@ func NewDatasource(ctx context.Context, s backend.DataSourceInstanceSettings) (i
 		}
 	}
 	if settings.LegacyBasicAuthUser != "" {
-		ds.scrub = newScrubber(secretsOf(s.DecryptedSecureJSONData, s.BasicAuthUser, settings.LegacyBasicAuthUser))
+		ds.scrub = prom.NewScrubber(secretsOf(s.DecryptedSecureJSONData, s.BasicAuthUser, settings.LegacyBasicAuthUser))
 	}
 	if settings.ScrapeIntervalSeconds != 0 {
 		ds.defaults.ScrapeIntervalSeconds = settings.ScrapeIntervalSeconds
@@ -627,7 +625,7 @@ func secretsOf(secure map[string]string, users ...string) []string {
 		out = append(out, v)
 		if k == "basicAuthPassword" {
 			for _, u := range users {
-				out = append(out, base64.StdEncoding.EncodeToString([]byte(u+":"+v)))
+				out = append(out, prom.BasicAuthSecret(u, v))
 			}
 		}
 		// Certificates and keys: each line, as a message would quote it
@@ -641,59 +639,4 @@ func secretsOf(secure map[string]string, users ...string) []string {
 		}
 	}
 	return out
-}
-
-// minSecret is the shortest secret scrubbed: shorter ones would garble the
-// text (as the judge's scrubber).
-const minSecret = 4
-
-// newScrubber returns a function that replaces every secret with xxxxx, in
-// the forms an error text may hold it: as is, URL-escaped, JSON-escaped,
-// with runs of white space made one space (as pkg/prom quotes a body), and
-// cut short where a quoted body was cut ("..."). nil when there is none.
-func newScrubber(secrets []string) func(string) string {
-	seen := map[string]bool{}
-	var forms []string
-	for _, s := range secrets {
-		j, _ := json.Marshal(s)
-		for _, f := range []string{s, url.PathEscape(s), url.QueryEscape(s), strings.Trim(string(j), `"`), strings.Join(strings.Fields(s), " ")} {
-			if len(f) >= minSecret && !seen[f] {
-				seen[f] = true
-				forms = append(forms, f)
-			}
-		}
-	}
-	if len(forms) == 0 {
-		return nil
-	}
-	// Longest first: a secret that holds another is replaced whole.
-	sort.Slice(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
-	pairs := make([]string, 0, 2*len(forms))
-	for _, f := range forms {
-		pairs = append(pairs, f, "xxxxx")
-	}
-	replacer := strings.NewReplacer(pairs...)
-	return func(text string) string {
-		text = replacer.Replace(text)
-		// A secret cut short where a quoted body was cut: its start, up to
-		// the "..." that marks the cut.
-		for from := 0; ; {
-			i := strings.Index(text[from:], "...")
-			if i < 0 {
-				return text
-			}
-			i += from
-			before := text[:i]
-			for _, f := range forms {
-				for k := len(f) - 1; k >= minSecret; k-- {
-					if strings.HasSuffix(before, f[:k]) {
-						before = before[:len(before)-k] + "xxxxx"
-						break
-					}
-				}
-			}
-			text = before + text[i:]
-			from = len(before) + len("...")
-		}
-	}
 }

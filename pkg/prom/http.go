@@ -62,6 +62,9 @@ func (c Credentials) Secrets() []string {
 			out = append(out, s)
 		}
 	}
+	if c.Password != "" {
+		out = append(out, BasicAuthSecret(c.Username, c.Password))
+	}
 	return out
 }
 
