@@ -32,7 +32,7 @@ type File struct {
 	Defaults verdict.Overrides `yaml:"defaults"`
 	// RunbookBase is the page whose anchors the alerts link to.
 	RunbookBase string `yaml:"runbookBase"`
-	// QueryOffset is every group's query_offset, whole seconds up to 10m
+	// QueryOffset is every group's query_offset, whole seconds up to 4m
 	// ("10s", "1m"; "" or "0s": none): each evaluation reads and records
 	// the data as of that long before it, so the minute a group reads is
 	// complete when the last scrape of a minute is written late (a slow
@@ -193,6 +193,8 @@ var reservedLabels = map[string]string{
 	prom.HealthLabel:           "the pack's label of a health figure",
 	genericLabel:               "the pack's label of a generic group judging every canary",
 	"fleet":                    "the pack's label of a canary's fleet (a per-canary group's records carry it)",
+	"missing_fleet":            "the label of PairwiseCanaryFleetMissing naming the fleet that is missing",
+	"alertname":                "Prometheus's label of an alert's name",
 	"scraped_fleet":            "the pack's label of the fleet a scrape-interval alert names",
 	termLabel:                  "the pack's label of an evidence term",
 	recentLabel:                "the pack's label of a recent run's length",
@@ -451,6 +453,9 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 func (r *resolved) fromGeneric(generic map[string]*resolvedGeneric) error {
 	c := r.Canary
 	g, ok := generic[c.Generic]
+	if !ok && c.Generic == "" {
+		return fmt.Errorf("labels: only a canary of a generic group has labels (they are its generic group's label values); a canary with selectors of its own is told apart by its name, the alerts' canary label")
+	}
 	if !ok {
 		return fmt.Errorf("generic: %q names no generic group of the config", c.Generic)
 	}

@@ -112,6 +112,10 @@ func TestGenericValidation(t *testing.T) {
 		{"fleet as the fleet label", func(f *File) { f.Generic[0].FleetLabel = "fleet" }, "generic http-services: fleetLabel: label fleet is the pack's label of a canary's fleet"},
 		{"an alert's label", func(f *File) { f.Generic[0].By = []string{"namespace", "severity"} }, "generic http-services: by: label severity is the alerts' severity label"},
 		{"le fleet label", func(f *File) { f.Generic[0].FleetLabel = "le" }, "generic http-services: fleetLabel: label le is the bucket bound"},
+		// The fleet-missing alert's label and the alert's name would be
+		// overwritten by the canary's own value.
+		{"missing_fleet", func(f *File) { f.Generic[0].By = []string{"namespace", "missing_fleet"} }, "by: label missing_fleet is the label of PairwiseCanaryFleetMissing"},
+		{"alertname", func(f *File) { f.Generic[0].By = []string{"alertname"} }, "by: label alertname is Prometheus's label"},
 		{"fleet label also by", func(f *File) { f.Generic[0].FleetLabel = "service" }, "generic http-services: fleetLabel: label service is listed twice"},
 		{"no canary value", func(f *File) { f.Generic[0].Canary = "" }, "generic http-services: canary: give the value of track"},
 		{"same values", func(f *File) { f.Generic[0].Canary = "baseline" }, `generic http-services: canary: "baseline" is also the baseline's`},
@@ -127,6 +131,7 @@ func TestGenericValidation(t *testing.T) {
 		{"two groups, one series", func(f *File) { g := httpServices(); g.Name = "other"; f.Generic = append(f.Generic, g) }, "generic other: metric: generic group http-services records"},
 		{"group name taken", func(f *File) { f.Canaries[0].Name = "generic-http-services" }, "canary generic-http-services: name: its group pairwise-generic-http-services"},
 		{"unknown group", func(f *File) { f.Canaries[0].Generic = "grpc" }, `canary checkout: generic: "grpc" names no generic group`},
+		{"labels without a group", func(f *File) { f.Canaries[0].Generic = "" }, "canary checkout: labels: only a canary of a generic group has labels"},
 		{"a request counter for a generic group's canary", func(f *File) { f.Canaries[0].ErrorsMetric = "http_requests_total" }, "canary checkout: errorsMetric: a canary of a generic group"},
 		{"selector too", func(f *File) { f.Canaries[0].Baseline = `{track="baseline"}` }, "canary checkout: metric, histogram, baseline and canary come from the generic group"},
 		{"missing label", func(f *File) { delete(f.Canaries[0].Labels, "namespace") }, "canary checkout: labels: give the value of namespace"},

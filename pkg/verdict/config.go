@@ -191,7 +191,7 @@ func (c Config) Validate() error {
 	check(ok("minTailObservations", c.MinTailObservations), "minTailObservations: %v must not be negative", c.MinTailObservations)
 	check(ok("confidence", c.Confidence), "confidence: %v is not between 0 and 1", c.Confidence)
 	check(ok("significance", c.Significance), "significance: %v is neither 0 (off) nor between 0.5 and 1", c.Significance)
-	check(ok("suspiciousWin", c.SuspiciousWin), "suspiciousWin: %v must be below promoteThreshold", c.SuspiciousWin)
+	check(ok("suspiciousWin", c.SuspiciousWin), "suspiciousWin: %v must be below promoteThreshold (%v): a window whose median ratio is at or below suspiciousWin is flagged as a win too good to trust, so promoteThreshold must be above it", c.SuspiciousWin, c.PromoteThreshold)
 	check(ok("maxShareDrift", c.MaxShareDrift), "maxShareDrift: %v must be positive", c.MaxShareDrift)
 	check(ok("expectedCanaryShare", c.ExpectedCanaryShare), "expectedCanaryShare: %v is not 0 (unknown) or a share below 1", c.ExpectedCanaryShare)
 	check(ok("maxShareDeviation", c.MaxShareDeviation), "maxShareDeviation: %v must be positive", c.MaxShareDeviation)
