@@ -100,7 +100,7 @@ func termsWith(prefix string) VoteTerms {
 	t := VoteTerms{Canary: prefix + termCanary, Expected: prefix + termExpected, Baseline: prefix + "baseline_beyond",
 		DeepCanary: prefix + "canary_deep", DeepBaseline: prefix + "baseline_deep",
 		BoundCanary: prefix + "canary_bound", BoundBaseline: prefix + "baseline_bound", PromoteExpected: prefix + "promote_expected",
-		Promote: prefix + "promote_llr_" + fmtNum(verdict.TailIndices[0]), Threshold: prefix + "threshold", Bound: prefix + "threshold_bound"}
+		Promote: prefix + "promote_llr_" + fmtNum(verdict.PromoteTailIndex), Threshold: prefix + "threshold", Bound: prefix + "threshold_bound"}
 	for i, a := range verdict.TailIndices {
 		t.LLR[i] = prefix + "llr_" + fmtNum(a)
 	}
@@ -438,7 +438,7 @@ func (r resolved) withPromote(v vote, kb, bb, kd, bd, share, rows expr) expr {
 	if v.index >= verdict.PromoteVotes {
 		return rows
 	}
-	alt := math.Pow(r.config.RollbackThreshold, verdict.TailIndices[0])
+	alt := r.config.PromoteAlternative()
 	limit := fn("clamp_max", llrOf(shallow(kb, kd), shallow(bb, bd), share, alt), num(-r.config.DeepPromoteCap()))
 	llr := seriesWise("max", llrOf(kb, bb, share, alt), limit)
 	if v.index > 0 {
@@ -1002,7 +1002,7 @@ func (r resolved) evidenceRules(m minuteExprs, labels [][2]string, runbook func(
 			annotations: [][2]string{
 				{"summary", fmt.Sprintf("Canary %s: promotable, its tail (%s) is shown not heavier than the baseline's (promote evidence {{ $value | printf \"%%.1f\" }}, boundary %.1f)", name, strings.Join(promoteNames, ", "), -pb)},
 				{"description", fmt.Sprintf("%s: evidence {{ $value | printf \"%%.1f\" }} reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's). %s At least %d minutes carry evidence, the canary was expected to show at least %.0f observations beyond the bound of the bucket that holds the %s (counted in whole buckets, as the promote evidence is), and no flag is raised; at most %s of canaries %sx slower in the tail are promoted per day of looks. %s",
-					windowTail, -pb, math.Pow(c.RollbackThreshold, verdict.TailIndices[0]), method, c.PromoteMinutes(), math.Ceil(c.PromoteExpected(false)), vq, fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
+					windowTail, -pb, c.PromoteAlternative(), method, c.PromoteMinutes(), math.Ceil(c.PromoteExpected(false)), vq, fmtNum(c.FalsePromote), fmtNum(c.RollbackThreshold), fleets)},
 				runbook("PairwiseCanaryPromotable"),
 			}},
 	}

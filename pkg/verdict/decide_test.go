@@ -187,7 +187,7 @@ func readFlags(c Config, judged []Minute, o Options) (flags, notes []string) {
 // boundary; with enough expected observations the same shortfall promotes.
 func TestPromoteExpected(t *testing.T) {
 	c := Default()
-	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	a := c.PromoteAlternative()
 	for _, anchored := range []bool{true, false} {
 		// An identical canary adds A - 1 - ln A per expected tail
 		// observation at most: the floor is where that reaches the boundary.

@@ -31,9 +31,20 @@ import (
 // (Config.MinuteCap), a steeper alternative would add nothing: it is ahead
 // of R^16 only in a minute where the canary holds nearly all of a handful
 // of tail observations, which is what one paused pod also produces.
-// Promotion is tested against the first, the mildest: "the canary's tail
-// is not R^4 times as frequent".
+// Promotion is tested against PromoteTailIndex.
 var TailIndices = [3]float64{4, 8, 16}
+
+// PromoteTailIndex is the tail index promotion is tested against: "the
+// canary's tail is not RollbackThreshold^PromoteTailIndex times as frequent"
+// (PromoteAlternative).
+const PromoteTailIndex = 4.0
+
+// PromoteAlternative is the promote test's alternative, the tail ratio a
+// canary RollbackThreshold times slower shows if its tail has index
+// PromoteTailIndex beyond the threshold.
+func (c Config) PromoteAlternative() float64 {
+	return math.Pow(c.RollbackThreshold, PromoteTailIndex)
+}
 
 // Vote is one quantile's part of a minute's evidence: the quantile of both
 // fleets' merged histogram, each fleet's counted observations beyond it, and
@@ -242,19 +253,18 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 // observations and the canary's share f: the LLR of every tail index, capped
 // at MinuteCap and, beyond the LLR of the observations short of the deep
 // tail alone (the band from the threshold to DeepFactor times it), at
-// DeepMinuteCap; and the first's for promotion, of the observations beyond
+// DeepMinuteCap; and PromoteAlternative's for promotion, of the observations beyond
 // the bucket bound, without the caps but held from below at the smaller of
 // -DeepPromoteCap and what those short of the deep tail show.
 func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promote float64) {
 	limit, deep := c.MinuteCap(), c.DeepMinuteCap()
+	pa := c.PromoteAlternative()
+	promote = LLR(v.BoundCanary, v.BoundBaseline, f, pa)
+	shallow := LLR(math.Max(v.BoundCanary-v.DeepCanary, 0), math.Max(v.BoundBaseline-v.DeepBaseline, 0), f, pa)
+	promote = math.Max(promote, math.Min(shallow, -c.DeepPromoteCap()))
 	for j, a := range TailIndices {
 		alt := math.Pow(c.RollbackThreshold, a)
 		l := LLR(v.Canary, v.Baseline, f, alt)
-		if j == 0 {
-			promote = LLR(v.BoundCanary, v.BoundBaseline, f, alt)
-			shallow := LLR(math.Max(v.BoundCanary-v.DeepCanary, 0), math.Max(v.BoundBaseline-v.DeepBaseline, 0), f, alt)
-			promote = math.Max(promote, math.Min(shallow, -c.DeepPromoteCap()))
-		}
 		// The bound vote's deep tail is the verdict quantile's, which can
 		// begin below a bound far above the threshold: never fewer than none.
 		band := LLR(math.Max(v.Canary-v.DeepCanary, 0), math.Max(v.Baseline-v.DeepBaseline, 0), f, alt)
@@ -480,8 +490,8 @@ func (c Config) MinuteCap() float64 {
 const capMargin = 0.999
 
 // PromoteBoundary is the promote statistic's: at or below minus this, the
-// window promotes; a canary whose tail is RollbackThreshold^TailIndices[0]
-// times as frequent is promoted with probability at most FalsePromote over
+// window promotes; a canary whose tail is PromoteAlternative times as
+// frequent is promoted with probability at most FalsePromote over
 // all looks of an anchored window (Ville), or per canary-day when sliding.
 func (c Config) PromoteBoundary(anchored bool) float64 {
 	if anchored {
@@ -504,7 +514,7 @@ func (c Config) RecentLengths() []int {
 // PromoteExpected is how many observations beyond the verdict quantile's
 // bucket bound (those the promote test reads) the canary must be expected
 // to show over a window (pooled VoteSums.PromoteExpected, what it would
-// show if the fleets were identical) before the evidence rule promotes. With A = RollbackThreshold^TailIndices[0], each expected tail
+// show if the fleets were identical) before the evidence rule promotes. With A = PromoteAlternative, each expected tail
 // observation of a canary identical to its baseline adds on average at most
 // A - 1 - ln A against the alternative to the promote statistic (the limit of
 // a small share, where it adds most), so below PromoteBoundary / (A - 1 -
@@ -512,7 +522,7 @@ func (c Config) RecentLengths() []int {
 // lucky shortfall of tail observations: too little traffic to tell, and the
 // window holds. 56 anchored and 144 sliding with the defaults.
 func (c Config) PromoteExpected(anchored bool) float64 {
-	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	a := c.PromoteAlternative()
 	return c.PromoteBoundary(anchored) / (a - 1 - math.Log(a))
 }
 
@@ -939,7 +949,7 @@ func (w WindowEvidence) decide(c Config) (Decision, string) {
 		return hold("promotion needs the canary to be expected to show %.0f observations beyond the %s's bucket bound, too few to tell a canary from luck below that; %s",
 			math.Ceil(c.PromoteExpected(w.Anchored)), QuantileLabel(c.VerdictQuantile), w.tooSmallFor(c))
 	default:
-		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's)", tail, w.PromoteStatistic, -w.Promote, math.Pow(c.RollbackThreshold, TailIndices[0]))
+		return Promote, fmt.Sprintf("%s: evidence %.1f reached the promote boundary %.1f (the canary's tail is shown less than %.2fx as frequent as the baseline's)", tail, w.PromoteStatistic, -w.Promote, c.PromoteAlternative())
 	}
 }
 

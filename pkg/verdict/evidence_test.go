@@ -126,7 +126,7 @@ func TestPromoteReadsWholeBuckets(t *testing.T) {
 	if v.BoundBaseline != 50 || v.BoundCanary != 75 {
 		t.Fatalf("beyond the bucket bound: baseline %v, canary %v, want 50 and 75", v.BoundBaseline, v.BoundCanary)
 	}
-	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	a := c.PromoteAlternative()
 	if interpolated := LLR(v.Canary, v.Baseline, e.Share, a); !(interpolated < 0) || !(v.Promote > 2) {
 		t.Errorf("promote term %v (beyond the bound), want > 2 against promotion; interpolated at the p99 %v (canary %v, baseline %v)", v.Promote, interpolated, v.Canary, v.Baseline)
 	}
@@ -141,7 +141,7 @@ func TestPromoteReadsWholeBuckets(t *testing.T) {
 // without a clump the term is the plain LLR.
 func TestDeepPromoteCap(t *testing.T) {
 	c := Default()
-	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	a := c.PromoteAlternative()
 	quiet := onBound(Vote{Canary: 50, Baseline: 50})
 	if _, p := c.voteLLR(quiet, 0.5); p != LLR(50, 50, 0.5, a) {
 		t.Errorf("no deep tail: promote term %v, want the plain %v", p, LLR(50, 50, 0.5, a))
@@ -330,7 +330,7 @@ func TestRegressionIsCaught(t *testing.T) {
 func TestDeploymentPoolsSinceStart(t *testing.T) {
 	c := Default()
 	const f, tail = 0.05, 30.0
-	a := math.Pow(c.RollbackThreshold, TailIndices[0])
+	a := c.PromoteAlternative()
 	theta := f * a / (f*a + 1 - f)
 	e := Evidence{Valid: true, Share: f}
 	e.Votes[0] = onBound(Vote{Quantile: c.VerdictQuantile, Canary: tail * theta, Baseline: tail * (1 - theta)})
@@ -700,7 +700,7 @@ func boundMinute(c Config, k, b float64) Evidence {
 }
 
 func uncappedOf(c Config, v Vote, share float64) float64 {
-	return LLR(v.BoundCanary, v.BoundBaseline, share, math.Pow(c.RollbackThreshold, TailIndices[0]))
+	return LLR(v.BoundCanary, v.BoundBaseline, share, c.PromoteAlternative())
 }
 
 // onBound is v with its threshold on a bucket bound: the promote test reads
@@ -760,7 +760,7 @@ func TestDeepTail(t *testing.T) {
 		t.Errorf("excess in the deep tail: largest LLR %v, want the deep cap %v", got, c.DeepMinuteCap())
 	}
 	// Promotion reads the deep excess in full.
-	if p, want := deep.Votes[0].Promote, LLR(deep.Votes[0].BoundCanary, deep.Votes[0].BoundBaseline, deep.Share, math.Pow(c.RollbackThreshold, TailIndices[0])); p != want || !(p > c.DeepMinuteCap()) {
+	if p, want := deep.Votes[0].Promote, LLR(deep.Votes[0].BoundCanary, deep.Votes[0].BoundBaseline, deep.Share, c.PromoteAlternative()); p != want || !(p > c.DeepMinuteCap()) {
 		t.Errorf("deep minute's promote term %v, want the uncapped %v", p, want)
 	}
 	decide := func(e Evidence, n int) Decision {
