@@ -221,24 +221,24 @@ func TestAnalyzeEvidence(t *testing.T) {
 		// times as many beyond the p90 (a vote of its own) do.
 		{name: "a tail four times heavier on little traffic rolls back on the decade below", slow: 40, factor: 1, want: verdict.Rollback, wantShown: 10, wantFetched: 18 * time.Minute},
 		{name: "identical fleets with a few observations a minute hold", slow: 10, factor: 0.05, want: verdict.Hold, wantShown: 10, wantFetched: 18 * time.Minute},
-		{name: "identical busy fleets promote", slow: 10, factor: 100, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
-		{name: "since clips the window and anchors it", slow: 10, factor: 100, since: 5 * time.Minute, want: verdict.Promote, wantShown: 5, wantAnchor: true, wantFetched: 4 * time.Minute},
+		{name: "identical busy fleets promote", slow: 10, factor: 300, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute},
+		{name: "since clips the window and anchors it", slow: 10, factor: 300, since: 5 * time.Minute, want: verdict.Promote, wantShown: 5, wantAnchor: true, wantFetched: 4 * time.Minute},
 		// A deployment older than its window pools its evidence from its
 		// start: every minute since is fetched.
-		{name: "since before the first window anchors the evidence at the deployment's start", slow: 10, factor: 100, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantAnchor: true, wantFetched: 29 * time.Minute},
-		{name: "a deployment a day older than the first minute shown is judged sliding", slow: 10, factor: 100, since: 24*time.Hour + 10*time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute, wantWarning: "more than a day before the first minute shown"},
+		{name: "since before the first window anchors the evidence at the deployment's start", slow: 10, factor: 300, since: 30 * time.Minute, want: verdict.Promote, wantShown: 10, wantAnchor: true, wantFetched: 29 * time.Minute},
+		{name: "a deployment a day older than the first minute shown is judged sliding", slow: 10, factor: 300, since: 24*time.Hour + 10*time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 18 * time.Minute, wantWarning: "more than a day before the first minute shown"},
 		// Its last minute is past the day (sliding), its first within it.
-		{name: "a deployment a day old at the last minute is fetched from its start", slow: 10, factor: 100, since: 24*time.Hour + time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 24 * time.Hour},
+		{name: "a deployment a day old at the last minute is fetched from its start", slow: 10, factor: 300, since: 24*time.Hour + time.Minute, want: verdict.Promote, wantShown: 10, wantFetched: 24 * time.Hour},
 		// A range whose first minute is within the deployment's first day
 		// is fetched from its start, however far past the day it reaches:
 		// each minute is judged as it is alone (TestMinuteDecisionIndependentOfRange).
-		{name: "a range reaching past the deployment's day is fetched from its start", slow: 10, factor: 100, since: 1500 * time.Minute, shown: 100, want: verdict.Promote, wantShown: 100, wantFetched: 1499 * time.Minute},
+		{name: "a range reaching past the deployment's day is fetched from its start", slow: 10, factor: 300, since: 1500 * time.Minute, shown: 100, want: verdict.Promote, wantShown: 100, wantFetched: 1499 * time.Minute},
 		// Unless that reads more points than Prometheus returns: then it
 		// is judged sliding, and says why.
-		{name: "a week's range from a deployment's first day is judged sliding", slow: 10, factor: 100, since: (MaxShownMinutes + 1000) * time.Minute, shown: MaxShownMinutes, want: verdict.Promote, wantShown: MaxShownMinutes, wantFetched: (MaxShownMinutes + 10 - 2) * time.Minute, wantWarning: "more than the 11000 points Prometheus returns per series"},
+		{name: "a week's range from a deployment's first day is judged sliding", slow: 10, factor: 300, since: (MaxShownMinutes + 1000) * time.Minute, shown: MaxShownMinutes, want: verdict.Promote, wantShown: MaxShownMinutes, wantFetched: (MaxShownMinutes + 10 - 2) * time.Minute, wantWarning: "more than the 11000 points Prometheus returns per series"},
 		// Asked for more than a day, the minutes before the deployment are
 		// still left out, however long ago it started.
-		{name: "since inside a range of two days clips it", slow: 10, factor: 100, since: 30 * time.Hour, shown: 2 * 24 * 60, want: verdict.Promote, wantShown: 30 * 60, wantAnchor: false, wantFetched: 30*time.Hour - time.Minute},
+		{name: "since inside a range of two days clips it", slow: 10, factor: 300, since: 30 * time.Hour, shown: 2 * 24 * 60, want: verdict.Promote, wantShown: 30 * 60, wantAnchor: false, wantFetched: 30*time.Hour - time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestAnalyzeCompleteness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, 100), canary: scaled(t, 40, 10, 100)},
+			src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, 300), canary: scaled(t, 40, 10, 300)},
 				health: map[string]map[int64]prom.Health{base: healthy(40), canary: tt.health}}
 			req := request(t, 0)
 			req.Config.Rule = verdict.RuleEvidence
@@ -390,7 +390,7 @@ func TestCompletenessDoesNotDependOnTheRange(t *testing.T) {
 		}
 		h[end.Add(-time.Duration(i)*time.Minute).Unix()] = prom.Health{Samples: 4 * r, Series: r, Reporting: r}
 	}
-	src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, 100), canary: scaled(t, 40, 10, 100)},
+	src := &fleetSource{series: map[string]prom.Series{base: scaled(t, 40, 10, 300), canary: scaled(t, 40, 10, 300)},
 		health: map[string]map[int64]prom.Health{canary: h}}
 	verdicts := func(shown int) map[int64]verdict.Verdict {
 		req := request(t, 0)
@@ -762,7 +762,7 @@ func TestSharedSeriesEarlierHolds(t *testing.T) {
 	sharedAt := end.Add(-12 * time.Minute)
 	analyze := func(shared map[int64]int) *Result {
 		t.Helper()
-		src := &sharedSource{fleetSource: &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: scaled(t, 40, 10, 100), byPod: scaled(t, 40, 10, 100)}}, shared: shared}
+		src := &sharedSource{fleetSource: &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: scaled(t, 40, 10, 300), byPod: scaled(t, 40, 10, 300)}}, shared: shared}
 		res, err := Analyze(context.Background(), src, req)
 		if err != nil {
 			t.Fatal(err)
@@ -965,7 +965,7 @@ func TestSharedMinuteHoldsItsDeployment(t *testing.T) {
 		{"a minute shared two windows back", map[int64]int{sharedAt.Unix(): 2}, verdict.Hold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &sharedSource{fleetSource: &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: scaled(t, 40, 10, 100), byPod: scaled(t, 40, 10, 100)}}, shared: tc.shared}
+			src := &sharedSource{fleetSource: &fleetSource{series: map[string]prom.Series{`{track="baseline"}`: scaled(t, 40, 10, 300), byPod: scaled(t, 40, 10, 300)}}, shared: tc.shared}
 			res, err := Analyze(context.Background(), src, req)
 			if err != nil {
 				t.Fatal(err)

@@ -49,7 +49,7 @@ const (
 type VoteTerms struct {
 	LLR [len(verdict.TailIndices)]string
 	// Promote names the first tail index's LLR without the cap
-	// (verdict.Vote.Promote): promote_llr_4, p90_promote_llr_4.
+	// (verdict.Vote.Promote): promote_llr_2, p90_promote_llr_2.
 	Promote          string
 	Canary, Expected string
 	// Baseline names the baseline's observations beyond the threshold, a

@@ -195,8 +195,8 @@ func TestPromoteExpected(t *testing.T) {
 			t.Errorf("anchored %v: floor x (A-1-ln A) = %v, want the promote boundary %v", anchored, got, want)
 		}
 	}
-	if lo, hi := c.PromoteExpected(true), c.PromoteExpected(false); math.Round(lo) != 56 || math.Round(hi) != 143 {
-		t.Errorf("floors %.1f anchored and %.1f sliding, want about 56 and 143", lo, hi)
+	if lo, hi := c.PromoteExpected(true), c.PromoteExpected(false); math.Round(lo) != 238 || math.Round(hi) != 613 {
+		t.Errorf("floors %.1f anchored and %.1f sliding, want about 238 and 613", lo, hi)
 	}
 	window := func(share, tail, canary float64) WindowEvidence {
 		ev := make([]Evidence, c.WindowMinutes)
@@ -212,24 +212,24 @@ func TestPromoteExpected(t *testing.T) {
 		}
 		return readWindow(c, ev, true)
 	}
-	// 1% of the traffic, 30 tail observations a minute, none the canary's:
-	// 18 expected over the hour, promote statistic -8.3.
-	small := window(0.01, 30, 0)
+	// 1% of the traffic, 100 tail observations a minute, none the canary's:
+	// 60 expected over the hour, promote statistic -12.6.
+	small := window(0.01, 100, 0)
 	if !(small.PromoteStatistic <= -small.Promote) || small.Votes[0].PromoteExpected >= c.PromoteExpected(true) {
 		t.Fatalf("the small canary's window: promote statistic %.1f, expected %.1f", small.PromoteStatistic, small.Votes[0].PromoteExpected)
 	}
-	if d, reason := small.decide(c); d != Hold || !strings.Contains(reason, "promotion needs the canary to be expected to show 56 observations beyond the p99") {
+	if d, reason := small.decide(c); d != Hold || !strings.Contains(reason, "promotion needs the canary to be expected to show 238 observations beyond the p99") {
 		t.Errorf("small canary: %s, %q", d, reason)
 	}
-	// It says when the deployment would get there: 0.3 expected a minute,
-	// 37.4 more to go.
-	if _, reason := small.decide(c); !strings.Contains(reason, "18.0 expected over 60 minutes: about 126 more minutes at this traffic") {
+	// It says when the deployment would get there: 1 expected a minute,
+	// 177.6 more to go.
+	if _, reason := small.decide(c); !strings.Contains(reason, "60.0 expected over 60 minutes: about 178 more minutes at this traffic") {
 		t.Errorf("small canary, when: %q", reason)
 	}
 	// A sliding window never gets there: it says what would.
 	sliding := small
 	sliding.Anchored = false
-	if _, reason := sliding.decide(c); !strings.Contains(reason, "so a 60-minute window expects about 18 at this traffic; judge the deployment from its start (since)") {
+	if _, reason := sliding.decide(c); !strings.Contains(reason, "so a 60-minute window expects about 60 at this traffic; judge the deployment from its start (since)") {
 		t.Errorf("small canary, sliding: %q", reason)
 	}
 	// Nor does a deployment far too small for a day.
@@ -239,8 +239,8 @@ func TestPromoteExpected(t *testing.T) {
 		t.Errorf("tiny canary: %q", reason)
 	}
 	// Ten times the traffic, a tenth of the expected tail observations the
-	// canary's: 180 expected, well past the floor.
-	busy := window(0.01, 300, 0.3)
+	// canary's: 600 expected, well past the floor.
+	busy := window(0.01, 1000, 1)
 	if d, reason := busy.decide(c); d != Promote {
 		t.Errorf("busy canary: %s, %q (expected %.1f)", d, reason, busy.Votes[0].PromoteExpected)
 	}

@@ -98,7 +98,7 @@ func binomial(n, k int) float64 {
 func TestErrorRatioHoldsPromotion(t *testing.T) {
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	c := Default()
-	good := boundMinute(c, 4, 96) // a canary that promotes by its tail
+	good := boundMinute(c, 12, 288) // a canary that promotes by its tail, sliding too
 	// A 5% canary of 30,000 requests a minute; the baseline fails 0.5% of
 	// its requests.
 	errs := func(canaryErrors float64) *ErrorCounts {

@@ -37,7 +37,7 @@ var TailIndices = [3]float64{4, 8, 16}
 // PromoteTailIndex is the tail index promotion is tested against: "the
 // canary's tail is not RollbackThreshold^PromoteTailIndex times as frequent"
 // (PromoteAlternative).
-const PromoteTailIndex = 4.0
+const PromoteTailIndex = 2.0
 
 // PromoteAlternative is the promote test's alternative, the tail ratio a
 // canary RollbackThreshold times slower shows if its tail has index

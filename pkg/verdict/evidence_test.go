@@ -115,22 +115,23 @@ func classic(t *testing.T, body, tail, far float64) *histogram.Histogram {
 
 // TestPromoteReadsWholeBuckets: the promote test reads the observations
 // beyond the bound of the bucket holding the threshold, not the ones
-// interpolated inside it. A canary whose tail is half again as frequent
-// beyond 2, its p99 inside the wide bucket (1, 2], shows only 1.2 times as
-// many observations beyond the interpolated p99 (as if the bucket's were
-// spread evenly): read there, the minute would count for promotion.
+// interpolated inside it. A canary whose tail is 1.6 times as frequent
+// beyond 2, and less so in the wide bucket (1, 2] that holds the p99, shows
+// as many observations as the baseline beyond the interpolated p99 (as if
+// the bucket's were spread evenly): read there, the minute would count for
+// promotion.
 func TestPromoteReadsWholeBuckets(t *testing.T) {
 	c := Default()
-	e := MinuteEvidence(c, classic(t, 9800, 150, 50), classic(t, 9800, 125, 75), 1, 1)
+	e := MinuteEvidence(c, classic(t, 9800, 150, 50), classic(t, 9860, 60, 80), 1, 1)
 	v := e.Votes[0]
-	if v.BoundBaseline != 50 || v.BoundCanary != 75 {
-		t.Fatalf("beyond the bucket bound: baseline %v, canary %v, want 50 and 75", v.BoundBaseline, v.BoundCanary)
+	if v.BoundBaseline != 50 || v.BoundCanary != 80 {
+		t.Fatalf("beyond the bucket bound: baseline %v, canary %v, want 50 and 80", v.BoundBaseline, v.BoundCanary)
 	}
 	a := c.PromoteAlternative()
 	if interpolated := LLR(v.Canary, v.Baseline, e.Share, a); !(interpolated < 0) || !(v.Promote > 2) {
 		t.Errorf("promote term %v (beyond the bound), want > 2 against promotion; interpolated at the p99 %v (canary %v, baseline %v)", v.Promote, interpolated, v.Canary, v.Baseline)
 	}
-	if got, want := v.PromoteExpected(e.Share), 62.5; got != want {
+	if got, want := v.PromoteExpected(e.Share), 65.0; got != want {
 		t.Errorf("expected beyond the bound %v, want %v", got, want)
 	}
 }
@@ -330,7 +331,7 @@ func TestRegressionIsCaught(t *testing.T) {
 func TestDeploymentPoolsSinceStart(t *testing.T) {
 	c := Default()
 	const f, tail = 0.05, 30.0
-	a := c.PromoteAlternative()
+	a := math.Pow(c.RollbackThreshold, TailIndices[0]) // the mildest rollback alternative
 	theta := f * a / (f*a + 1 - f)
 	e := Evidence{Valid: true, Share: f}
 	e.Votes[0] = onBound(Vote{Quantile: c.VerdictQuantile, Canary: tail * theta, Baseline: tail * (1 - theta)})
@@ -578,22 +579,22 @@ func TestMinuteCap(t *testing.T) {
 	minuteOf := func(k, b float64) Evidence { return boundMinute(c, k, b) }
 	history := make([]Evidence, 30)
 	for i := range history {
-		history[i] = minuteOf(4, 96)
+		history[i] = minuteOf(12, 288)
 	}
 	if got := decide(history...); got != Promote {
 		t.Fatalf("30 good minutes: %s, want promote", got)
 	}
-	if got := decide(append(history, minuteOf(100, 60))...); got == Promote {
+	if got := decide(append(history, minuteOf(200, 60))...); got == Promote {
 		t.Errorf("a bad minute after 30 good ones still promotes")
 	}
 	// A longer good history outweighs the bad minute in the promote sum;
 	// the minute alone still holds the promotion, the window's own reason.
 	history = history[:0]
 	for range 59 {
-		history = append(history, minuteOf(4, 96))
+		history = append(history, minuteOf(12, 288))
 	}
 	ms := make([]Minute, 60)
-	for i, e := range append(history, minuteOf(100, 60)) {
+	for i, e := range append(history, minuteOf(200, 60)) {
 		ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
 	}
 	w := Decide(c, ms, Options{Anchored: true, Shown: 1})
@@ -615,9 +616,9 @@ func TestRecentEvidenceHoldsPromotion(t *testing.T) {
 	minuteOf := func(k, b float64) Evidence { return boundMinute(c, k, b) }
 	ms := make([]Minute, 60)
 	for i := range ms {
-		e := minuteOf(4, 96) // 4% of the tail at a 5% share
+		e := minuteOf(12, 288) // 4% of the tail at a 5% share
 		if i >= 56 {
-			e = minuteOf(10, 90) // twice its share
+			e = minuteOf(22, 278) // half again its share
 		}
 		ms[i] = Minute{Time: start.Add(time.Duration(i) * time.Minute), Evidence: e}
 	}
@@ -634,7 +635,7 @@ func TestRecentEvidenceHoldsPromotion(t *testing.T) {
 	}
 	// Without the regression's minutes, the same window promotes.
 	for i := 56; i < 60; i++ {
-		ms[i].Evidence = minuteOf(4, 96)
+		ms[i].Evidence = minuteOf(12, 288)
 	}
 	if w := Decide(c, ms, Options{Shown: 1}); w.Decision != Promote {
 		t.Errorf("an hour of good minutes: %s (%s), want promote", w.Decision, w.Reason)
@@ -686,7 +687,6 @@ func TestMinRollbackMinutes(t *testing.T) {
 	}
 }
 
-// uncappedOf is the first tail index's LLR of a vote without the cap.
 // boundMinute is a minute at a 5% share in which every vote counts k of the
 // canary's and b of the baseline's observations beyond its threshold, all
 // of them beyond its bucket bound.
@@ -699,6 +699,8 @@ func boundMinute(c Config, k, b float64) Evidence {
 	return e
 }
 
+// uncappedOf is the promote alternative's LLR of a vote beyond its bound,
+// without a cap.
 func uncappedOf(c Config, v Vote, share float64) float64 {
 	return LLR(v.BoundCanary, v.BoundBaseline, share, c.PromoteAlternative())
 }

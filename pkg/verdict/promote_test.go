@@ -27,28 +27,28 @@ func repeatEvidence(e Evidence, n int) []Evidence {
 
 // TestPromoteConditions holds each of promotion's conditions on its own,
 // with a promote statistic far past its boundary: the too-small floor of a
-// sliding window (143) above a deployment's (56), the minutes promotion
+// sliding window (613) above a deployment's (238), the minutes promotion
 // needs (half the window, rounded up), and a last minute that weighs just
 // more than a minute's cap against the canary, whose excess lies in the
 // deep tail so that no recent run holds the window instead.
 func TestPromoteConditions(t *testing.T) {
 	start := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	c := Default()
-	// A canary that shows none of its expected tail: 1.65 expected
-	// observations a minute beyond the bucket bound, 99 over 60 minutes,
+	// A canary that shows none of its expected tail: 6 expected
+	// observations a minute beyond the bucket bound, 360 over 60 minutes,
 	// between the two floors.
-	none := boundMinute(c, 0, 33)
+	none := boundMinute(c, 0, 120)
 	odd := c
 	odd.WindowMinutes = 61
 	if err := odd.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	good := boundMinute(c, 4, 96) // 5 expected a minute, 4 shown
-	// A last minute: 20 of 100 tail observations where 5 are expected, 16
+	good := boundMinute(c, 12, 288) // 15 expected a minute, 12 shown
+	// A last minute: 44 of 300 tail observations where 15 are expected, 29
 	// of them beyond the deep tail.
 	last := Evidence{Valid: true, Share: 0.05}
 	for i, q := range c.VoteQuantiles() {
-		last.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: 20, Baseline: 80, DeepCanary: 16})
+		last.Votes[i] = onBound(Vote{Quantile: q, Threshold: 1, Canary: 44, Baseline: 256, DeepCanary: 29})
 		last.Votes[i].LLR, last.Votes[i].Promote = c.voteLLR(last.Votes[i], 0.05)
 	}
 	if p := last.Votes[0].Promote; !(p > c.MinuteCap() && p < 1.2*c.MinuteCap()) {
@@ -62,8 +62,8 @@ func TestPromoteConditions(t *testing.T) {
 		want     Decision
 		reason   string
 	}{
-		{"a deployment expected to show 99 promotes", c, repeatEvidence(none, 60), true, Promote, ""},
-		{"a sliding window expected to show 99 holds", c, repeatEvidence(none, 60), false, Hold, "expected to show 144 observations"},
+		{"a deployment expected to show 360 promotes", c, repeatEvidence(none, 60), true, Promote, ""},
+		{"a sliding window expected to show 360 holds", c, repeatEvidence(none, 60), false, Hold, "expected to show 613 observations"},
 		{"29 minutes of evidence hold", c, repeatEvidence(good, 29), true, Hold, "29 minutes carry evidence and promotion needs 30"},
 		{"30 minutes of evidence promote", c, repeatEvidence(good, 30), true, Promote, ""},
 		{"30 minutes of a 61-minute window hold", odd, repeatEvidence(good, 30), true, Hold, "promotion needs 31"},
