@@ -36,7 +36,12 @@ var TailIndices = [3]float64{4, 8, 16}
 
 // PromoteTailIndex is the tail index promotion is tested against: "the
 // canary's tail is not RollbackThreshold^PromoteTailIndex times as frequent"
-// (PromoteAlternative).
+// (PromoteAlternative). 2, the heaviest latency tails: a canary
+// RollbackThreshold times slower whose tail has index 2 or more is promoted
+// at most FalsePromote of the time. Against a steeper index (4, 1.46x) such
+// a canary with a heavier tail showed less than the alternative and drifted
+// towards promotion ("Promotion assumes the heaviest tails" in
+// docs/judgement.md).
 const PromoteTailIndex = 2.0
 
 // PromoteAlternative is the promote test's alternative, the tail ratio a
