@@ -258,9 +258,10 @@ func (m MinuteCounts) Evidence(c Config, scaleB, scaleC float64) Evidence {
 // observations and the canary's share f: the LLR of every tail index, capped
 // at MinuteCap and, beyond the LLR of the observations short of the deep
 // tail alone (the band from the threshold to DeepFactor times it), at
-// DeepMinuteCap; and PromoteAlternative's for promotion, of the observations beyond
-// the bucket bound, without the caps but held from below at the smaller of
-// -DeepPromoteCap and what those short of the deep tail show.
+// DeepMinuteCap; and PromoteAlternative's for promotion, of the
+// observations beyond the bucket bound, without the caps but held from
+// below at the smaller of -DeepPromoteCap and what those short of the deep
+// tail show.
 func (c Config) voteLLR(v Vote, f float64) (llr [len(TailIndices)]float64, promote float64) {
 	limit, deep := c.MinuteCap(), c.DeepMinuteCap()
 	pa := c.PromoteAlternative()
@@ -519,13 +520,14 @@ func (c Config) RecentLengths() []int {
 // PromoteExpected is how many observations beyond the verdict quantile's
 // bucket bound (those the promote test reads) the canary must be expected
 // to show over a window (pooled VoteSums.PromoteExpected, what it would
-// show if the fleets were identical) before the evidence rule promotes. With A = PromoteAlternative, each expected tail
+// show if the fleets were identical) before the evidence rule promotes.
+// With A = PromoteAlternative, each expected tail
 // observation of a canary identical to its baseline adds on average at most
 // A - 1 - ln A against the alternative to the promote statistic (the limit of
 // a small share, where it adds most), so below PromoteBoundary / (A - 1 -
 // ln A) even an identical canary reaches the promote boundary only by a
 // lucky shortfall of tail observations: too little traffic to tell, and the
-// window holds. 56 anchored and 144 sliding with the defaults.
+// window holds. 238 anchored and 613 sliding with the defaults.
 func (c Config) PromoteExpected(anchored bool) float64 {
 	a := c.PromoteAlternative()
 	return c.PromoteBoundary(anchored) / (a - 1 - math.Log(a))

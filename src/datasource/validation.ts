@@ -419,7 +419,7 @@ export function validateSince(since: string): string | undefined {
     const n = Number(text);
     seconds = n >= UNIX_MILLIS_FROM ? n / 1000 : n;
     if (seconds >= UNIX_MILLIS_FROM) {
-      return 'A deployment start in Unix milliseconds is below 100000000000000 (the year 5138).';
+      return 'A deployment start in Unix milliseconds must be below 100000000000000 (the year 5138).';
     }
   } else {
     const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.exec(text);

@@ -385,12 +385,12 @@ export const DECISION_TEXT = Object.fromEntries(CONTRACT.decisions.map((d) => [d
   string
 >;
 
-/** "rollback fires 11:50" or, when the first minute shown already has it, "rollback at 11:01 (start of the range)". */
 /** A minute's time as the panel writes it: "14:07", with its date when the minutes span more than one. */
 export function shownTime(minute: MinuteView): string {
   return minute.dayLabel ? `${minute.dayLabel} ${minute.timeLabel}` : minute.timeLabel;
 }
 
+/** "rollback fires 11:50" or, when the first minute shown already has it, "rollback at 11:01 (start of the range)". */
 export function firingText(firing: DecisionFiring, minute: MinuteView): string {
   return firing.fired
     ? `${DECISION_TEXT[firing.decision]} fires ${shownTime(minute)}`
