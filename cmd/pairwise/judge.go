@@ -300,8 +300,10 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	if err := selector.ValidMetricName(f.metric); err != nil {
 		return req, nil, fmt.Errorf("--metric: %w", err)
 	}
-	if f.podLabel != "" && !prom.ValidLabel(f.podLabel) {
-		return req, nil, fmt.Errorf("--pod-label %q is not a label name", f.podLabel)
+	if f.podLabel != "" {
+		if err := prom.CheckPodLabel(f.podLabel); err != nil {
+			return req, nil, fmt.Errorf("--pod-label: %w", err)
+		}
 	}
 	var err error
 	if req.Baseline, err = selector.Parse(f.baseline); err != nil {

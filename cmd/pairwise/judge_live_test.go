@@ -206,7 +206,7 @@ func judgeErrors(t *testing.T, url string) {
 		{name: "bad window", args: append(fleetArgs(url), "--window", "90s"), want: "not a whole number of minutes"},
 		{name: "crossed thresholds", args: append(fleetArgs(url), "--promote-threshold", "1.2"), want: "rollbackThreshold"},
 		{name: "bad output", args: append(fleetArgs(url), "--output", "yaml"), want: "--output"},
-		{name: "bad pod label", args: append(fleetArgs(url), "--pod-label", "pod)"), want: `--pod-label "pod)" is not a label name`},
+		{name: "bad pod label", args: append(fleetArgs(url), "--pod-label", "pod)"), want: `--pod-label: "pod)" is not a label name`},
 		{name: "unknown flag", args: []string{"--nope"}, want: "flag provided but not defined"},
 	}
 	for _, tt := range tests {

@@ -71,8 +71,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseArgs(fs, args, stderr); !ok {
 		return code
 	}
-	if f.podLabel != "" && !prom.ValidLabel(f.podLabel) {
-		return fail(stderr, fmt.Errorf("--pod-label %q is not a label name", f.podLabel))
+	if f.podLabel != "" {
+		if err := prom.CheckPodLabel(f.podLabel); err != nil {
+			return fail(stderr, fmt.Errorf("--pod-label: %w", err))
+		}
 	}
 	if f.settle < 0 || f.settle > maxSettle {
 		return fail(stderr, fmt.Errorf("--settle %s is not between 0s and %s", f.settle, maxSettle))

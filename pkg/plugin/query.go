@@ -114,8 +114,8 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defau
 	if q.PodLabel == "" {
 		q.PodLabel = "pod"
 	}
-	if !prom.ValidLabel(q.PodLabel) {
-		return nil, bad("podLabel", "%q is not a label name: letters, digits and _, or a UTF-8 name of letters, digits and _ : . - / (such as k8s.pod.name), starting with a letter or _", q.PodLabel)
+	if err := prom.CheckPodLabel(q.PodLabel); err != nil {
+		return nil, bad("podLabel", "%v", err)
 	}
 	switch m.Format {
 	case "", FormatPanel:

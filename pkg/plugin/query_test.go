@@ -82,6 +82,8 @@ func TestParseQuery(t *testing.T) {
 		{name: "since an unreplaced variable", json: validQuery + `,"since":"$deployed_at"}`, wantField: "since"},
 		{name: "since words", json: validQuery + `,"since":"yesterday"}`, wantField: "since"},
 		{name: "a pod label that is not a label name", json: validQuery + `,"podLabel":"pod) or vector(1"}`, wantField: "podLabel"},
+		// Each classic bucket would read as a pod.
+		{name: "le as the pod label", json: validQuery + `,"podLabel":"le"}`, wantField: "podLabel"},
 		{name: "a pod label of its own", json: validQuery + `,"podLabel":"kubernetes_pod_name"}`, check: func(t *testing.T, q *parsedQuery) {
 			if q.PodLabel != "kubernetes_pod_name" {
 				t.Fatal(q.PodLabel)

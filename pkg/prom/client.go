@@ -237,8 +237,8 @@ func (c *Client) PodHistograms(ctx context.Context, metric, podLabel string, sel
 	if err := selector.ValidMetricName(metric); err != nil {
 		return nil, err
 	}
-	if !ValidLabel(podLabel) {
-		return nil, fmt.Errorf("invalid pod label name %q", podLabel)
+	if err := CheckPodLabel(podLabel); err != nil {
+		return nil, err
 	}
 	if kind == Native {
 		res, err := c.rangeQuery(ctx, PodsNativeQuery(metric, podLabel, sel, r.Scrape), r)
@@ -258,6 +258,21 @@ func (c *Client) PodHistograms(ctx context.Context, metric, podLabel string, sel
 // clause (selector.ValidLabelName: quoted there when outside the classic
 // syntax).
 func ValidLabel(s string) bool { return selector.ValidLabelName(s) == nil }
+
+// CheckPodLabel is nil for a label that can tell a fleet's pods apart: a
+// label name other than le (every classic bucket would read as a pod) and
+// __name__ (the metric's).
+func CheckPodLabel(name string) error {
+	switch {
+	case !ValidLabel(name):
+		return fmt.Errorf("%q is not a label name: letters, digits and _, or a UTF-8 name of letters, digits and _ : . - / (such as k8s.pod.name), starting with a letter or _", name)
+	case name == "le":
+		return fmt.Errorf("le is the bucket bound of classic histograms, not a pod label: each bucket would read as a pod")
+	case name == "__name__":
+		return fmt.Errorf("__name__ is the metric's name, not a pod label")
+	}
+	return nil
+}
 
 // apiResponse is the envelope of every Prometheus API answer.
 type apiResponse struct {

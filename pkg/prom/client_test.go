@@ -162,6 +162,13 @@ func TestQueriesQuoteUTF8Names(t *testing.T) {
 			t.Errorf("ValidLabel(%q) = %v, want %v", label, !ok, ok)
 		}
 	}
+	// A pod label tells pods apart: not the bucket bound, not the name.
+	for label, want := range map[string]string{"pod": "", "k8s.pod.name": "", "pod name": "not a label name", "le": "bucket bound", "__name__": "metric's name"} {
+		err := CheckPodLabel(label)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckPodLabel(%q) = %v, want %q", label, err, want)
+		}
+	}
 }
 
 func TestAPIBucketDecoding(t *testing.T) {

@@ -114,6 +114,9 @@ describe('validateQuery', () => {
     for (const podLabel of ['1pod', 'pod name', '.pod', ' pod', '$label', '"pod"']) {
       expect(validateQuery({ ...valid, podLabel }).podLabel).toMatch(/A label name has letters, digits and _/);
     }
+    // As prom.CheckPodLabel: each classic bucket would read as a pod.
+    expect(validateQuery({ ...valid, podLabel: 'le' }).podLabel).toMatch(/bucket bound/);
+    expect(validateQuery({ ...valid, podLabel: '__name__' }).podLabel).toMatch(/metric's name/);
   });
 
   it('checks the optional load-balancer metric and its selectors only when set', () => {

@@ -270,8 +270,14 @@ export function validateCounter(metric: string): string | undefined {
   return undefined;
 }
 
-/** Checks the pod label as the backend's prom.ValidLabel reads a label name; empty: "pod". */
+/** Checks the pod label as the backend's prom.CheckPodLabel does; empty: "pod". */
 export function validateLabelName(name: string): string | undefined {
+  if (name === 'le') {
+    return 'le is the bucket bound of classic histograms, not a pod label: each bucket would read as a pod.';
+  }
+  if (name === '__name__') {
+    return "__name__ is the metric's name, not a pod label.";
+  }
   if (name === '' || isLabelName(name)) {
     return undefined;
   }
