@@ -20,7 +20,7 @@ import (
 
 // decisionParams are the parameters a decision request may carry, as URL
 // query parameters or as Flagger webhook metadata.
-var decisionParams = []string{"canary", "metric", "baseline", "histogram", "window", "rule", "since", "at", "source", "revision", "step"}
+var decisionParams = []string{"canary", "metric", "baseline", "histogram", "errors_metric", "errors", "window", "rule", "since", "at", "source", "revision", "step"}
 
 // errNoCanary: the request names a canary the config does not hold.
 var errNoCanary = errors.New("no such canary")
@@ -156,17 +156,27 @@ func canaryNames(canaries map[string]rulegen.Queries) string {
 	return strings.Join(names, ", ")
 }
 
-// requestKey identifies an analysis: everything Analyze reads. The window
-// ends at a whole minute, so requests within the same analysed minute
-// share a key.
+// requestKey identifies an analysis: everything Analyze reads, the
+// request counter and the load balancer's histogram included (two canaries
+// of the same fleets, one with a request counter, are two analyses). The
+// window ends at a whole minute, so requests within the same analysed
+// minute share a key.
 func requestKey(req engine.Request) string {
+	var errs, lb []string
+	if e := req.Errors; e != nil {
+		errs = []string{e.Metric, e.Failed.String()}
+	}
+	if l := req.LB; l != nil {
+		lb = []string{l.Metric, l.Baseline.String(), l.Canary.String()}
+	}
 	b, _ := json.Marshal(struct {
 		Metric, Baseline, Canary string
 		Kind                     prom.Kind
 		Config                   verdict.Config
 		First, Last, Since       time.Time
 		Read                     engine.Reading
-	}{req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, req.Config, req.Window.First, req.Window.Last, req.Since, req.Read})
+		Errors, LB, Notices      []string
+	}{req.Metric, req.Baseline.String(), req.Canary.String(), req.Kind, req.Config, req.Window.First, req.Window.Last, req.Since, req.Read, errs, lb, req.Notices})
 	return string(b)
 }
 

@@ -692,3 +692,68 @@ func TestFlaggerNamespacesKeepTheirAnchors(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionKeyHoldsTheRequestCounter: two canaries of the same fleets,
+// one with a request counter, are two analyses: before, the key left the
+// counter out, and a canary failing four times as often was answered with
+// the promote of the same fleets without one. And a canary described by
+// matchers may bring its request counter, as docs/integrations.md says.
+func TestDecisionKeyHoldsTheRequestCounter(t *testing.T) {
+	base, err := selector.Parse(`{service="s",track="baseline"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	can, err := selector.Parse(`{service="s",track="canary"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := time.Unix(3600*1000, 0)
+	plain := engine.Request{Metric: "m", Baseline: base, Canary: can, Kind: prom.Native, Config: verdict.Default(),
+		Window: pairing.Window{First: last.Add(-59 * time.Minute), Last: last}}
+	withErrors := plain
+	if withErrors.Errors, err = engine.ParseErrors("http_requests_total", ""); err != nil {
+		t.Fatal(err)
+	}
+	other := plain
+	if other.Errors, err = engine.ParseErrors("http_requests_total", `{code="503"}`); err != nil {
+		t.Fatal(err)
+	}
+	withLB := plain
+	withLB.LB = &engine.LoadBalancer{Metric: "lb", Baseline: base, Canary: can}
+	keys := map[string]string{}
+	for name, req := range map[string]engine.Request{"plain": plain, "with a request counter": withErrors, "other failed requests": other, "with a load balancer": withLB} {
+		k := requestKey(req)
+		if was, ok := keys[k]; ok {
+			t.Errorf("%s and %s share an analysis", name, was)
+		}
+		keys[k] = name
+	}
+	if requestKey(withErrors) != requestKey(withErrors) {
+		t.Error("the same request has two keys")
+	}
+
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"status":"error","errorType":"internal","error":"down"}`, http.StatusInternalServerError)
+	}))
+	defer down.Close()
+	client, err := prom.New(down.URL, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 6, 1, 10, 0, 40, 0, time.UTC)
+	srv := newDecisionServer(serverOptions{Client: client, Canaries: testCanaries(t), PodLabel: "pod", Settle: 30 * time.Second, ReadyFor: time.Second,
+		PromURL: down.URL, Now: func() time.Time { return clock }})
+	h := httptest.NewServer(srv.Handler())
+	defer h.Close()
+	q := url.Values{"metric": {"m"}, "baseline": {`{track="baseline"}`}, "canary": {`{track="canary"}`}, "errors_metric": {"http_requests_total"}, "errors": {`{code=~"5.."}`}}
+	resp, err := http.Get(h.URL + "/api/v1/decision?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	// Prometheus is down: the analysis fails (503), but the request is read.
+	if resp.StatusCode == http.StatusBadRequest || strings.Contains(string(body), "unknown parameter") {
+		t.Errorf("errors_metric and errors refused: %d %s", resp.StatusCode, body)
+	}
+}
