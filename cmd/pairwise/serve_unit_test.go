@@ -653,24 +653,33 @@ func TestStepHeld(t *testing.T) {
 	}
 }
 
-// TestFlaggerNamespacesKeepTheirAnchors: two Flagger canaries named
-// checkout in two namespaces, each at its own checksum, asked about in turn
-// every minute, keep their own deployment starts: neither is "first asked
-// about" a minute ago for ever.
-func TestFlaggerNamespacesKeepTheirAnchors(t *testing.T) {
+// gateOverDownProm serves the gate of testCanaries against a Prometheus
+// that answers every query with a server error, at the clock now; closed in
+// t.Cleanup.
+func gateOverDownProm(t *testing.T, now func() time.Time) *httptest.Server {
+	t.Helper()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"status":"error","errorType":"internal","error":"down"}`, http.StatusInternalServerError)
 	}))
-	defer down.Close()
-	clock := time.Date(2026, 6, 1, 10, 0, 40, 0, time.UTC)
+	t.Cleanup(down.Close)
 	client, err := prom.New(down.URL, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newDecisionServer(serverOptions{Client: client, Canaries: testCanaries(t), PodLabel: "pod", Settle: 30 * time.Second, ReadyFor: time.Second,
-		PromURL: down.URL, Now: func() time.Time { return clock }})
+		PromURL: down.URL, Now: now})
 	h := httptest.NewServer(srv.Handler())
-	defer h.Close()
+	t.Cleanup(h.Close)
+	return h
+}
+
+// TestFlaggerNamespacesKeepTheirAnchors: two Flagger canaries named
+// checkout in two namespaces, each at its own checksum, asked about in turn
+// every minute, keep their own deployment starts: neither is "first asked
+// about" a minute ago for ever.
+func TestFlaggerNamespacesKeepTheirAnchors(t *testing.T) {
+	clock := time.Date(2026, 6, 1, 10, 0, 40, 0, time.UTC)
+	h := gateOverDownProm(t, func() time.Time { return clock })
 	post := func(ns, sum string) hookAnswer {
 		resp, err := http.Post(h.URL+"/flagger/rollout", "application/json", strings.NewReader(fmt.Sprintf(`{"name":"checkout","namespace":%q,"phase":"Progressing","checksum":%q}`, ns, sum)))
 		if err != nil {
@@ -699,18 +708,12 @@ func TestFlaggerNamespacesKeepTheirAnchors(t *testing.T) {
 // the promote of the same fleets without one. And a canary described by
 // matchers may bring its request counter, as docs/integrations.md says.
 func TestDecisionKeyHoldsTheRequestCounter(t *testing.T) {
-	base, err := selector.Parse(`{service="s",track="baseline"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	can, err := selector.Parse(`{service="s",track="canary"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, can := testenv.GeneratedFleets(t)
 	last := time.Unix(3600*1000, 0)
 	plain := engine.Request{Metric: "m", Baseline: base, Canary: can, Kind: prom.Native, Config: verdict.Default(),
 		Window: pairing.Window{First: last.Add(-59 * time.Minute), Last: last}}
 	withErrors := plain
+	var err error
 	if withErrors.Errors, err = engine.ParseErrors("http_requests_total", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -732,19 +735,7 @@ func TestDecisionKeyHoldsTheRequestCounter(t *testing.T) {
 		t.Error("the same request has two keys")
 	}
 
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"status":"error","errorType":"internal","error":"down"}`, http.StatusInternalServerError)
-	}))
-	defer down.Close()
-	client, err := prom.New(down.URL, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := time.Date(2026, 6, 1, 10, 0, 40, 0, time.UTC)
-	srv := newDecisionServer(serverOptions{Client: client, Canaries: testCanaries(t), PodLabel: "pod", Settle: 30 * time.Second, ReadyFor: time.Second,
-		PromURL: down.URL, Now: func() time.Time { return clock }})
-	h := httptest.NewServer(srv.Handler())
-	defer h.Close()
+	h := gateOverDownProm(t, func() time.Time { return time.Date(2026, 6, 1, 10, 0, 40, 0, time.UTC) })
 	q := url.Values{"metric": {"m"}, "baseline": {`{track="baseline"}`}, "canary": {`{track="canary"}`}, "errors_metric": {"http_requests_total"}, "errors": {`{code=~"5.."}`}}
 	resp, err := http.Get(h.URL + "/api/v1/decision?" + q.Encode())
 	if err != nil {

@@ -108,7 +108,7 @@ function readSelector(selector: string, narrowing = false): { error?: string; ma
     if (value === undefined) {
       return fail(`The value of "${name}" must be in double quotes, e.g. ${name}${op[0]}"value".`);
     }
-    if ((op[0] === '=~' || op[0] === '!~') && compiles(value) === false) {
+    if ((op[0] === '=~' || op[0] === '!~') && anchoredRegExp(value) === null) {
       return fail(`The regular expression of "${name}" does not compile.`);
     }
     if (!matchesEmpty(op[0], value)) {
@@ -136,19 +136,18 @@ function readSelector(selector: string, narrowing = false): { error?: string; ma
 }
 
 /**
- * Whether a regular expression compiles, anchored as Prometheus matches it: undefined when the editor cannot
- * tell (a dashboard variable, or RE2 syntax JavaScript does not read, such as (?i)); the backend compiles it
- * again with Go's RE2.
+ * A regular expression anchored as Prometheus matches it; null when it does not compile, undefined when the
+ * editor cannot tell (a dashboard variable, or RE2 syntax JavaScript does not read, such as (?i)): the backend
+ * compiles it again with Go's RE2.
  */
-function compiles(value: string): boolean | undefined {
+function anchoredRegExp(value: string): RegExp | null | undefined {
   if (value.includes('$') || value.includes('(?')) {
     return undefined;
   }
   try {
-    new RegExp(`^(?:${value})$`);
-    return true;
+    return new RegExp(`^(?:${value})$`);
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -163,10 +162,8 @@ function matchesEmpty(op: string, value: string): boolean {
     case '!=':
       return value !== '';
   }
-  if (!compiles(value)) {
-    return false;
-  }
-  return new RegExp(`^(?:${value})$`).test('') === (op === '=~');
+  const re = anchoredRegExp(value);
+  return re ? re.test('') === (op === '=~') : false;
 }
 
 /** Go's one-character escapes, as strconv.Unquote reads them in pkg/selector. */
