@@ -299,10 +299,63 @@ func (s *scanner) numberText(what string) ([]byte, error) {
 	return raw, nil
 }
 
-// parseFloatBytes is parseFloat without copying the text (the copy and
-// its garbage cost as much as the parse).
+// atof is strconv.ParseFloat of the text, with the texts Prometheus
+// writes most (sample times, counts, bucket bounds: an optional minus, at
+// most 15 digits, an optional fraction) converted without copying the text
+// or leaving the stack. At most 15 digits are a whole number m below 2^53,
+// and 10^k for k <= 15 is exact too, so m / 10^k is one correctly rounded
+// division: the value strconv gives (its own exact fast path). Anything else
+// (exponents, more digits, NaN, Inf) goes to strconv.
+func atof(b []byte) (float64, error) {
+	if v, ok := exactDecimal(b); ok {
+		return v, nil
+	}
+	return strconv.ParseFloat(string(b), 64)
+}
+
+// pow10 holds the exact powers of ten exactDecimal divides by.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+func exactDecimal(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		i, neg = 1, true
+	}
+	var m uint64
+	digits, frac := 0, -1 // frac: digits after the point, -1 without one
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+		if digits > 15 {
+			return 0, false
+		}
+	}
+	if digits == 0 || frac == 0 {
+		return 0, false
+	}
+	v := float64(m)
+	if frac > 0 {
+		v /= pow10[frac]
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// parseFloatBytes is atof with the error a sample value's text gets.
 func parseFloatBytes(raw []byte) (float64, error) {
-	v, err := strconv.ParseFloat(string(raw), 64)
+	v, err := atof(raw)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %q is not a number", ErrNotProm, raw)
 	}
@@ -333,7 +386,7 @@ func (s *scanner) number() (float64, error) {
 		}
 		break
 	}
-	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+	f, err := atof(s.b[start:s.i])
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, s.errorf("%q is not a number", s.b[start:s.i])
 	}
@@ -632,7 +685,7 @@ func (s *scanner) plainBucket(b *apiBucket) bool {
 		return false
 	}
 	s.lastUpper, s.lastUpperText = upper, texts[1]
-	count, err := strconv.ParseFloat(string(texts[2]), 64)
+	count, err := atof(texts[2])
 	if err != nil {
 		return false
 	}
@@ -646,7 +699,7 @@ func (s *scanner) cachedBound(raw []byte) (float64, bool) {
 	if v, ok := s.bounds[string(raw)]; ok {
 		return v, true
 	}
-	v, err := strconv.ParseFloat(string(raw), 64)
+	v, err := atof(raw)
 	if err != nil {
 		return 0, false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
@@ -247,5 +248,46 @@ func TestClassicSeriesInLeOrder(t *testing.T) {
 	}
 	if len(got[""]) != 4 {
 		t.Errorf("%d minutes, want 4", len(got[""]))
+	}
+}
+
+// TestExactDecimalIsStrconv: the fast path gives strconv's value, bit for
+// bit, or leaves the text to strconv; strconv's answer is the reference.
+func TestExactDecimalIsStrconv(t *testing.T) {
+	texts := []string{
+		"0", "-0", "1", "17", "0.1", "0.25", ".5", "5.", "-", "", ".", "-.5", "1748772000", "1748772000.123",
+		"1748772000.5", "999999999999999", "9999999999999999", "123456789012345.6", "0.000000000000001",
+		"0.0000000000000001", "1e3", "+1", "NaN", "Inf", "-Inf", "1.2.3", "00012.500", "0x10", "1_000",
+		"4503599627370497", "9007199254740993", "3.14159265358979", "2.718281828459045",
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		digits := 1 + rng.IntN(17)
+		var b []byte
+		if rng.IntN(4) == 0 {
+			b = append(b, '-')
+		}
+		point := rng.IntN(digits + 2)
+		for d := 0; d < digits; d++ {
+			if d == point {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		texts = append(texts, string(b))
+	}
+	fast := 0
+	for _, text := range texts {
+		want, wantErr := strconv.ParseFloat(text, 64)
+		got, err := atof([]byte(text))
+		if (err != nil) != (wantErr != nil) || math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("atof(%q) = %v, %v; strconv: %v, %v", text, got, err, want, wantErr)
+		}
+		if _, ok := exactDecimal([]byte(text)); ok {
+			fast++
+		}
+	}
+	if fast < len(texts)/2 {
+		t.Fatalf("the fast path took %d of %d texts", fast, len(texts))
 	}
 }
