@@ -5,8 +5,11 @@
 # (docs/integrations.md#container)
 
 # The build runs on the builder's own platform and cross-compiles: no
-# emulation, one Go toolchain.
-FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+# emulation, one Go toolchain, the patch release CI tests with (the official
+# images set GOTOOLCHAIN=local, so an image older than go.mod's go line
+# fails the build). The base images are pinned by tag; pin them by digest
+# in your own registry.
+FROM --platform=$BUILDPLATFORM golang:1.26.8 AS build
 ARG TARGETOS
 ARG TARGETARCH
 WORKDIR /src

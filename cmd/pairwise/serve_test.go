@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -854,5 +855,97 @@ func clockedGate(t *testing.T, e *serveEnv) func(query string, at time.Time) (st
 			t.Fatalf("%d %v", resp.StatusCode, err)
 		}
 		return doc.Decision, doc.Reason
+	}
+}
+
+// TestDeployedPodsAreRestricted: every pod the manifests in deploy/ run (the
+// server's Deployment, the judge's Job) is admitted in a namespace that
+// enforces the Pod Security Standard "restricted" (runs as non-root, seccomp
+// RuntimeDefault or Localhost, no privilege escalation, every capability
+// dropped), so a hardened Rollout namespace does not turn the Job into a
+// pod that never starts and an abort an hour later.
+func TestDeployedPodsAreRestricted(t *testing.T) {
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "deploy", "*", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests under deploy/: %v", err)
+	}
+	pods := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		for {
+			var doc any
+			if err := dec.Decode(&doc); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			for _, pod := range podSpecs(doc) {
+				pods++
+				checkRestricted(t, filepath.Base(file), pod)
+			}
+		}
+	}
+	if pods < 2 {
+		t.Fatalf("found %d pod specs under deploy/, want the server's and the Job's", pods)
+	}
+}
+
+// podSpecs finds every map holding "containers" (a pod spec) in a document.
+func podSpecs(v any) []map[string]any {
+	var out []map[string]any
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v["containers"].([]any); ok {
+			return append(out, v)
+		}
+		for _, c := range v {
+			out = append(out, podSpecs(c)...)
+		}
+	case []any:
+		for _, c := range v {
+			out = append(out, podSpecs(c)...)
+		}
+	}
+	return out
+}
+
+func checkRestricted(t *testing.T, file string, pod map[string]any) {
+	t.Helper()
+	get := func(m any, path ...string) any {
+		for _, k := range path {
+			mm, ok := m.(map[string]any)
+			if !ok {
+				return nil
+			}
+			m = mm[k]
+		}
+		return m
+	}
+	seccompOK := func(v any) bool { return v == "RuntimeDefault" || v == "Localhost" }
+	podNonRoot := get(pod, "securityContext", "runAsNonRoot") == true
+	podSeccomp := seccompOK(get(pod, "securityContext", "seccompProfile", "type"))
+	for _, c := range pod["containers"].([]any) {
+		name := get(c, "name")
+		if !podNonRoot && get(c, "securityContext", "runAsNonRoot") != true {
+			t.Errorf("%s: container %v may run as root (runAsNonRoot)", file, name)
+		}
+		if !podSeccomp && !seccompOK(get(c, "securityContext", "seccompProfile", "type")) {
+			t.Errorf("%s: container %v has no seccompProfile RuntimeDefault or Localhost", file, name)
+		}
+		if get(c, "securityContext", "allowPrivilegeEscalation") != false {
+			t.Errorf("%s: container %v allows privilege escalation", file, name)
+		}
+		drop, _ := get(c, "securityContext", "capabilities", "drop").([]any)
+		if !slices.Contains(drop, any("ALL")) {
+			t.Errorf("%s: container %v does not drop every capability", file, name)
+		}
 	}
 }
