@@ -104,7 +104,7 @@ type pod struct {
 	fi       int
 	idx      int
 	name     string
-	restart  int64 // Unix second of a restart, or -1
+	restarts []int64 // Unix seconds of its restarts
 	nativeL  labels.Labels
 	nhcbL    labels.Labels // empty without Options.NHCBMetric
 	bucketL  []labels.Labels
@@ -212,7 +212,9 @@ func newGenerator(o Options) (*generator, error) {
 	for t := g.start.Add(o.ScrapeOffset); !t.After(g.end); t = t.Add(o.ScrapeInterval) {
 		g.scrape = append(g.scrape, t.Unix())
 	}
-	restarts := map[[2]int]int64{}
+	// A pod may restart several times: keep every restart, not the last.
+	restarts := map[[2]int][]int64{}
+	last := g.scrape[len(g.scrape)-1]
 	for _, r := range o.Restarts {
 		fi := 0
 		if r.Fleet == sim.FleetCanary {
@@ -221,7 +223,13 @@ func newGenerator(o Options) (*generator, error) {
 		if r.Index < 0 || r.Index >= o.Sim.PodsPerFleet {
 			return nil, fmt.Errorf("restart of pod %s-%d: no such pod", r.Fleet, r.Index)
 		}
-		restarts[[2]int{fi, r.Index}] = r.Time.Unix()
+		// No scrape would see a later restart, yet the truth would list it.
+		if r.Time.Unix() > last {
+			return nil, fmt.Errorf("restart of pod %s at %s: after the data's last scrape at %s, so no sample would show it "+
+				"(--restart POD@MINUTE restarts it --scrape-offset plus half a --scrape-interval after the minute's start)",
+				sim.PodName(o.Service, r.Fleet, r.Index), r.Time.UTC().Format(time.RFC3339), time.Unix(last, 0).UTC().Format(time.RFC3339))
+		}
+		restarts[[2]int{fi, r.Index}] = append(restarts[[2]int{fi, r.Index}], r.Time.Unix())
 	}
 	nMinutes := o.Minutes
 	for fi, fleet := range sim.Fleets {
@@ -234,10 +242,7 @@ func newGenerator(o Options) (*generator, error) {
 			}
 		}
 		for i := 0; i < o.Sim.PodsPerFleet; i++ {
-			p := &pod{fleet: fleet, fi: fi, idx: i, name: sim.PodName(o.Service, fleet, i), restart: -1, minute: -1, lay: g.layouts[fi]}
-			if r, ok := restarts[[2]int{fi, i}]; ok {
-				p.restart = r
-			}
+			p := &pod{fleet: fleet, fi: fi, idx: i, name: sim.PodName(o.Service, fleet, i), restarts: restarts[[2]int{fi, i}], minute: -1, lay: g.layouts[fi]}
 			named := func(l string) string { return cmp.Or(o.RenameLabels[l], l) }
 			base := func(name string, extra ...string) labels.Labels {
 				kv := append([]string{"__name__", name, "job", o.Job, named("service"), o.Service, named("track"), fleet,
@@ -308,6 +313,17 @@ func (p *pod) reset() {
 	p.count, p.sum, p.zero, p.ok, p.errs = 0, 0, 0, 0, 0
 	p.nat, p.nMin = p.nat[:0], 0
 	clear(p.classic)
+}
+
+// lastRestart is the pod's last restart in (prev, cur], or 0.
+func (p *pod) lastRestart(prev, cur int64) int64 {
+	var last int64
+	for _, r := range p.restarts {
+		if r > prev && r <= cur && r > last {
+			last = r
+		}
+	}
+	return last
 }
 
 func (g *generator) observe(p *pod, v float64, isErr bool) {
@@ -449,11 +465,12 @@ func (g *generator) runSlab(app storage.Appender, pods []*pod, k0, k1 int, tr *s
 				p.minute = m
 			}
 			from := prev
-			if p.restart > prev && p.restart <= cur {
-				// The process restarted inside this interval: what it counted
-				// since the last scrape is lost.
+			if r := p.lastRestart(prev, cur); r > 0 {
+				// The process restarted inside this interval (the last time,
+				// if more than once): what it counted since the last scrape
+				// is lost.
 				p.reset()
-				from = p.restart
+				from = r
 			}
 			fi := p.fi
 			g.s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(cur, 0), func(v float64, isErr bool) {

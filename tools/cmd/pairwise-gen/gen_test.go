@@ -110,6 +110,51 @@ func windowIncrease(xs []sample, T int64) float64 {
 	return inc
 }
 
+// openData opens a generated TSDB for reading; both close with the test.
+func openData(t *testing.T, dir string) storage.Querier {
+	t.Helper()
+	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// checkTruthCounts checks that every fleet's count and errors of every
+// minute in the truth equal the stored counters' increases.
+func checkTruthCounts(t *testing.T, q storage.Querier, tr Truth, minutes int) {
+	t.Helper()
+	for fi, fleet := range sim.Fleets {
+		counts := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_count"),
+			labels.MustNewMatcher(labels.MatchEqual, "track", fleet))
+		errs := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_requests_total"),
+			labels.MustNewMatcher(labels.MatchEqual, "code", "500"), labels.MustNewMatcher(labels.MatchEqual, "track", fleet))
+		for m := 0; m < minutes; m++ {
+			row := tr.Minutes[2*m+fi]
+			T := testStart.Add(time.Duration(m+1) * time.Minute)
+			if row.Fleet != fleet || row.Time != T.Format(time.RFC3339) {
+				t.Fatalf("row %d: %s %s", 2*m+fi, row.Fleet, row.Time)
+			}
+			var n, e float64
+			for _, xs := range counts {
+				n += windowIncrease(xs, T.UnixMilli())
+			}
+			for _, xs := range errs {
+				e += windowIncrease(xs, T.UnixMilli())
+			}
+			if int(n) != row.Count || int(e) != row.Errors {
+				t.Errorf("%s %s: data has %v requests, %v errors; truth %d, %d", fleet, row.Time, n, e, row.Count, row.Errors)
+			}
+		}
+	}
+}
+
 func TestGenerateOpensAndMatchesTruth(t *testing.T) {
 	const minutes = 40
 	dir, tr := generate(t, minutes, "--scenario", "regression", "--regression-start-minute", "10",
@@ -165,30 +210,10 @@ func TestGenerateOpensAndMatchesTruth(t *testing.T) {
 	}
 
 	// Counts and errors per fleet and minute equal the truth, from raw samples.
-	for fi, fleet := range sim.Fleets {
-		counts := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_count"),
-			labels.MustNewMatcher(labels.MatchEqual, "track", fleet))
-		errs := rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_requests_total"),
-			labels.MustNewMatcher(labels.MatchEqual, "code", "500"), labels.MustNewMatcher(labels.MatchEqual, "track", fleet))
-		for m := 0; m < minutes; m++ {
-			row := tr.Minutes[2*m+fi]
-			T := testStart.Add(time.Duration(m+1) * time.Minute)
-			if row.Fleet != fleet || row.Time != T.Format(time.RFC3339) {
-				t.Fatalf("row %d: %s %s", 2*m+fi, row.Fleet, row.Time)
-			}
-			var n, e float64
-			for _, xs := range counts {
-				n += windowIncrease(xs, T.UnixMilli())
-			}
-			for _, xs := range errs {
-				e += windowIncrease(xs, T.UnixMilli())
-			}
-			if int(n) != row.Count || int(e) != row.Errors {
-				t.Errorf("%s %s: data has %v requests, %v errors; truth %d, %d", fleet, row.Time, n, e, row.Count, row.Errors)
-			}
-			if row.Count > 0 && len(row.PodP99) == 0 {
-				t.Errorf("%s %s: no pod p99", fleet, row.Time)
-			}
+	checkTruthCounts(t, q, tr, minutes)
+	for _, row := range tr.Minutes {
+		if row.Count > 0 && len(row.PodP99) == 0 {
+			t.Errorf("%s %s: no pod p99", row.Fleet, row.Time)
 		}
 	}
 
@@ -274,6 +299,60 @@ func TestGenerateOpensAndMatchesTruth(t *testing.T) {
 	}
 	if mb, ma := median(before), median(after); mb > 1.1 || ma < 1.1 || ma > 1.32 {
 		t.Errorf("median canary/baseline p99: %.3f before, %.3f after the regression (x1.2)", mb, ma)
+	}
+}
+
+// resetTimes are the times at which a pod's request count goes down.
+func resetTimes(t *testing.T, q storage.Querier, pod string) []time.Time {
+	t.Helper()
+	var out []time.Time
+	for _, xs := range rawSeries(t, q, labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_request_duration_seconds_count"),
+		labels.MustNewMatcher(labels.MatchEqual, "pod", pod)) {
+		for i := 1; i < len(xs); i++ {
+			if xs[i].v < xs[i-1].v {
+				out = append(out, time.UnixMilli(xs[i].t).UTC())
+			}
+		}
+	}
+	return out
+}
+
+// TestRepeatedRestarts: every --restart of a pod resets its counters, not
+// only the last one, and the truth's counts stay those of the data.
+func TestRepeatedRestarts(t *testing.T) {
+	const minutes = 10
+	dir, tr := generate(t, minutes, "--restart", "canary-0@2", "--restart", "canary-0@6", "--restart", "baseline-1@4")
+	if len(tr.Restarts) != 3 {
+		t.Fatalf("truth restarts %+v, want 3", tr.Restarts)
+	}
+	q := openData(t, dir)
+	for pod, want := range map[string][]time.Time{
+		"checkout-canary-0":   {testStart.Add(2*time.Minute + 15*time.Second), testStart.Add(6*time.Minute + 15*time.Second)},
+		"checkout-baseline-1": {testStart.Add(4*time.Minute + 15*time.Second)},
+		"checkout-canary-1":   nil,
+	} {
+		if got := resetTimes(t, q, pod); !slices.EqualFunc(got, want, time.Time.Equal) {
+			t.Errorf("%s: counter resets at %v, want %v", pod, got, want)
+		}
+	}
+	checkTruthCounts(t, q, tr, minutes)
+}
+
+// TestRestartAfterTheLastScrape: a restart no scrape would see is refused,
+// not listed in a truth whose data never shows it.
+func TestRestartAfterTheLastScrape(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "data")
+	// Scrapes at 00:45, 01:45 and 02:45; minute 2's restart would be at 03:15.
+	err := run([]string{"--out", out, "--quiet", "--minutes", "3", "--scrape-interval", "60s", "--scrape-offset", "45s", "--restart", "canary-0@2"})
+	if err == nil || !strings.Contains(err.Error(), "after the data's last scrape") {
+		t.Fatalf("error %v, want one saying the restart is after the last scrape", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out was created before the restart was refused: %v", err)
+	}
+	// Minute 1's restart, at 02:15, is seen by the scrape at 02:45.
+	if err := run([]string{"--out", out, "--quiet", "--minutes", "3", "--scrape-interval", "60s", "--scrape-offset", "45s", "--restart", "canary-0@1"}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -151,7 +151,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	var canaryBuckets floatList
 	fs.Var(&canaryBuckets, "canary-buckets", "the canary's classic bucket upper bounds when they differ from --buckets (a release that changed the buckets; default: --buckets)")
 	var restarts restartFlags
-	fs.Var(&restarts, "restart", "POD@MINUTE: restart a pod (counters reset) during minute MINUTE (0-based from --start), half a scrape interval after the minute's first scrape; POD is canary-3, baseline-0 or the full pod name; repeatable")
+	fs.Var(&restarts, "restart", "POD@MINUTE: restart a pod (counters reset) --scrape-offset plus half a --scrape-interval after the start of minute MINUTE (0-based from --start), which is in the next minute when that passes 60s; refused after the last scrape; POD is canary-3, baseline-0 or the full pod name; repeatable, also for one pod")
 	var gaps restartFlags
 	fs.Var(&gaps, "scrape-gap", "POD@FROM-TO: the pod's scrapes fail from minute FROM to minute TO (0-based from --start, whole minutes, up == 0 and no samples); POD as for --restart; repeatable")
 	podP99 := fs.Bool("truth-pod-p99", true, "include per-pod p99 in the truth file")
