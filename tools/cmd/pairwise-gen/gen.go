@@ -3,8 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -589,6 +591,16 @@ func (g *generator) shards() [][]*pod {
 // run writes the blocks and the truth file.
 func (g *generator) run(ctx context.Context) (Summary, error) {
 	began := time.Now()
+	// Blocks added to an existing TSDB overlap its own, its series stay
+	// (pods 5-9 of a run with more pods), and the truth file describes only
+	// this run: write into a new or empty directory only.
+	switch entries, err := os.ReadDir(g.o.OutDir); {
+	case err == nil && len(entries) > 0:
+		return Summary{}, fmt.Errorf("--out %s is not empty (it holds %s): pairwise-gen writes a new TSDB and would mix its blocks with what is there; remove it or name a new or empty directory",
+			g.o.OutDir, entries[0].Name())
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return Summary{}, fmt.Errorf("--out %s: %w", g.o.OutDir, err)
+	}
 	// An empty wal/ lets read-only openers (tsdb.OpenDBReadOnly, promtool
 	// tsdb) open the directory too; Prometheus starts a fresh WAL in it.
 	if err := os.MkdirAll(filepath.Join(g.o.OutDir, "wal"), 0o755); err != nil {

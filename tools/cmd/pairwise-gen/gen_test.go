@@ -356,6 +356,34 @@ func TestRestartAfterTheLastScrape(t *testing.T) {
 	}
 }
 
+// TestOutMustBeNewOrEmpty: a second run into the same --out is refused
+// before it writes anything (its blocks would overlap the first run's, whose
+// pods 5-9 would stay), and an existing empty directory is accepted.
+func TestOutMustBeNewOrEmpty(t *testing.T) {
+	dir, _ := generate(t, 2, "--pods", "10")
+	before, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run([]string{"--out", dir, "--quiet", "--minutes", "2", "--pods", "5", "--start", testStart.Format(time.RFC3339)})
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Fatalf("error %v, want one saying --out is not empty", err)
+	}
+	after, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("the refused run changed --out: %d entries, then %d", len(before), len(after))
+	}
+	stdout := os.Stdout
+	os.Stdout, _ = os.Open(os.DevNull)
+	defer func() { os.Stdout.Close(); os.Stdout = stdout }()
+	if err := run([]string{"--out", t.TempDir(), "--quiet", "--minutes", "2"}); err != nil {
+		t.Errorf("an existing empty --out: %v", err)
+	}
+}
+
 type nopClose struct{ storage.Querier }
 
 func (nopClose) Close() error { return nil }

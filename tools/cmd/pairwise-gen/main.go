@@ -102,7 +102,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	fs := flag.NewFlagSet("pairwise-gen", flag.ContinueOnError)
 	d := sim.DefaultConfig(time.Time{})
 	c := d
-	out := fs.String("out", "", "TSDB data directory to write (required); open it with prometheus --storage.tsdb.path=DIR")
+	out := fs.String("out", "", "TSDB data directory to write (required), new or empty; open it with prometheus --storage.tsdb.path=DIR")
 	truth := fs.String("truth", "", "ground truth JSON file to write (optional)")
 	startS := fs.String("start", "", "start, RFC 3339, a whole UTC minute (default: --end minus --minutes)")
 	endS := fs.String("end", "", "end, RFC 3339 (default: now floored to the whole UTC minute); ignored when --start is set")
