@@ -162,7 +162,9 @@ type generator struct {
 	start   time.Time
 	end     time.Time
 	scrape  []int64 // scrape times, Unix seconds
-	// truth, indexed [fleet][minute]
+	// truth, indexed [fleet][minute]; kept only with a truth file to write
+	// (every observation, for exact quantiles: gigabytes over a week)
+	keepTruth bool
 	fleetVals [2][][]float64
 	fleetErrs [2][]int
 	podP99    [2][]float64 // [fleet][minute*pods+pod], NaN when no observation
@@ -192,11 +194,14 @@ func newGenerator(o Options) (*generator, error) {
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
+	if o.TruthFile == "" {
+		o.TruthPodP99 = false // nothing to write them to
+	}
 	s, err := sim.New(o.Sim)
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{o: o, s: s, start: o.Sim.Start.UTC()}
+	g := &generator{o: o, s: s, start: o.Sim.Start.UTC(), keepTruth: o.TruthFile != ""}
 	g.end = g.start.Add(time.Duration(o.Minutes) * time.Minute)
 	canarySchema, canaryBuckets := o.Schema, o.ClassicBuckets
 	if o.CanarySchema != nil {
@@ -235,8 +240,10 @@ func newGenerator(o Options) (*generator, error) {
 	}
 	nMinutes := o.Minutes
 	for fi, fleet := range sim.Fleets {
-		g.fleetVals[fi] = make([][]float64, nMinutes)
-		g.fleetErrs[fi] = make([]int, nMinutes)
+		if g.keepTruth {
+			g.fleetVals[fi] = make([][]float64, nMinutes)
+			g.fleetErrs[fi] = make([]int, nMinutes)
+		}
 		if o.TruthPodP99 {
 			g.podP99[fi] = make([]float64, nMinutes*o.Sim.PodsPerFleet)
 			for i := range g.podP99[fi] {
@@ -478,7 +485,7 @@ func (g *generator) runSlab(app storage.Appender, pods []*pod, k0, k1 int, tr *s
 			g.s.Observe(p.fleet, p.idx, time.Unix(from, 0), time.Unix(cur, 0), func(v float64, isErr bool) {
 				g.observe(p, v, isErr)
 				tr.obs++
-				if m >= 0 {
+				if m >= 0 && g.keepTruth {
 					tr.vals[fi][m] = append(tr.vals[fi][m], v)
 					if isErr {
 						tr.errs[fi][m]++

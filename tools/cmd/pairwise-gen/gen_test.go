@@ -384,6 +384,49 @@ func TestOutMustBeNewOrEmpty(t *testing.T) {
 	}
 }
 
+// TestNoTruthKeepsNoObservations: without --truth no observation is kept
+// (they are kept for the truth's exact quantiles, gigabytes over a week),
+// and the summary is the same as with one.
+func TestNoTruthKeepsNoObservations(t *testing.T) {
+	var sums []Summary
+	for _, truth := range []string{"", filepath.Join(t.TempDir(), "truth.json")} {
+		o, _, err := parseFlags([]string{"--out", filepath.Join(t.TempDir(), "data"), "--truth", truth, "--quiet",
+			"--start", testStart.Format(time.RFC3339), "--minutes", "3", "--pods", "2", "--restart", "canary-0@1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := newGenerator(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := g.run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.Elapsed = 0
+		sums = append(sums, sum)
+		if truth != "" {
+			continue
+		}
+		kept := 0
+		for fi := range 2 {
+			for _, vals := range g.fleetVals[fi] {
+				kept += cap(vals)
+			}
+			kept += len(g.podP99[fi])
+		}
+		for _, p := range g.pods {
+			kept += cap(p.vals)
+		}
+		if kept > 0 {
+			t.Errorf("without --truth, %d values kept", kept)
+		}
+	}
+	if sums[0] != sums[1] || sums[0].Observations == 0 {
+		t.Errorf("summary without --truth %+v, with %+v", sums[0], sums[1])
+	}
+}
+
 type nopClose struct{ storage.Querier }
 
 func (nopClose) Close() error { return nil }
