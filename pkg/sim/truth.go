@@ -19,6 +19,11 @@ import (
 // T: the whole minute, the observations of the ticks [T-60s, T).
 // Count, Errors and Quantiles are over exactly those observations, after
 // counter resets (a restarted pod's lost observations are not included).
+// A pod whose scrapes fail (a scrape gap) has no sample in the gap, so what
+// it observed since its last sample counts in the minute of its first
+// sample after the gap (nowhere when the gap runs to the end). increase()
+// over a minute and one scrape interval does not reach back across the gap:
+// there Pairwise reads less of that pod than the truth holds.
 type Truth struct {
 	Scenario       string        `json:"scenario"`
 	Start          string        `json:"start"`

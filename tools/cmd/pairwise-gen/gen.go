@@ -324,6 +324,31 @@ func (p *pod) reset() {
 	clear(p.classic)
 }
 
+// inGap reports whether the pod's scrape at sec fails.
+func (p *pod) inGap(sec int64) bool {
+	for _, gap := range p.gaps {
+		if sec > gap[0] && sec <= gap[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// reported is the index of the pod's first scrape from k on that is not in
+// a scrape gap, or len(g.scrape).
+func (g *generator) reported(p *pod, k int) int {
+	for k < len(g.scrape) && p.inGap(g.scrape[k]) {
+		// Skip to the first scrape after the gaps that hold this one.
+		for _, gap := range p.gaps {
+			if g.scrape[k] > gap[0] && g.scrape[k] <= gap[1] {
+				k = sort.Search(len(g.scrape), func(i int) bool { return g.scrape[i] > gap[1] })
+				break
+			}
+		}
+	}
+	return k
+}
+
 // lastRestart is the pod's last restart in (prev, cur], or 0.
 func (p *pod) lastRestart(prev, cur int64) int64 {
 	var last int64
@@ -468,7 +493,15 @@ func (g *generator) runSlab(app storage.Appender, pods []*pod, k0, k1 int, tr *s
 	for _, p := range pods {
 		for k := k0; k < k1; k++ {
 			prev, cur := g.scrape[k-1], g.scrape[k]
-			m := g.minuteOf(prev, cur)
+			// The interval's observations are read in the minute of the
+			// pod's next reported sample, as the truth's coverage says: cur,
+			// or after a scrape gap the first scrape after it. None if the
+			// gap runs to the end, or if the pod restarts before that sample
+			// (its counters reset: no sample ever shows them).
+			m := -1
+			if kr := g.reported(p, k); kr < len(g.scrape) && p.lastRestart(cur, g.scrape[kr]) == 0 {
+				m = g.minuteOf(prev, g.scrape[kr])
+			}
 			if m != p.minute {
 				g.finishPodMinute(p)
 				p.minute = m
@@ -510,14 +543,12 @@ func (g *generator) appendPod(app storage.Appender, p *pod, sec int64) (floats, 
 	t := sec * 1000
 	r := p.refs
 	up := len(r) - 1
-	for _, gap := range p.gaps {
-		if sec > gap[0] && sec <= gap[1] {
-			// The scrape failed: only the target's up says so.
-			if r[up], err = app.Append(r[up], p.upL, t, 0); err != nil {
-				return 0, 0, fmt.Errorf("%s at %d: %w", p.upL, t, err)
-			}
-			return 1, 0, nil
+	if p.inGap(sec) {
+		// The scrape failed: only the target's up says so.
+		if r[up], err = app.Append(r[up], p.upL, t, 0); err != nil {
+			return 0, 0, fmt.Errorf("%s at %d: %w", p.upL, t, err)
 		}
+		return 1, 0, nil
 	}
 	if r[up], err = app.Append(r[up], p.upL, t, 1); err != nil {
 		return 0, 0, fmt.Errorf("%s at %d: %w", p.upL, t, err)

@@ -87,18 +87,19 @@ func rawSeries(t *testing.T, q storage.Querier, ms ...*labels.Matcher) map[strin
 }
 
 // windowIncrease is the counter increase of the whole minute ending at T,
-// from the last sample at or before T-60s to the last at or before T (a
-// minute and one 15 s scrape interval, as prom.MinuteRange reads it), with
-// Prometheus's counter reset rule, without extrapolation.
+// from the last sample at or before T-60s to the last at or before T (the
+// truth's coverage; without a scrape gap a minute and one scrape interval,
+// as prom.MinuteRange reads it), with Prometheus's counter reset rule,
+// without extrapolation.
 func windowIncrease(xs []sample, T int64) float64 {
 	var inc float64
 	var prev *sample
 	for i := range xs {
 		x := &xs[i]
-		if x.t <= T-75000 || x.t > T {
-			continue
+		if x.t > T {
+			break
 		}
-		if prev != nil {
+		if prev != nil && x.t > T-60000 {
 			if x.v < prev.v {
 				inc += x.v
 			} else {
@@ -425,6 +426,18 @@ func TestNoTruthKeepsNoObservations(t *testing.T) {
 	if sums[0] != sums[1] || sums[0].Observations == 0 {
 		t.Errorf("summary without --truth %+v, with %+v", sums[0], sums[1])
 	}
+}
+
+// TestScrapeGapCounts: a pod's observations during a scrape gap count in
+// the minute of its first sample after the gap, where the stored counters
+// show them (the truth put them in the minutes of the gap, which the data
+// holds no sample of); none when the gap runs to the end, or when the pod
+// restarts during the gap.
+func TestScrapeGapCounts(t *testing.T) {
+	const minutes = 8
+	dir, tr := generate(t, minutes, "--scrape-gap", "canary-0@2-4", "--scrape-gap", "canary-1@2-4", "--restart", "canary-1@3",
+		"--scrape-gap", "baseline-1@6-8", "--scrape-interval", "10s", "--scrape-offset", "5s")
+	checkTruthCounts(t, openData(t, dir), tr, minutes)
 }
 
 type nopClose struct{ storage.Querier }
