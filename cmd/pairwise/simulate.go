@@ -71,7 +71,7 @@ Flags:
 	fs.StringVar(&f.metric, "metric", "http_request_duration_seconds", "histogram metric name")
 	fs.StringVar(&f.service, "service", "checkout", "service label value (and pod name prefix)")
 	fs.StringVar(&f.job, "job", "checkout", "job label value")
-	fs.StringVar(&f.buckets, "buckets", exposition.FormatBuckets(exposition.DefaultClassicBuckets), "classic bucket upper bounds, comma separated (+Inf is added)")
+	fs.StringVar(&f.buckets, "buckets", exposition.FormatBuckets(exposition.DefaultClassicBuckets), "classic bucket upper bounds, comma separated, strictly increasing (+Inf is added)")
 	fs.Float64Var(&f.bucketFactor, "bucket-factor", exposition.DefaultBucketFactor, "native histogram bucket growth factor (1.1: schema 3, as the backfill)")
 	fs.Int64Var(&c.Seed, "seed", d.Seed, "random seed: the same seed, scenario and start give the same requests")
 	fs.StringVar(&c.Scenario, "scenario", d.Scenario, "scenario: "+strings.Join(sim.Scenarios, ", "))
@@ -139,8 +139,11 @@ func (f *simulateFlags) simulation(start time.Time) (*sim.Sim, []float64, error)
 		return nil, nil, err
 	}
 	buckets, err := parseFloats(f.buckets)
+	if err == nil {
+		err = sim.CheckClassicBuckets(buckets)
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("--buckets: %w", err)
+		return nil, nil, fmt.Errorf("--buckets %s: %w", f.buckets, err)
 	}
 	return s, buckets, nil
 }

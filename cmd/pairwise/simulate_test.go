@@ -111,6 +111,9 @@ func TestSimulateRejectsBadFlags(t *testing.T) {
 		{"far future", []string{"--backfill", "x", "--gen", "/bin/true", "--start", "2099-01-01T00:00:00Z"}, "ahead"},
 		{"no minutes", []string{"--backfill", "x", "--gen", "/bin/true", "--minutes", "0"}, "--minutes"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
+		// client_golang panics on a repeated bound ("internal error").
+		{"repeated bucket", []string{"--listen", "127.0.0.1:0", "--buckets", "0.1,0.1,1"}, "--buckets 0.1,0.1,1: bound 0.1 follows 0.1"},
+		{"decreasing buckets", []string{"--backfill", "x", "--gen", "/bin/true", "--buckets", "0.5,0.1"}, "strictly increasing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

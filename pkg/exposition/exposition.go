@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -99,8 +98,8 @@ func New(o Options, now time.Time) (*Fleets, error) {
 	if o.Buckets == nil {
 		o.Buckets = DefaultClassicBuckets
 	}
-	if !slices.IsSorted(o.Buckets) || len(o.Buckets) == 0 {
-		return nil, fmt.Errorf("exposition: classic buckets must be a non-empty ascending list, got %v", o.Buckets)
+	if err := sim.CheckClassicBuckets(o.Buckets); err != nil {
+		return nil, fmt.Errorf("exposition: classic buckets %v: %w", o.Buckets, err)
 	}
 	if o.BucketFactor == 0 {
 		o.BucketFactor = DefaultBucketFactor

@@ -140,8 +140,8 @@ func newLayout(schema int32, buckets []float64) (*layout, error) {
 	if schema < -4 || schema > 8 {
 		return nil, fmt.Errorf("schema must be in [-4, 8], got %d", schema)
 	}
-	if !slices.IsSorted(buckets) || len(buckets) == 0 {
-		return nil, fmt.Errorf("classic buckets must be a non-empty ascending list")
+	if err := sim.CheckClassicBuckets(buckets); err != nil {
+		return nil, fmt.Errorf("classic buckets %v: %w", buckets, err)
 	}
 	l := &layout{schema: schema, buckets: buckets}
 	if schema > 0 {

@@ -545,6 +545,27 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// TestBucketFlagErrors: classic bounds that are not finite and strictly
+// increasing, or that list +Inf, are refused before --out is created.
+func TestBucketFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--buckets", "0.1,0.1,1"},
+		{"--buckets", "0.1,+Inf"},
+		{"--buckets", "NaN"},
+		{"--buckets", "0.1,+Inf", "--nhcb-metric", "nhcb_seconds"},
+		{"--canary-buckets", "0.5,0.1"},
+	} {
+		out := filepath.Join(t.TempDir(), "data")
+		err := run(append([]string{"--out", out, "--quiet", "--minutes", "2"}, args...))
+		if err == nil || !strings.Contains(err.Error(), args[0]+" ") {
+			t.Errorf("%q: error %v, want one naming %s", args, err, args[0])
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%q: --out created before the error: %v", args, err)
+		}
+	}
+}
+
 // The latency shape, load coupling and tail scenario flags reach the
 // simulation and the truth file.
 func TestShapeFlags(t *testing.T) {

@@ -145,7 +145,7 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	job := fs.String("job", "checkout", "job label value")
 	schema := fs.Int("schema", 3, "native histogram exponential schema (-4..8)")
 	buckets := floatList(DefaultClassicBuckets)
-	fs.Var(&buckets, "buckets", "classic bucket upper bounds, comma separated (+Inf is added)")
+	fs.Var(&buckets, "buckets", "classic bucket upper bounds, comma separated, strictly increasing (+Inf is added)")
 	canarySchema := fs.String("canary-schema", "", "the canary's native schema when it differs from --schema (a canary whose series kept a finer schema than the baseline's; default: --schema)")
 	nhcb := fs.String("nhcb-metric", "", "also write every pod's classic buckets as a native histogram with custom buckets (NHCB, as Prometheus's convert_classic_histograms_to_nhcb records them) under this name")
 	var canaryBuckets floatList
@@ -184,6 +184,14 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
+	}
+	// Before anything is written (a +Inf bound failed only in the NHCB's
+	// first sample, after --out was created).
+	if err := sim.CheckClassicBuckets(buckets); err != nil {
+		return o, "", fmt.Errorf("--buckets %s: %w", buckets.String(), err)
+	}
+	if err := sim.CheckClassicBuckets(canaryBuckets); canaryBuckets != nil && err != nil {
+		return o, "", fmt.Errorf("--canary-buckets %s: %w", canaryBuckets.String(), err)
 	}
 	if *rename != "" {
 		o.RenameLabels = map[string]string{}
