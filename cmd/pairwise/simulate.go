@@ -133,6 +133,10 @@ func wholeMinute(name, s string) (time.Time, error) {
 
 // simulation validates the flags that both modes share.
 func (f *simulateFlags) simulation(start time.Time) (*sim.Sim, []float64, error) {
+	// NaN passes a "<= 1" check and gives no schema (Inf is schema -4).
+	if !(f.bucketFactor > 1) {
+		return nil, nil, fmt.Errorf("--bucket-factor must be > 1, got %v", f.bucketFactor)
+	}
 	f.cfg.Start = start
 	s, err := sim.New(f.cfg)
 	if err != nil {

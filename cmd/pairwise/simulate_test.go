@@ -113,6 +113,8 @@ func TestSimulateRejectsBadFlags(t *testing.T) {
 		{"stray argument", []string{"extra"}, "unexpected argument"},
 		// client_golang panics on a repeated bound ("internal error").
 		{"repeated bucket", []string{"--listen", "127.0.0.1:0", "--buckets", "0.1,0.1,1"}, "--buckets 0.1,0.1,1: bound 0.1 follows 0.1"},
+		{"NaN bucket factor", []string{"--backfill", "x", "--gen", "/bin/true", "--bucket-factor", "NaN"}, "--bucket-factor must be > 1, got NaN"},
+		{"infinite latency", []string{"--backfill", "x", "--gen", "/bin/true", "--median-latency", "Inf"}, "median latency must be a finite number"},
 		{"decreasing buckets", []string{"--backfill", "x", "--gen", "/bin/true", "--buckets", "0.5,0.1"}, "strictly increasing"},
 	}
 	for _, tt := range tests {

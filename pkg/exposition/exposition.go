@@ -104,7 +104,7 @@ func New(o Options, now time.Time) (*Fleets, error) {
 	if o.BucketFactor == 0 {
 		o.BucketFactor = DefaultBucketFactor
 	}
-	if o.BucketFactor <= 1 {
+	if !(o.BucketFactor > 1) { // NaN too
 		return nil, fmt.Errorf("exposition: native bucket factor must be > 1, got %v", o.BucketFactor)
 	}
 	if o.From.IsZero() {

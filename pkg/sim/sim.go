@@ -201,6 +201,29 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
+	// An infinite latency or factor passes the range checks below, then
+	// gives infinite sums, or a truth file JSON cannot hold: every float
+	// must be finite, whether its scenario uses it or not.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"total rps", c.TotalRPS}, {"canary share", c.CanaryShare}, {"ramp step", c.RampStep},
+		{"error ratio", c.ErrorRatio}, {"canary error factor", c.CanaryErrorFactor},
+		{"median latency", c.MedianLatency}, {"body sigma", c.BodySigma}, {"slow share", c.SlowShare},
+		{"slow factor", c.SlowFactor}, {"slow sigma", c.SlowSigma}, {"costly share", c.CostlyShare},
+		{"costly factor", c.CostlyFactor}, {"diurnal amplitude", c.DiurnalAmplitude},
+		{"burst probability", c.BurstProbability}, {"regression factor", c.RegressionFactor},
+		{"gc-burst factor", c.GCBurstFactor}, {"cold-start factor", c.ColdStartFactor},
+		{"bad-pod factor", c.BadPodFactor}, {"mix costly share", c.MixCostlyShare},
+		{"mix share factor", c.MixShareFactor}, {"lognormal sigma", c.LognormalSigma},
+		{"heavy tail index", c.HeavyTailIndex}, {"load latency exponent", c.LoadLatency},
+		{"tail slow share", c.TailSlowShare}, {"tail pivot", c.TailPivot}, {"tail stretch", c.TailStretch},
+		{"stall interval", c.StallEveryMinutes}, {"stall length", c.StallSeconds},
+		{"slow-episode interval", c.EpisodeEveryMinutes}, {"slow-episode factor", c.EpisodeFactor},
+	} {
+		check(!math.IsNaN(f.v) && !math.IsInf(f.v, 0), "%s must be a finite number, got %v", f.name, f.v)
+	}
 	check(known, "unknown scenario %q (known: %v)", c.Scenario, Scenarios)
 	check(!c.Start.IsZero(), "start time must be set")
 	check(c.PodsPerFleet >= 1, "pods per fleet must be >= 1, got %d", c.PodsPerFleet)

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +88,31 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestValidateRefusesNonFinite: every float of the configuration, set to
+// +Inf, -Inf or NaN, is refused as not finite (an infinite median latency
+// passed and gave infinite sums; an infinite regression factor, a truth
+// file JSON cannot hold).
+func TestValidateRefusesNonFinite(t *testing.T) {
+	typ := reflect.TypeFor[Config]()
+	n := 0
+	for i := range typ.NumField() {
+		if typ.Field(i).Type.Kind() != reflect.Float64 {
+			continue
+		}
+		n++
+		for _, v := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+			c := DefaultConfig(t0)
+			reflect.ValueOf(&c).Elem().Field(i).SetFloat(v)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "must be a finite number, got "+strconv.FormatFloat(v, 'g', -1, 64)) {
+				t.Errorf("%s = %v: error %v", typ.Field(i).Name, v, err)
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("%d float fields", n)
 	}
 }
 

@@ -545,23 +545,32 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-// TestBucketFlagErrors: classic bounds that are not finite and strictly
-// increasing, or that list +Inf, are refused before --out is created.
-func TestBucketFlagErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"--buckets", "0.1,0.1,1"},
-		{"--buckets", "0.1,+Inf"},
-		{"--buckets", "NaN"},
-		{"--buckets", "0.1,+Inf", "--nhcb-metric", "nhcb_seconds"},
-		{"--canary-buckets", "0.5,0.1"},
+// TestRefusedBeforeWriting: classic bounds that are not finite and strictly
+// increasing, or that list +Inf, schemas Prometheus does not have and
+// non-finite knobs are refused before --out is created.
+func TestRefusedBeforeWriting(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--buckets", "0.1,0.1,1"}, "--buckets 0.1,0.1,1: bound 0.1 follows 0.1"},
+		{[]string{"--buckets", "0.1,+Inf"}, "--buckets 0.1,+Inf: +Inf"},
+		{[]string{"--buckets", "NaN"}, "--buckets NaN: bound NaN"},
+		{[]string{"--buckets", "0.1,+Inf", "--nhcb-metric", "nhcb_seconds"}, "--buckets 0.1,+Inf"},
+		{[]string{"--canary-buckets", "0.5,0.1"}, "--canary-buckets 0.5,0.1"},
+		{[]string{"--schema", "4294967299"}, "--schema 4294967299"},
+		{[]string{"--schema", "9"}, "--schema 9"},
+		{[]string{"--canary-schema", "-5"}, "--canary-schema -5"},
+		{[]string{"--regression-factor", "Inf", "--scenario", "regression"}, "regression factor must be a finite number, got +Inf"},
+		{[]string{"--median-latency", "Inf"}, "median latency must be a finite number, got +Inf"},
 	} {
 		out := filepath.Join(t.TempDir(), "data")
-		err := run(append([]string{"--out", out, "--quiet", "--minutes", "2"}, args...))
-		if err == nil || !strings.Contains(err.Error(), args[0]+" ") {
-			t.Errorf("%q: error %v, want one naming %s", args, err, args[0])
+		err := run(append([]string{"--out", out, "--truth", filepath.Join(t.TempDir(), "truth.json"), "--quiet", "--minutes", "2"}, tc.args...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one with %q", tc.args, err, tc.want)
 		}
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
-			t.Errorf("%q: --out created before the error: %v", args, err)
+			t.Errorf("%q: --out created before the error: %v", tc.args, err)
 		}
 	}
 }

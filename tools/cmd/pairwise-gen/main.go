@@ -171,6 +171,10 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	if *minutes < 1 {
 		return o, "", fmt.Errorf("--minutes must be >= 1")
 	}
+	// Checked as an int: int32 would wrap 4294967299 to schema 3.
+	if *schema < -4 || *schema > 8 {
+		return o, "", fmt.Errorf("--schema %d: Prometheus's native histogram schemas are -4 to 8", *schema)
+	}
 	start, err := startTime(*startS, *endS, *minutes, time.Now())
 	if err != nil {
 		return o, "", err
@@ -205,8 +209,8 @@ func parseFlags(args []string) (o Options, cpuProfile string, err error) {
 	}
 	if *canarySchema != "" {
 		cs, err := strconv.ParseInt(*canarySchema, 10, 32)
-		if err != nil {
-			return o, "", fmt.Errorf("--canary-schema: %w", err)
+		if err != nil || cs < -4 || cs > 8 {
+			return o, "", fmt.Errorf("--canary-schema %s: Prometheus's native histogram schemas are -4 to 8", *canarySchema)
 		}
 		o.CanarySchema = new(int32(cs))
 	}
