@@ -19,9 +19,11 @@
 // group's name and file (rules.Group.EvalTimestamp), every one in
 // [--start, --end]. The offset depends on the file path as given, so it may
 // differ from the offset a Prometheus loading the same file from another path
-// uses; the pack's rules do not depend on it. All groups' evaluations run in
-// one time order, so a group reading another group's series sees them as a
-// live Prometheus would.
+// uses; the pack's rules do not depend on it. --end may be at most two
+// minutes ahead of the clock: Prometheus refuses live scrapes older than the
+// newest block's end. All groups' evaluations run in one time order, so a
+// group reading another group's series sees them as a live Prometheus
+// would.
 //
 // Usage:
 //
@@ -87,7 +89,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.dir, "tsdb", "", "Prometheus TSDB data directory to read and add the recorded series to (required; no Prometheus may run on it)")
 	fs.Var(&files, "rules", "rule file (Prometheus rule file format); repeat for several (required)")
 	fs.StringVar(&startS, "start", "", "first evaluation time, RFC 3339 or Unix seconds (required)")
-	fs.StringVar(&endS, "end", "", "last evaluation time, RFC 3339 or Unix seconds (required)")
+	fs.StringVar(&endS, "end", "", "last evaluation time, RFC 3339 or Unix seconds, at most two minutes ahead of the clock (required)")
 	fs.DurationVar(&o.interval, "interval", time.Minute, "evaluation interval of groups that set none (Prometheus's global evaluation_interval; its default is 1m)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&o.timings, "timings", "", "write each group evaluation's duration to this file, one line per evaluation: group, evaluation time (Unix ms), seconds (tab-separated); the rule engine and storage are Prometheus's own, so these are the group evaluation times a Prometheus would report")
@@ -119,11 +121,24 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if o.end.Before(o.start) {
 		return o, fmt.Errorf("--end %s is before --start %s", o.end.Format(time.RFC3339), o.start.Format(time.RFC3339))
 	}
+	// The rules record without input too (the pack's vector(...) rules), so
+	// every evaluation up to --end writes samples, and the last block ends
+	// at --end. Prometheus refuses samples before the newest block's end, so
+	// an --end ahead of the clock drops live scrapes until then. Up to two
+	// minutes ahead is allowed, as pairwise simulate allows: a history ending
+	// at the next whole minute leaves no gap before the first live scrape.
+	if now := time.Now(); o.end.After(now.Add(maxAhead)) {
+		return o, fmt.Errorf("--end %s is more than two minutes ahead of the clock (%s): the last block would end then, and Prometheus would refuse live scrapes until then",
+			o.end.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
 	if fi, err := os.Stat(o.dir); err != nil || !fi.IsDir() {
 		return o, fmt.Errorf("--tsdb %s is not a directory", o.dir)
 	}
 	return o, nil
 }
+
+// maxAhead is how far --end may be ahead of the clock.
+const maxAhead = 2 * time.Minute
 
 // parseTime reads RFC 3339 or Unix seconds (with an optional fraction).
 func parseTime(s string) (time.Time, error) {

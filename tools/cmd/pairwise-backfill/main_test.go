@@ -201,3 +201,22 @@ func TestParseArgsRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The rules record without input (vector(...)), so an --end ahead of the
+// clock writes a block ending then, and Prometheus refuses live scrapes
+// until then: more than two minutes ahead is refused, as pairwise simulate
+// refuses it; the next whole minute (the demo's end) is accepted.
+func TestParseArgsRefusesAnEndAheadOfTheClock(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	args := func(end time.Time) []string {
+		return []string{"--tsdb", dir, "--rules", "r.yml", "--start", strconv.FormatInt(now.Add(-time.Hour).Unix(), 10), "--end", end.Format(time.RFC3339)}
+	}
+	_, err := parseArgs(args(now.Add(30*time.Minute)), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--end") || !strings.Contains(err.Error(), "ahead of the clock") {
+		t.Errorf("--end 30 minutes ahead: error %v, want one saying --end is ahead of the clock", err)
+	}
+	if _, err := parseArgs(args(now.Truncate(time.Minute).Add(time.Minute)), io.Discard); err != nil {
+		t.Errorf("--end at the next whole minute: %v, want it accepted", err)
+	}
+}
