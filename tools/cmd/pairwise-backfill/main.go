@@ -30,9 +30,15 @@
 //	pairwise-backfill --tsdb DIR --rules FILE [--rules FILE...] --start TIME --end TIME [--interval 1m] [--timings FILE]
 //
 // Stop any Prometheus using DIR first. The data directory's blocks and WAL
-// are read; nothing in them is changed or deleted; the results are added as
+// are read; nothing in it is changed or deleted; the results are added as
 // new blocks, one per two-hour range, which Prometheus merges with the
-// others when it starts.
+// others when it starts. Out-of-order samples still in its WBL (Prometheus's
+// out_of_order_time_window) are not read: reading them takes a Prometheus
+// that writes into the directory.
+//
+// SIGINT (Ctrl-C) or SIGTERM stops it: its temporary files are removed, the
+// data directory is left as it was (unless the blocks were being written:
+// then the error says how many were added), and it exits 130 or 143.
 package main
 
 import (
@@ -41,12 +47,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -55,6 +65,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/fileutil"
+	"github.com/prometheus/prometheus/tsdb/wlog"
 )
 
 type fileList []string
@@ -63,10 +75,34 @@ func (l *fileList) String() string     { return strings.Join(*l, ",") }
 func (l *fileList) Set(s string) error { *l = append(*l, s); return nil }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	// Without a handler, SIGINT or SIGTERM would end the process before the
+	// deferred cleanups run, leaving the temporary head in $TMPDIR. The
+	// first one cancels the run; a second one kills at once.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(stopped{s.(syscall.Signal)})
+	}()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "pairwise-backfill:", err)
+		if s := (stopped{}); errors.As(err, &s) {
+			os.Exit(128 + int(s.sig)) // as a shell reports a process the signal ended
+		}
 		os.Exit(1)
 	}
+}
+
+// stopped is why a run was cancelled: the signal it received.
+type stopped struct{ sig syscall.Signal }
+
+func (s stopped) Error() string {
+	if s.sig == syscall.SIGINT {
+		return "stopped by SIGINT (Ctrl-C)"
+	}
+	return "stopped by SIGTERM"
 }
 
 // options are the parsed command line.
@@ -152,7 +188,7 @@ func parseTime(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 nor Unix seconds", s)
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseArgs(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -160,7 +196,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	sum, err := backfill(context.Background(), o, stderr)
+	sum, err := backfill(ctx, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -191,30 +227,30 @@ func backfill(ctx context.Context, o options, stderr io.Writer) (summary, error)
 	began := time.Now()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 
-	dbOpts := tsdb.DefaultOptions()
-	dbOpts.RetentionDuration = 0 // never delete history
-	db, err := tsdb.Open(o.dir, logger, nil, dbOpts, nil)
-	if err != nil {
-		return summary{}, fmt.Errorf("open the TSDB in %s (is a Prometheus running on it?): %w", o.dir, err)
-	}
-	dbOpen := true
-	defer func() {
-		if dbOpen {
-			db.Close()
-		}
-	}()
-	db.DisableCompactions()
-
-	// What the rules record goes to a head of its own, written out as blocks
-	// at the end; queries read the data directory and that head together.
-	chunkDir, err := os.MkdirTemp("", "pairwise-backfill-head")
+	tmp, err := os.MkdirTemp("", "pairwise-backfill-head")
 	if err != nil {
 		return summary{}, err
 	}
-	defer os.RemoveAll(chunkDir)
+	defer os.RemoveAll(tmp)
+	src, err := openSource(o.dir, tmp, logger)
+	if err != nil {
+		return summary{}, fmt.Errorf("open the TSDB in %s: %w", o.dir, err)
+	}
+	srcOpen := true
+	defer func() {
+		if srcOpen {
+			src.close()
+		}
+	}()
+	if src.oooSkipped {
+		fmt.Fprintf(stderr, "pairwise-backfill: %s holds out-of-order samples, which are not read (Prometheus compacts them into blocks)\n", filepath.Join(o.dir, wlog.WblDirName))
+	}
+
+	// What the rules record goes to a head of its own, written out as blocks
+	// at the end; queries read the data directory and that head together.
 	headOpts := tsdb.DefaultHeadOptions()
 	headOpts.ChunkRange = blockMs
-	headOpts.ChunkDirRoot = chunkDir
+	headOpts.ChunkDirRoot = tmp
 	head, err := tsdb.NewHead(nil, logger, nil, nil, headOpts, tsdb.NewHeadStats())
 	if err != nil {
 		return summary{}, fmt.Errorf("recording head: %w", err)
@@ -224,16 +260,7 @@ func backfill(ctx context.Context, o options, stderr io.Writer) (summary, error)
 		return summary{}, fmt.Errorf("recording head: %w", err)
 	}
 	queryable := storage.QueryableFunc(func(mint, maxt int64) (storage.Querier, error) {
-		dq, err := db.Querier(mint, maxt)
-		if err != nil {
-			return nil, err
-		}
-		hq, err := tsdb.NewBlockQuerier(tsdb.NewRangeHead(head, mint, maxt), mint, maxt)
-		if err != nil {
-			dq.Close()
-			return nil, err
-		}
-		return storage.NewMergeQuerier([]storage.Querier{dq, hq}, nil, storage.ChainedSeriesMerge), nil
+		return src.querier(mint, maxt, head)
 	})
 
 	engine := promql.NewEngine(promql.EngineOpts{
@@ -279,8 +306,16 @@ func backfill(ctx context.Context, o options, stderr io.Writer) (summary, error)
 	var failures int
 	var firstFailure error
 	lastProgress := time.Now()
+	// A signal cancels ctx: the evaluation it interrupts fails, and nothing
+	// is written.
+	interrupted := func(done int) error {
+		if ctx.Err() == nil {
+			return nil
+		}
+		return fmt.Errorf("%w after %d of %d evaluations; nothing written to %s", context.Cause(ctx), done, len(evals), o.dir)
+	}
 	for i, e := range evals {
-		if err := ctx.Err(); err != nil {
+		if err := interrupted(i); err != nil {
 			return summary{}, err
 		}
 		t0 := time.Now()
@@ -304,20 +339,147 @@ func backfill(ctx context.Context, o options, stderr io.Writer) (summary, error)
 			fmt.Fprintf(stderr, "pairwise-backfill: %d/%d evaluations, at %s, %.0fs\n", i+1, len(evals), e.at.Format(time.RFC3339), time.Since(began).Seconds())
 		}
 	}
+	if err := interrupted(len(evals)); err != nil {
+		return summary{}, err
+	}
 	if failures > 0 {
 		return summary{}, fmt.Errorf("%d rule evaluations failed, nothing written; the first: %w", failures, firstFailure)
 	}
 
 	// Close the data directory before adding blocks to it.
-	dbOpen = false
-	if err := db.Close(); err != nil {
+	srcOpen = false
+	if err := src.close(); err != nil {
 		return summary{}, fmt.Errorf("close the TSDB: %w", err)
 	}
 	blocks, err := writeBlocks(ctx, head, o.dir, logger)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Each block is written whole or not at all.
+			return summary{}, fmt.Errorf("%w while writing blocks: %d of them added to %s", context.Cause(ctx), blocks, o.dir)
+		}
 		return summary{}, err
 	}
 	return summary{groups: len(loaded), evaluations: len(evals), blocks: blocks, series: head.NumSeries(), elapsed: time.Since(began)}, nil
+}
+
+// source is the data directory, opened for reading only. tsdb.Open would
+// write into it (a lock file, chunks_head, a new WAL segment, and it deletes
+// blocks compacted into others), and tsdb.DBReadOnly's Querier reopens every
+// block and replays the whole WAL for each querier. Here its blocks are
+// opened once by DBReadOnly, and its WAL is replayed once, read-only, into a
+// head whose chunks go to a temporary directory; queriers read the blocks
+// and heads that overlap their range, as tsdb.DB's do.
+type source struct {
+	lock   fileutil.Releaser // the lock of a Prometheus that ran on it, held; or nil
+	db     *tsdb.DBReadOnly
+	blocks []tsdb.BlockReader
+	wal    *tsdb.Head // the WAL's samples, or nil without a WAL
+	// oooSkipped: the WBL holds out-of-order samples, which are not read
+	// (only tsdb.DB's querier reads them, and it needs a writable head).
+	oooSkipped bool
+}
+
+// openSource opens dir for reading; its temporary files go under tmp.
+func openSource(dir, tmp string, logger *slog.Logger) (*source, error) {
+	s := &source{}
+	// A Prometheus running on dir holds the lock file it created there:
+	// refuse to run beside it. Holding the lock changes nothing in the file;
+	// without one, none is created.
+	if lockFile := filepath.Join(dir, "lock"); fileExists(lockFile) {
+		var err error
+		if s.lock, _, err = fileutil.Flock(lockFile); err != nil {
+			return nil, fmt.Errorf("lock %s (is a Prometheus running on it?): %w", lockFile, err)
+		}
+	}
+	db, err := tsdb.OpenDBReadOnly(dir, tmp, logger)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.db = db
+	if s.blocks, err = db.Blocks(); err != nil {
+		s.close()
+		return nil, err
+	}
+	if n, err := fileutil.DirSize(filepath.Join(dir, wlog.WblDirName)); err == nil && n > 0 {
+		s.oooSkipped = true
+	}
+	walDir := filepath.Join(dir, "wal")
+	if !fileExists(walDir) {
+		return s, nil
+	}
+	// wlog.Open only reads: the WAL is never written to, and closing it
+	// writes nothing. Prometheus's m-mapped head chunks (chunks_head) are
+	// not read: the WAL holds their samples too.
+	w, err := wlog.Open(logger, walDir)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	opts := tsdb.DefaultHeadOptions()
+	opts.ChunkDirRoot = filepath.Join(tmp, "wal")
+	if s.wal, err = tsdb.NewHead(nil, logger, w, nil, opts, tsdb.NewHeadStats()); err != nil {
+		s.close()
+		return nil, err
+	}
+	// As Prometheus does: WAL samples before the newest block's end are in
+	// blocks already.
+	minValid := int64(math.MinInt64)
+	if len(s.blocks) > 0 {
+		minValid = s.blocks[len(s.blocks)-1].Meta().MaxTime
+	}
+	if err := s.wal.Init(minValid); err != nil {
+		s.close()
+		return nil, fmt.Errorf("read the WAL: %w", err)
+	}
+	return s, nil
+}
+
+// querier reads [mint, maxt] of the data directory and of the recording head.
+func (s *source) querier(mint, maxt int64, recording *tsdb.Head) (storage.Querier, error) {
+	var readers []tsdb.BlockReader
+	for _, b := range s.blocks {
+		if m := b.Meta(); m.MinTime <= maxt && mint < m.MaxTime {
+			readers = append(readers, b)
+		}
+	}
+	if s.wal != nil && maxt >= s.wal.MinTime() {
+		readers = append(readers, tsdb.NewRangeHead(s.wal, mint, maxt))
+	}
+	readers = append(readers, tsdb.NewRangeHead(recording, mint, maxt))
+	queriers := make([]storage.Querier, 0, len(readers))
+	for _, r := range readers {
+		q, err := tsdb.NewBlockQuerier(r, mint, maxt)
+		if err != nil {
+			for _, q := range queriers {
+				q.Close()
+			}
+			return nil, err
+		}
+		queriers = append(queriers, q)
+	}
+	return storage.NewMergeQuerier(queriers, nil, storage.ChainedSeriesMerge), nil
+}
+
+// close closes the WAL's head and the blocks, and removes DBReadOnly's
+// sandbox.
+func (s *source) close() error {
+	var errs []error
+	if s.wal != nil {
+		errs = append(errs, s.wal.Close())
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Release())
+	}
+	return errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // schedule lists every group's evaluation times in [start, end], aligned as

@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +22,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/fileutil"
 )
 
 // A native histogram counter growing by one observation in bucket 1 every
@@ -50,6 +57,11 @@ func TestBackfillChainsNativeHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+	// An empty WAL, as pairwise-gen writes: DBReadOnly's Querier below
+	// needs one (pairwise-backfill creates none).
+	if err := os.Mkdir(filepath.Join(dir, "wal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ruleFile := filepath.Join(t.TempDir(), "rules.yml")
 	if err := os.WriteFile(ruleFile, []byte(`groups:
   - name: minutes
@@ -68,7 +80,7 @@ func TestBackfillChainsNativeHistograms(t *testing.T) {
 	from, to := start.Add(2*time.Minute), start.Add(minutes*time.Minute)
 	timings := filepath.Join(t.TempDir(), "timings.tsv")
 	ruleTimings := filepath.Join(t.TempDir(), "rule-timings.tsv")
-	if err := run([]string{"--tsdb", dir, "--rules", ruleFile, "--quiet", "--timings", timings, "--rule-timings", ruleTimings,
+	if err := run(context.Background(), []string{"--tsdb", dir, "--rules", ruleFile, "--quiet", "--timings", timings, "--rule-timings", ruleTimings,
 		"--start", from.Format(time.RFC3339), "--end", strconv.FormatInt(to.Unix(), 10)}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -218,5 +230,280 @@ func TestParseArgsRefusesAnEndAheadOfTheClock(t *testing.T) {
 	}
 	if _, err := parseArgs(args(now.Truncate(time.Minute).Add(time.Minute)), io.Discard); err != nil {
 		t.Errorf("--end at the next whole minute: %v, want it accepted", err)
+	}
+}
+
+func TestMain(m *testing.M) {
+	// TestSignalStopsTheRunCleanly runs this test binary as the command:
+	// its main is pairwise-backfill's, and no second build is needed.
+	if os.Getenv("PAIRWISE_BACKFILL_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// writeRequests writes a counter "requests" growing by one every 15 s over
+// [from, from+minutes) into dir as a block.
+func writeRequests(t *testing.T, dir string, from time.Time, minutes int) {
+	t.Helper()
+	w, err := tsdb.NewBlockWriter(slog.New(slog.NewTextHandler(io.Discard, nil)), dir, blockMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	app := w.Appender(context.Background())
+	lbls := labels.FromStrings("__name__", "requests", "fleet", "canary")
+	for i := 0; i < minutes*4; i++ {
+		if _, err := app.Append(0, lbls, from.Add(time.Duration(i)*15*time.Second).UnixMilli(), float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := app.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot lists every file and directory under dir with its mode, size and
+// content hash.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		desc := fmt.Sprintf("%v %d", info.Mode(), info.Size())
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			desc += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		files[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// changes describes how after differs from before.
+func changes(before, after map[string]string) []string {
+	var diff []string
+	for p, d := range after {
+		if b, ok := before[p]; !ok {
+			diff = append(diff, "added "+p)
+		} else if b != d {
+			diff = append(diff, fmt.Sprintf("changed %s (%s, was %s)", p, d, b))
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			diff = append(diff, "removed "+p)
+		}
+	}
+	slices.Sort(diff)
+	return diff
+}
+
+const countRules = `groups:
+  - name: minutes
+    rules:
+      - record: requests:count_1m
+        expr: count_over_time(requests[1m])
+`
+
+// The data directory is only read: a directory a Prometheus left (blocks,
+// a WAL with m-mapped head chunks, the lock file of a crash) holds exactly
+// what it held, plus the new blocks, and the WAL's samples are read (the
+// records of its minutes count four samples a minute, as the block's do).
+// tsdb.Open added a WAL segment and head chunks (and removed the lock). A
+// Prometheus running on it (holding the lock) is still refused.
+func TestBackfillReadsTheWALAndChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	writeRequests(t, dir, start, 30)
+	// The next hour in the WAL of a Prometheus that stopped before
+	// compacting it into a block.
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := tsdb.Open(dir, logger, nil, tsdb.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.DisableCompactions()
+	app := db.Appender(context.Background())
+	lbls := labels.FromStrings("__name__", "requests", "fleet", "canary")
+	for i := 30 * 4; i <= 90*4; i++ {
+		if _, err := app.Append(0, lbls, start.Add(time.Duration(i)*15*time.Second).UnixMilli(), float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := app.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lockFile := filepath.Join(dir, "lock")
+	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	ruleFile := filepath.Join(t.TempDir(), "rules.yml")
+	if err := os.WriteFile(ruleFile, []byte(countRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from, to := start.Add(2*time.Minute), start.Add(90*time.Minute)
+	args := []string{"--tsdb", dir, "--rules", ruleFile, "--quiet", "--start", from.Format(time.RFC3339), "--end", to.Format(time.RFC3339)}
+	held, _, err := fileutil.Flock(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "Prometheus running") {
+		t.Errorf("with the lock held: error %v, want one asking whether a Prometheus is running", err)
+	}
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), args, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+
+	after := snapshot(t, dir)
+	var added []string
+	for p := range after {
+		if _, ok := before[p]; !ok && filepath.Dir(p) == "." {
+			added = append(added, p)
+		}
+	}
+	for _, b := range added {
+		if _, err := os.Stat(filepath.Join(dir, b, "meta.json")); err != nil {
+			continue // not a block: changes reports it
+		}
+		for p := range after {
+			if p == b || strings.HasPrefix(p, b+string(filepath.Separator)) {
+				delete(after, p)
+			}
+		}
+	}
+	if diff := changes(before, after); len(diff) > 0 {
+		t.Errorf("the data directory changed beyond new blocks:\n%s", strings.Join(diff, "\n"))
+	}
+
+	// The records, from a copy of the new blocks alone.
+	records := t.TempDir()
+	for _, b := range added {
+		if err := os.Rename(filepath.Join(dir, b), filepath.Join(records, b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(records, "wal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := tsdb.OpenDBReadOnly(records, t.TempDir(), logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	q, err := rdb.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "requests:count_1m"))
+	var inWAL, n int
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			ts, v := it.At()
+			n++
+			if ts > start.Add(31*time.Minute).UnixMilli() {
+				inWAL++
+			}
+			if v != 4 {
+				t.Errorf("requests:count_1m at %s is %v, want 4 (a sample every 15 s)", time.UnixMilli(ts).UTC().Format(time.RFC3339), v)
+			}
+		}
+	}
+	if err := ss.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 87 || inWAL < 58 {
+		t.Errorf("%d records, %d of them in the WAL's minutes, want one a minute from 10:02 to 11:30 (88 or 89, 58 or 59 after 10:31)", n, inWAL)
+	}
+}
+
+// SIGTERM during the evaluations stops the command cleanly: exit status
+// 143 and a message, no temporary directory left in $TMPDIR, and the data
+// directory (pairwise-gen's: blocks and an empty WAL) exactly as it was.
+// Unhandled, the signal ended the process at once: its temporary head
+// stayed in $TMPDIR, and tsdb.Open's lock, chunks_head and WAL segment in
+// the data directory.
+func TestSignalStopsTheRunCleanly(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	writeRequests(t, dir, start, 30)
+	if err := os.Mkdir(filepath.Join(dir, "wal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	work := t.TempDir()
+	ruleFile, timings, tmp := filepath.Join(work, "rules.yml"), filepath.Join(work, "timings.tsv"), filepath.Join(work, "tmp")
+	if err := os.WriteFile(ruleFile, []byte(countRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A week at one evaluation a second: far longer than the test waits.
+	cmd := exec.Command(os.Args[0], "--tsdb", dir, "--rules", ruleFile, "--interval", "1s", "--timings", timings,
+		"--start", start.Format(time.RFC3339), "--end", start.Add(7*24*time.Hour).Format(time.RFC3339))
+	cmd.Env = append(os.Environ(), "PAIRWISE_BACKFILL_TEST_MAIN=1", "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Signal once evaluations have begun (the first timings line).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(timings); strings.Contains(string(b), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no evaluation within a minute; stderr: %s", stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running a minute after SIGTERM; stderr: %s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(stderr.String(), "stopped by SIGTERM") {
+		t.Errorf("after SIGTERM: %s, stderr %q; want exit status 143 and a message saying it stopped", cmd.ProcessState, stderr.String())
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+		t.Errorf("left in $TMPDIR: %v (%v)", left, err)
+	}
+	if diff := changes(before, snapshot(t, dir)); len(diff) > 0 {
+		t.Errorf("the data directory changed:\n%s", strings.Join(diff, "\n"))
 	}
 }
