@@ -14,12 +14,18 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 with_progress() {
   "$@" &
   local pid=$! start=$SECONDS
+  # A script's background command ignores SIGINT: on Ctrl-C this script
+  # would end and leave the build running, writing into .tools/bin. Stop it
+  # on SIGINT and SIGTERM, and exit as the signal would.
+  trap "kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; exit 130" INT
+  trap "kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; exit 143" TERM
   while kill -0 "$pid" 2>/dev/null; do
     sleep 5
     if kill -0 "$pid" 2>/dev/null && (( (SECONDS - start) % 30 < 5 )); then
       echo "tools: ... still building ($((SECONDS - start)) s)"
     fi
   done
+  trap - INT TERM
   wait "$pid"
 }
 
