@@ -56,9 +56,13 @@ esac
 say() { printf '\n==> %s\n' "$*"; }
 
 # ---------------------------------------------------------------- processes
+# Everything cleanup reads is set here, before its trap: under set -u, an
+# unset one would fail it (a failure or Ctrl-C during the build ended with
+# "work: unbound variable" and status 1).
 pids=()
 tail_pid=
 sleep_pid=
+work= # the work directory, once made (after the build)
 work_is_temp=0
 cleanup() {
   local status=$?
@@ -75,7 +79,9 @@ cleanup() {
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   fi
   # A failed demo (status 1) keeps its logs: its message points at them.
-  if [ "$work_is_temp" = 1 ] && [ "${PAIRWISE_DEMO_KEEP:-0}" != 1 ] && [ "$status" != 1 ]; then
+  if [ -z "$work" ]; then
+    : # stopped before the work directory was made
+  elif [ "$work_is_temp" = 1 ] && [ "${PAIRWISE_DEMO_KEEP:-0}" != 1 ] && [ "$status" != 1 ]; then
     rm -rf "$work"
   else
     echo "demo: logs and data kept in $work" || true
