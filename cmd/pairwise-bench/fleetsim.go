@@ -271,13 +271,24 @@ func (d *fleetData) twoSample(length int) func(s int) []float64 {
 // podState is one simulated pod: its counters since its last (re)start and
 // the current minute's covered observations.
 type podState struct {
-	fleet   string
-	idx     int
-	restart int64 // Unix second of its restart, -1 for none
-	shift   int64 // its last scrape of a minute lands this many seconds before it
-	cumN    float64
-	cumCl   []float64 // classic counts since the (re)start, per le (non-cumulative)
-	cov     *counts
+	fleet    string
+	idx      int
+	restarts []int64 // Unix seconds of its restarts (a pod may restart more than once a day)
+	shift    int64   // its last scrape of a minute lands this many seconds before it
+	cumN     float64
+	cumCl    []float64 // classic counts since the (re)start, per le (non-cumulative)
+	cov      *counts
+}
+
+// restartIn is the pod's restart in (from, to], or 0. Restarts lie in a
+// minute's first scrape interval, at most one in any such range.
+func (p *podState) restartIn(from, to int64) int64 {
+	for _, r := range p.restarts {
+		if r > from && r <= to {
+			return r
+		}
+	}
+	return 0
 }
 
 // simulateFleets runs spec's observations through the increase() a
@@ -294,7 +305,7 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 	var fleets [2][]*podState
 	for fi, fleet := range sim.Fleets {
 		for i := 0; i < pods; i++ {
-			fleets[fi] = append(fleets[fi], &podState{fleet: fleet, idx: i, restart: -1, shift: scrapeShift(spec.Offsets, spec.Sim.Seed, fleet, i), cumCl: make([]float64, len(bounds)+1), cov: newCounts(bounds)})
+			fleets[fi] = append(fleets[fi], &podState{fleet: fleet, idx: i, shift: scrapeShift(spec.Offsets, spec.Sim.Seed, fleet, i), cumCl: make([]float64, len(bounds)+1), cov: newCounts(bounds)})
 		}
 	}
 	for _, r := range spec.Restarts {
@@ -311,7 +322,8 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 			return nil, fmt.Errorf("restart at %s: the in-process path supports restarts in the first 15 s of a minute only", r.Time)
 		}
 		// A shifted pod restarts as far into its own first scrape interval.
-		fleets[fi][r.Index].restart = r.Time.Unix() - fleets[fi][r.Index].shift
+		p := fleets[fi][r.Index]
+		p.restarts = append(p.restarts, r.Time.Unix()-p.shift)
 	}
 	d := &fleetData{}
 	fleetC := [2]*counts{newCounts(bounds), newCounts(bounds)}
@@ -358,24 +370,24 @@ func simulateFleets(spec simSpec, cfg verdict.Config) (*fleetData, error) {
 				coverFrom := firstScrape
 				if spec.Covered {
 					from := firstScrape - 15
-					if p.restart > from && p.restart <= firstScrape {
+					if r := p.restartIn(from, firstScrape); r > 0 {
 						p.cumN = 0
 						clear(p.cumCl)
-						from = p.restart
+						from = r
 					}
 					uncovered(from, firstScrape)
 				}
 				firstN := p.cumN
 				firstCl := cumulate(p.cumCl)
-				if !spec.Covered && p.restart > firstScrape && p.restart <= firstScrape+15 {
+				if r := p.restartIn(firstScrape, firstScrape+15); !spec.Covered && r > 0 {
 					// Restarted inside the range: what the old process
 					// counted after its last scrape is lost, increase()
 					// counts the new one's from zero, and the zero point
 					// is the old process's first sample (firstN).
-					uncovered(firstScrape, p.restart)
+					uncovered(firstScrape, r)
 					p.cumN = 0
 					clear(p.cumCl)
-					coverFrom = p.restart
+					coverFrom = r
 				}
 				var bad bool
 				s.Observe(p.fleet, p.idx, time.Unix(coverFrom, 0), time.Unix(lastScrape, 0), func(v float64, _ bool) {

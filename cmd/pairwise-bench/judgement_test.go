@@ -224,6 +224,38 @@ func TestSimulateFleets(t *testing.T) {
 	}
 }
 
+// TestSimulateRepeatedRestarts: a pod that restarts twice loses what it
+// counted after its last scrape at each restart, as pairwise-gen's pod does
+// (restartsFor restarts each pod about every 20 hours, so a day's cell
+// restarts some pods twice); before, the in-process path kept only the last.
+func TestSimulateRepeatedRestarts(t *testing.T) {
+	start := benchEnd.Add(-40 * time.Minute)
+	c := simConfig(cellKey{sim.ShapeLognormal, 500, 0.2}, start)
+	at := func(m int) sim.Restart {
+		return sim.Restart{Fleet: sim.FleetCanary, Index: 0, Pod: sim.PodName("checkout", sim.FleetCanary, 0), Time: start.Add(time.Duration(m)*time.Minute + 7*time.Second)}
+	}
+	run := func(rs ...sim.Restart) []float64 {
+		t.Helper()
+		d, err := simulateFleets(simSpec{Sim: c, Minutes: 40, Restarts: rs}, verdict.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.CanaryN
+	}
+	none, first, second, both := run(), run(at(10)), run(at(25)), run(at(10), at(25))
+	var lostFirst, lostSecond float64
+	for i := range none {
+		lostFirst += none[i] - first[i]
+		lostSecond += none[i] - second[i]
+		if want := none[i] - (none[i] - first[i]) - (none[i] - second[i]); both[i] != want {
+			t.Errorf("minute %d: %v canary observations with both restarts, want %v (%v without one, %v with the first, %v with the second)", i, both[i], want, none[i], first[i], second[i])
+		}
+	}
+	if lostFirst <= 0 || lostSecond <= 0 {
+		t.Fatalf("the restarts lost %v and %v observations: the test does not see them", lostFirst, lostSecond)
+	}
+}
+
 // TestInProcessMatchesPrometheus is the parity check of the judgement
 // benchmark: the same simulation through pairwise-gen, the pinned Prometheus
 // and engine.Analyze gives every minute the verdict and every window the
