@@ -649,6 +649,13 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 	blocks := g.planBlocks()
 	var fl flusher
 	defer fl.wait() // on error paths: never leave a flush writing behind
+	// Stopped (a signal cancels ctx), the blocks written so far stay and no
+	// truth file is written: say that --out is incomplete.
+	defer func() {
+		if ctx.Err() != nil && g.sum.Blocks > 0 {
+			g.progress("pairwise-gen: stopped: %s holds %d of %d blocks and no truth file; remove it", g.o.OutDir, g.sum.Blocks, len(blocks))
+		}
+	}()
 	for _, b := range blocks {
 		w, err := tsdb.NewBlockWriter(logger, g.o.OutDir, blockMs)
 		if err != nil {
@@ -672,6 +679,9 @@ func (g *generator) run(ctx context.Context) (Summary, error) {
 		g.progress("pairwise-gen: block %d/%d generated, %d samples so far, %.1fs", g.sum.Blocks, len(blocks), g.sum.Samples(), time.Since(began).Seconds())
 	}
 	if err := fl.wait(); err != nil {
+		return Summary{}, err
+	}
+	if err := context.Cause(ctx); err != nil {
 		return Summary{}, err
 	}
 	for _, p := range g.pods {
@@ -702,6 +712,9 @@ func (g *generator) writeBlock(ctx context.Context, w *tsdb.BlockWriter, b block
 		k = 1
 	}
 	for s0 := k; s0 < b.end; s0 += slabLen {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
 		if err := g.writeSlab(ctx, w, shards, s0, min(s0+slabLen, b.end)); err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func generate(t *testing.T, minutes int, args ...string) (dir string, tr Truth) 
 	stdout := os.Stdout
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
-	err := run(all)
+	err := run(context.Background(), all)
 	os.Stdout = stdout
 	devnull.Close()
 	if err != nil {
@@ -344,7 +344,7 @@ func TestRepeatedRestarts(t *testing.T) {
 func TestRestartAfterTheLastScrape(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "data")
 	// Scrapes at 00:45, 01:45 and 02:45; minute 2's restart would be at 03:15.
-	err := run([]string{"--out", out, "--quiet", "--minutes", "3", "--scrape-interval", "60s", "--scrape-offset", "45s", "--restart", "canary-0@2"})
+	err := run(context.Background(), []string{"--out", out, "--quiet", "--minutes", "3", "--scrape-interval", "60s", "--scrape-offset", "45s", "--restart", "canary-0@2"})
 	if err == nil || !strings.Contains(err.Error(), "after the data's last scrape") {
 		t.Fatalf("error %v, want one saying the restart is after the last scrape", err)
 	}
@@ -352,7 +352,7 @@ func TestRestartAfterTheLastScrape(t *testing.T) {
 		t.Errorf("--out was created before the restart was refused: %v", err)
 	}
 	// Minute 1's restart, at 02:15, is seen by the scrape at 02:45.
-	if err := run([]string{"--out", out, "--quiet", "--minutes", "3", "--scrape-interval", "60s", "--scrape-offset", "45s", "--restart", "canary-0@1"}); err != nil {
+	if err := run(context.Background(), []string{"--out", out, "--quiet", "--minutes", "3", "--scrape-interval", "60s", "--scrape-offset", "45s", "--restart", "canary-0@1"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -366,7 +366,7 @@ func TestOutMustBeNewOrEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = run([]string{"--out", dir, "--quiet", "--minutes", "2", "--pods", "5", "--start", testStart.Format(time.RFC3339)})
+	err = run(context.Background(), []string{"--out", dir, "--quiet", "--minutes", "2", "--pods", "5", "--start", testStart.Format(time.RFC3339)})
 	if err == nil || !strings.Contains(err.Error(), "is not empty") {
 		t.Fatalf("error %v, want one saying --out is not empty", err)
 	}
@@ -380,7 +380,7 @@ func TestOutMustBeNewOrEmpty(t *testing.T) {
 	stdout := os.Stdout
 	os.Stdout, _ = os.Open(os.DevNull)
 	defer func() { os.Stdout.Close(); os.Stdout = stdout }()
-	if err := run([]string{"--out", t.TempDir(), "--quiet", "--minutes", "2"}); err != nil {
+	if err := run(context.Background(), []string{"--out", t.TempDir(), "--quiet", "--minutes", "2"}); err != nil {
 		t.Errorf("an existing empty --out: %v", err)
 	}
 }
@@ -539,7 +539,7 @@ func TestFlagErrors(t *testing.T) {
 		{"--out", dir, "--restart", "canary-1"},
 		{"--out", dir, "--scrape-interval", "1500ms"},
 	} {
-		if err := run(append(args, "--quiet", "--minutes", "2")); err == nil {
+		if err := run(context.Background(), append(args, "--quiet", "--minutes", "2")); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}
@@ -565,7 +565,7 @@ func TestRefusedBeforeWriting(t *testing.T) {
 		{[]string{"--median-latency", "Inf"}, "median latency must be a finite number, got +Inf"},
 	} {
 		out := filepath.Join(t.TempDir(), "data")
-		err := run(append([]string{"--out", out, "--truth", filepath.Join(t.TempDir(), "truth.json"), "--quiet", "--minutes", "2"}, tc.args...))
+		err := run(context.Background(), append([]string{"--out", out, "--truth", filepath.Join(t.TempDir(), "truth.json"), "--quiet", "--minutes", "2"}, tc.args...))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one with %q", tc.args, err, tc.want)
 		}
@@ -600,7 +600,7 @@ func TestShapeFlags(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := run([]string{"--out", dir, "--quiet", "--minutes", "2", "--shape", "weibull"}); err == nil {
+	if err := run(context.Background(), []string{"--out", dir, "--quiet", "--minutes", "2", "--shape", "weibull"}); err == nil {
 		t.Error("unknown shape accepted")
 	}
 }

@@ -19,14 +19,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/sim"
@@ -60,13 +63,37 @@ func (l *floatList) Set(s string) error {
 }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	// Ctrl-C or SIGTERM stops the run between slabs: the block writer's
+	// temporary head is removed (without a handler the process would end
+	// first and leave it in $TMPDIR). A second signal ends it at once.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(stopped{s.(syscall.Signal)})
+	}()
+	if err := run(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "pairwise-gen:", err)
+		if s := (stopped{}); errors.As(err, &s) {
+			os.Exit(128 + int(s.sig)) // as a shell reports a process the signal ended
+		}
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// stopped is why a run was cancelled: the signal it received.
+type stopped struct{ sig syscall.Signal }
+
+func (s stopped) Error() string {
+	if s.sig == syscall.SIGINT {
+		return "stopped by SIGINT (Ctrl-C)"
+	}
+	return "stopped by SIGTERM"
+}
+
+func run(ctx context.Context, args []string) error {
 	o, cpuProfile, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -86,8 +113,12 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := g.run(context.Background())
+	sum, err := g.run(ctx)
 	if err != nil {
+		// A flush the signal interrupted says only "context canceled".
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w: %v", cause, err)
+		}
 		return err
 	}
 	fmt.Printf("pairwise-gen: %s %s..%s: %d series, %d samples (%d float, %d native histogram), %d observations, %d blocks in %s, %.1fs\n",
