@@ -130,8 +130,13 @@ func TestReportComplete(t *testing.T) {
 		}
 	}
 	r.Plan.Judge.Model, r.Plan.Judge.ClassicBuckets, r.Plan.Judge.Stalls, r.Plan.Judge.Ramp = nil, nil, stalls{}, ramp{}
-	if !strings.Contains(r.summary(), "NOT met") && !strings.Contains(r.summary(), "met") {
-		t.Error("summary has no status")
+	// Each row says whether its target is met: 5x against >= 3x is, an
+	// overhead of 1.11 against <= 1.10 is not.
+	if row := lineWith(r.summary(), "1 efficiency 10 pods native: dashboard sequential / engine"); !strings.HasSuffix(strings.TrimSpace(row), "met") || strings.Contains(row, "NOT met") {
+		t.Errorf("a target met, summary row %q", row)
+	}
+	if row := lineWith(r.summary(), "2 overhead 10 pods native: engine / raw HTTP"); !strings.Contains(row, "NOT met") {
+		t.Errorf("a target missed, summary row %q", row)
 	}
 	// A regressed deployment the evidence rule promoted first fails its row.
 	shipped := "5 regressions deployed fresh, 1 deployments: promoted before any rollback"

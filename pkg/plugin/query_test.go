@@ -14,6 +14,7 @@ import (
 
 	"github.com/pairwise-canary/pairwise/pkg/engine"
 	"github.com/pairwise-canary/pairwise/pkg/prom"
+	"github.com/pairwise-canary/pairwise/pkg/selector"
 	"github.com/pairwise-canary/pairwise/pkg/verdict"
 )
 
@@ -277,7 +278,14 @@ func FuzzParseQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// Whatever is accepted renders selectors that parse again and a valid config.
+		// Whatever is accepted renders selectors that parse again (to the
+		// same selector) and a valid config.
+		for _, sel := range []selector.Selector{q.Request.Baseline, q.Request.Canary} {
+			again, err := selector.Parse(sel.String())
+			if err != nil || again.String() != sel.String() {
+				t.Fatalf("selector %s renders %q, which parses to %q: %v", raw, sel.String(), again.String(), err)
+			}
+		}
 		if err := q.Request.Config.Validate(); err != nil {
 			t.Fatalf("accepted an invalid config: %v", err)
 		}

@@ -438,6 +438,32 @@ func TestScrapeGapCounts(t *testing.T) {
 	dir, tr := generate(t, minutes, "--scrape-gap", "canary-0@2-4", "--scrape-gap", "canary-1@2-4", "--restart", "canary-1@3",
 		"--scrape-gap", "baseline-1@6-8", "--scrape-interval", "10s", "--scrape-offset", "5s")
 	checkTruthCounts(t, openData(t, dir), tr, minutes)
+
+	// Beside the same run without gaps or restarts, the gaps show: the
+	// canary's minutes in its gap hold less and the minute after it more
+	// (canary-0's gap observations), and it loses canary-1's observations
+	// before its restart; the baseline loses baseline-1's from its gap to
+	// the end, and no baseline minute gains.
+	_, plain := generate(t, minutes, "--scrape-interval", "10s", "--scrape-offset", "5s")
+	var less, more [2]int
+	var total, plainTotal [2]int
+	for i, row := range tr.Minutes {
+		fi := i % 2
+		total[fi] += row.Count
+		plainTotal[fi] += plain.Minutes[i].Count
+		switch {
+		case row.Count < plain.Minutes[i].Count:
+			less[fi]++
+		case row.Count > plain.Minutes[i].Count:
+			more[fi]++
+		}
+	}
+	if less[1] == 0 || more[1] == 0 || total[1] >= plainTotal[1] {
+		t.Errorf("canary: %d minutes hold less than without the gaps, %d more, %d observations against %d: the gaps do not show", less[1], more[1], total[1], plainTotal[1])
+	}
+	if less[0] == 0 || more[0] != 0 || total[0] >= plainTotal[0] {
+		t.Errorf("baseline: %d minutes hold less than without the gap, %d more, %d observations against %d: want fewer, in its gap to the end only", less[0], more[0], total[0], plainTotal[0])
+	}
 }
 
 type nopClose struct{ storage.Querier }
