@@ -440,9 +440,15 @@ try {
             to !== null && minuteTipText.includes(fullTime(expected.times[to])),
             minuteTipText.slice(0, 120) || 'no tooltip'
           );
-          // Hover the first bad counted minute for a tooltip screenshot.
-          const badCell = page.locator('[data-testid="pairwise-strip-cell"][data-verdict="bad"]').nth(1);
-          if ((await badCell.count()) > 0) {
+          // Pin the first bad minute's tooltip: its Explore link, and a screenshot.
+          const badCell = page.locator('[data-testid="pairwise-strip-cell"][data-verdict="bad"]').first();
+          const badShown = await badCell.count();
+          check(
+            `${label}: a bad minute of the frames is in the strip`,
+            expected.bad === 0 || badShown > 0,
+            `bad minutes ${expected.bad}, cells ${badShown}`
+          );
+          if (badShown > 0) {
             await badCell.click();
             await page.waitForSelector('[data-testid="pairwise-tooltip"]');
             const link = await page.locator('[data-testid="pairwise-tooltip"] a[href*="/explore?"]').count();
