@@ -71,4 +71,14 @@ func TestSimulatorEntrypoint(t *testing.T) {
 	if err == nil || !strings.Contains(string(b), "docker compose down -v") {
 		t.Fatalf("another scenario on the same volume: %v\n%s", err, b)
 	}
+
+	// A first start stopped before it finished (no pairwise-start) is
+	// refused with what to do, not backfilled again over what it wrote.
+	if err := os.Remove(filepath.Join(data, "pairwise-start")); err != nil {
+		t.Fatal(err)
+	}
+	b, err = run("regression").CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "no finished backfill") || !strings.Contains(string(b), "docker compose down -v") {
+		t.Fatalf("a volume a first start left half-written: %v\n%s", err, b)
+	}
 }

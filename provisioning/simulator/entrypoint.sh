@@ -16,6 +16,12 @@ gen=${PAIRWISE_GEN:-/usr/local/bin/pairwise-gen}
 listen=${PAIRWISE_LISTEN:-0.0.0.0:9464}
 history="scenario=$scenario seed=$seed minutes=$minutes"
 if [ ! -f "$data/pairwise-start" ]; then
+  # pairwise-start is written last: a volume with data but without it holds
+  # a first start that did not finish (pairwise-gen refuses to write into it).
+  if [ -n "$(ls -A "$data" 2>/dev/null)" ]; then
+    echo "pairwise-simulator: the data volume holds data but no finished backfill (a first start that was stopped?): run 'docker compose down -v' to start over" >&2
+    exit 1
+  fi
   now=$(date -u +%s)
   # Ending at the next minute leaves no gap before the first live scrape.
   start=$(( (now / 60 + 1) * 60 - minutes * 60 ))
