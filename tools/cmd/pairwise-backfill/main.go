@@ -51,13 +51,13 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/pairwise-canary/pairwise/tools/internal/stop"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
@@ -76,33 +76,11 @@ func (l *fileList) Set(s string) error { *l = append(*l, s); return nil }
 
 func main() {
 	// Without a handler, SIGINT or SIGTERM would end the process before the
-	// deferred cleanups run, leaving the temporary head in $TMPDIR. The
-	// first one cancels the run; a second one kills at once.
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sigs
-		signal.Stop(sigs)
-		cancel(stopped{s.(syscall.Signal)})
-	}()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	// deferred cleanups run, leaving the temporary head in $TMPDIR.
+	if err := run(stop.OnSignal(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "pairwise-backfill:", err)
-		if s := (stopped{}); errors.As(err, &s) {
-			os.Exit(128 + int(s.sig)) // as a shell reports a process the signal ended
-		}
-		os.Exit(1)
+		os.Exit(stop.ExitCode(err))
 	}
-}
-
-// stopped is why a run was cancelled: the signal it received.
-type stopped struct{ sig syscall.Signal }
-
-func (s stopped) Error() string {
-	if s.sig == syscall.SIGINT {
-		return "stopped by SIGINT (Ctrl-C)"
-	}
-	return "stopped by SIGTERM"
 }
 
 // options are the parsed command line.

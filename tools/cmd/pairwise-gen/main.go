@@ -23,16 +23,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pairwise-canary/pairwise/pkg/sim"
+	"github.com/pairwise-canary/pairwise/tools/internal/stop"
 )
 
 type restartFlags []string
@@ -66,31 +65,10 @@ func main() {
 	// Ctrl-C or SIGTERM stops the run between slabs: the block writer's
 	// temporary head is removed (without a handler the process would end
 	// first and leave it in $TMPDIR). A second signal ends it at once.
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sigs
-		signal.Stop(sigs)
-		cancel(stopped{s.(syscall.Signal)})
-	}()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(stop.OnSignal(), os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "pairwise-gen:", err)
-		if s := (stopped{}); errors.As(err, &s) {
-			os.Exit(128 + int(s.sig)) // as a shell reports a process the signal ended
-		}
-		os.Exit(1)
+		os.Exit(stop.ExitCode(err))
 	}
-}
-
-// stopped is why a run was cancelled: the signal it received.
-type stopped struct{ sig syscall.Signal }
-
-func (s stopped) Error() string {
-	if s.sig == syscall.SIGINT {
-		return "stopped by SIGINT (Ctrl-C)"
-	}
-	return "stopped by SIGTERM"
 }
 
 func run(ctx context.Context, args []string) error {
