@@ -82,3 +82,72 @@ func TestSimulatorEntrypoint(t *testing.T) {
 		t.Fatalf("a volume a first start left half-written: %v\n%s", err, b)
 	}
 }
+
+// TestSimulatorImageHasItsSources: the simulator image's build context
+// (provisioning/simulator/Dockerfile.dockerignore, an allow list) holds
+// every repository file its three binaries are built from, so a new package
+// (tools/internal/stop was one) does not break `docker compose up --build`,
+// which no test here can run.
+func TestSimulatorImageHasItsSources(t *testing.T) {
+	root, err := filepath.Abs(dashRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "provisioning", "simulator", "Dockerfile.dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rule struct {
+		pattern string
+		allow   bool
+	}
+	var rules []rule
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		allow := strings.HasPrefix(line, "!")
+		rules = append(rules, rule{strings.TrimSuffix(strings.TrimPrefix(line, "!"), "/"), allow})
+	}
+	// As BuildKit reads it: the last pattern matching the path or one of
+	// its parent directories decides.
+	sent := func(rel string) bool {
+		in := false
+		for _, r := range rules {
+			for p := rel; p != "."; p = filepath.Dir(p) {
+				if ok, _ := filepath.Match(r.pattern, p); ok {
+					in = r.allow
+					break
+				}
+			}
+		}
+		return in
+	}
+	files := 0
+	for _, build := range []struct{ dir, pkg string }{{".", "./cmd/pairwise"}, {"tools", "./cmd/pairwise-gen"}, {"tools", "./cmd/pairwise-backfill"}} {
+		cmd := exec.Command("go", "list", "-deps", "-f", `{{if not .Standard}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}`, build.pkg)
+		cmd.Dir = filepath.Join(root, build.dir)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", build.pkg, err)
+		}
+		for _, f := range strings.Fields(string(out)) {
+			rel, err := filepath.Rel(root, f)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				continue // a module's source, downloaded in the image
+			}
+			files++
+			if !sent(rel) {
+				t.Errorf("%s (built into %s) is not in the simulator image's build context: add it to Dockerfile.dockerignore", rel, build.pkg)
+			}
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum", "tools/go.mod", "tools/go.sum", "provisioning/simulator/entrypoint.sh"} {
+		if !sent(f) {
+			t.Errorf("%s is not in the simulator image's build context", f)
+		}
+	}
+	if files < 50 {
+		t.Fatalf("%d repository files found in the builds: the listing is wrong", files)
+	}
+}
