@@ -1,6 +1,14 @@
 import fs from 'fs';
 import path from 'path';
-import { DataFrame, Field, FieldType, fieldMatchers } from '@grafana/data';
+import {
+  applyFieldOverrides,
+  createTheme,
+  DataFrame,
+  FieldConfigOptionsRegistry,
+  FieldConfigPropertyItem,
+  FieldConfigSource,
+  FieldType,
+} from '@grafana/data';
 import { goldenFrames } from './panel/testing/goldens';
 
 interface Override {
@@ -21,27 +29,41 @@ const dashboard: { panels: Panel[] } = JSON.parse(
 );
 
 /**
- * A field's unit and hideFrom as Grafana resolves them (applyFieldOverrides): the data source's config,
- * then the panel's defaults where it sets none, then every override whose matcher (@grafana/data's
- * field matchers) matches the field.
+ * The two properties these panels set, registered as Grafana's own registry has them (unit a standard
+ * option, hideFrom the timeseries panel's custom one), so that applyFieldOverrides, the function Grafana
+ * runs, resolves each field: the data source's config, the panel's defaults, then every matching override.
  */
-function resolve(panel: Panel, field: Field, frame: DataFrame) {
-  let unit = field.config.unit ?? panel.fieldConfig.defaults.unit;
-  let hideFrom = panel.fieldConfig.defaults.custom?.hideFrom as Record<string, boolean> | undefined;
-  for (const override of panel.fieldConfig.overrides) {
-    const matches = fieldMatchers.get(override.matcher.id).get(override.matcher.options);
-    if (!matches(field, frame, [frame])) {
-      continue;
-    }
-    for (const property of override.properties) {
-      if (property.id === 'unit') {
-        unit = property.value as string;
-      } else if (property.id === 'custom.hideFrom') {
-        hideFrom = property.value as Record<string, boolean>;
-      }
-    }
-  }
-  return { unit, drawn: !hideFrom?.viz };
+const registry = new FieldConfigOptionsRegistry(() =>
+  [
+    { id: 'unit', path: 'unit', isCustom: false },
+    { id: 'custom.hideFrom', path: 'hideFrom', isCustom: true },
+  ].map(
+    (item) =>
+      ({
+        ...item,
+        name: item.id,
+        editor: () => null,
+        override: () => null,
+        process: (value: unknown) => value,
+        shouldApply: () => true,
+      }) as unknown as FieldConfigPropertyItem
+  )
+);
+
+function resolved(panel: Panel, frame: DataFrame) {
+  const [out] = applyFieldOverrides({
+    data: [frame],
+    fieldConfig: panel.fieldConfig as unknown as FieldConfigSource,
+    fieldConfigRegistry: registry,
+    replaceVariables: (v: string) => v,
+    theme: createTheme(),
+  });
+  return out.fields.map((field) => ({
+    name: field.name,
+    type: field.type,
+    unit: field.config.unit,
+    drawn: !(field.config.custom?.hideFrom as Record<string, boolean> | undefined)?.viz,
+  }));
 }
 
 describe('dashboards/canary.json', () => {
@@ -54,17 +76,14 @@ describe('dashboards/canary.json', () => {
     // (The panel's partitionByValues keeps the field names, which the matchers read.)
     const frame = goldenFrames('hour').find((f) => f.name === 'pods')!;
     for (const panel of podsPanels) {
-      const drawn = frame.fields
-        .filter((field) => field.type === FieldType.number)
-        .map((field) => ({ name: field.name, own: field.config.unit, ...resolve(panel, field, frame) }))
-        .filter((field) => field.drawn);
+      const fields = resolved(panel, frame);
+      const drawn = fields.filter((field) => field.type === FieldType.number && field.drawn);
       expect(drawn.map((f) => f.name)).toEqual(['min', 'median', 'max']);
       // Each field drawn in its own unit: no count shown as seconds.
       for (const field of drawn) {
-        expect(field.unit).toBe(field.own);
+        expect(field.unit).toBe(frame.fields.find((f) => f.name === field.name)!.config.unit);
       }
-      const pods = frame.fields.find((f) => f.name === 'pods')!;
-      expect(resolve(panel, pods, frame).unit).not.toBe('s');
+      expect(fields.find((f) => f.name === 'pods')!.unit).not.toBe('s');
     }
   });
 });
