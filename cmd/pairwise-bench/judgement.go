@@ -166,10 +166,11 @@ type cleanCell struct {
 	// The oracle's threshold calibrated on this cell's deployments (the same
 	// for every kind: the oracle reads no histogram), the stricter one
 	// calibrated on a deployment starting at every minute of the day, and
-	// the whole-minute oracle's (fleetData.WholeN) and the two-sample
-	// oracle's (twoSampleZ).
-	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold float64
-	GenSeconds                                                           float64
+	// the whole-minute oracle's (fleetData.WholeN), the two-sample
+	// oracle's (twoSampleZ) and the strict two-sample oracle's (twoSampleZ
+	// calibrated as the strict oracle is).
+	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold, StrictTwoSampleThreshold float64
+	GenSeconds                                                                                     float64
 }
 
 // regCell is one regression deployed fresh: minutes from the deployment's
@@ -194,14 +195,19 @@ type regCell struct {
 	// baseline's own count (twoSampleZ), calibrated as Oracle is; the
 	// target does not use it.
 	TwoSample delays
-	Rules     [numRules]delays
+	// StrictTwoSample is the two-sample oracle calibrated as Strict is:
+	// what a rule that reads data can do at a budget near the evidence
+	// rule's, given exact observations and the exact p99 (the target does
+	// not use it).
+	StrictTwoSample delays
+	Rules           [numRules]delays
 	// Promoted counts, per rule, the deployments it promoted before rolling
 	// them back, or without rolling them back: a regression shipped.
 	Promoted [numRules]int
 	// Within counts deployments where evidence <= 1.5 x oracle + 1.
-	Within                                                               int
-	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold float64
-	GenSeconds                                                           float64
+	Within                                                                                         int
+	OracleThreshold, StrictThreshold, WholeThreshold, TwoSampleThreshold, StrictTwoSampleThreshold float64
+	GenSeconds                                                                                     float64
 }
 
 // delays are minutes to rollback of each deployment; 0 is none within
@@ -694,7 +700,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			}
 		}
 	}
-	thresholds := map[cellKey][4]float64{}
+	thresholds := map[cellKey][5]float64{}
 	var mu sync.Mutex
 	err := parallel(jp.Workers, len(keys), func(i int) error {
 		k := keys[i]
@@ -711,12 +717,14 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		gen := time.Since(t0).Seconds()
 		starts := jp.Ramp.starts(window-1, total, deployMinutes)
 		th := oracleThreshold(d.CanaryN, d.CanaryK, starts)
-		strict := oracleThreshold(d.CanaryN, d.CanaryK, deployStartsEvery(window-1, total, deployMinutes, 1))
+		everyMinute := deployStartsEvery(window-1, total, deployMinutes, 1)
+		strict := oracleThreshold(d.CanaryN, d.CanaryK, everyMinute)
 		whole := oracleThreshold(d.WholeN, d.WholeK, starts)
 		two := largestZ(d.twoSample(deployMinutes), starts)
+		strictTwo := largestZ(d.twoSample(deployMinutes), everyMinute)
 		var cells []cleanCell
 		for kind := histKind(0); kind < numKinds; kind++ {
-			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, GenSeconds: gen, CanaryTail: mean(d.CanaryK)}
+			c := cleanCell{Key: k, Kind: kind.String(), Minutes: total, OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, StrictTwoSampleThreshold: strictTwo, GenSeconds: gen, CanaryTail: mean(d.CanaryK)}
 			for ri, rule := range rules {
 				c.Rules[ri] = judgeClean(rule.Cfg, d.Kinds[kind], jp.DayMinutes, starts)
 			}
@@ -724,7 +732,7 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		thresholds[k] = [4]float64{th, strict, whole, two}
+		thresholds[k] = [5]float64{th, strict, whole, two, strictTwo}
 		r.Clean = append(r.Clean, cells...)
 		ev := cells[1].Rules[2]
 		logf("judgement: identical fleets, %s: %.1fM observations in %.0fs; evidence (schema 3): %d/%d windows, %d/%d deployments rolled back, %d promoted; oracle threshold z > %.2f (strict %.2f)",
@@ -783,20 +791,21 @@ func benchJudgementMatrix(jp judgePlan, r *report, logf func(string, ...any)) er
 			return fmt.Errorf("%s %s: %w", j.reg.Name, j.k, err)
 		}
 		gen := time.Since(t0).Seconds()
-		th, strict, whole, two := thresholds[j.k][0], thresholds[j.k][1], thresholds[j.k][2], thresholds[j.k][3]
+		th, strict, whole, two, strictTwo := thresholds[j.k][0], thresholds[j.k][1], thresholds[j.k][2], thresholds[j.k][3], thresholds[j.k][4]
 		starts := jp.Ramp.starts(0, n, regHorizon)
 		twoSample := d.twoSample(regHorizon)
-		var oracle, oracleStrict, oracleWhole, oracleTwo delays
+		var oracle, oracleStrict, oracleWhole, oracleTwo, oracleStrictTwo delays
 		for _, s := range starts {
 			oracle = append(oracle, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], th))
 			oracleStrict = append(oracleStrict, oracleDelay(d.CanaryN[s:s+regHorizon], d.CanaryK[s:s+regHorizon], strict))
 			oracleWhole = append(oracleWhole, oracleDelay(d.WholeN[s:s+regHorizon], d.WholeK[s:s+regHorizon], whole))
 			oracleTwo = append(oracleTwo, firstAbove(twoSample(s), two))
+			oracleStrictTwo = append(oracleStrictTwo, firstAbove(twoSample(s), strictTwo))
 		}
 		var cells []regCell
 		for kind := histKind(0); kind < numKinds; kind++ {
-			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, Strict: oracleStrict, Whole: oracleWhole, TwoSample: oracleTwo,
-				OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, GenSeconds: gen}
+			rc := regCell{Key: j.k, Regression: j.reg.Name, Kind: kind.String(), Deploys: len(starts), Oracle: oracle, Strict: oracleStrict, Whole: oracleWhole, TwoSample: oracleTwo, StrictTwoSample: oracleStrictTwo,
+				OracleThreshold: th, StrictThreshold: strict, WholeThreshold: whole, TwoSampleThreshold: two, StrictTwoSampleThreshold: strictTwo, GenSeconds: gen}
 			for ri, rule := range rules {
 				for _, s := range starts {
 					rb, pr, _ := judgeDeploy(rule.Cfg, d.Kinds[kind][s:s+regHorizon])
