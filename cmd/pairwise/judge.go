@@ -36,6 +36,29 @@ type judgeFlags struct {
 	errorsMetric, errorsFailed                                 string
 	window, settle, scrape                                     time.Duration
 	config                                                     verdict.Config
+	// quantilesSet: --quantiles was given, so the table shows them
+	// instead of the reference output's p99 and p99.9.
+	quantilesSet bool
+}
+
+// durationFlag is a duration flag that reads Go's form (90m, 168h) and
+// Prometheus's (7d, 1w).
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil || *f.d == 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := engine.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration such as 60m, 24h or 7d")
+	}
+	*f.d = d
+	return nil
 }
 
 // Environment variables the judge reads credentials from, as CI systems
@@ -66,18 +89,19 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.StringVar(&f.canary, "canary", "", `label matchers of the canary fleet, e.g. {service="checkout",track="canary"} (required)`)
 	fs.StringVar(&f.histogram, "histogram", "auto", "histogram kind: auto (native histograms where a fleet has them, else classic buckets; when only one fleet has native histograms, both are read from classic buckets if it has those too), native or classic")
 	fs.StringVar(&f.source, "source", "auto", "where fleets are read: auto (the rule pack's recorded minute series when they exist, else pods' series), raw (pods' series only) or recorded (fails without a record that is the fleet's at the interval its series are scraped at); minutes not recorded are read raw, so the result is the same")
-	fs.DurationVar(&f.window, "window", time.Duration(f.config.WindowMinutes)*time.Minute, "window length, whole minutes, 1m to 7d (168h)")
+	f.window = time.Duration(f.config.WindowMinutes) * time.Minute
+	fs.Var(durationFlag{&f.window}, "window", "window `length`, whole minutes, 1m to 7d (168h)")
 	fs.StringVar(&f.at, "at", "", "end of the window, RFC 3339, Unix seconds or Unix milliseconds (default: now, less --settle)")
 	fs.StringVar(&f.podLabel, "pod-label", "pod", "label that tells the canary's pods apart: a rollback names the pods that hold the canary's tail, from one more query (empty: do not ask)")
 	fs.StringVar(&f.since, "since", "", "start of the deployment, RFC 3339, Unix seconds or Unix milliseconds (not after now; a deployment none of whose minutes is whole yet holds): earlier minutes (an earlier canary under the same labels) are ignored, and the evidence since it is one sequential test, past the window (up to a day)")
-	fs.DurationVar(&f.rangeDur, "range", 0, "show every minute of this range with the decision of the window ending at it, whole minutes (default: the window)")
+	fs.Var(durationFlag{&f.rangeDur}, "range", "show every minute of this `range` with the decision of the window ending at it, whole minutes, up to 7d (default: the window)")
 	fs.StringVar(&f.config.Rule, "rule", f.config.Rule, "window rule: evidence (pools tail observations over the window, docs/judgement.md) or reference (the chapter's: bad >= --bad-limit rolls back, good >= --good-needed promotes)")
 	fs.Float64Var(&f.config.FalseRollback, "false-rollback", f.config.FalseRollback, "evidence rule: false-rollback budget per deployment (and per day of a canary watched every minute)")
 	fs.Float64Var(&f.config.FalsePromote, "false-promote", f.config.FalsePromote, "evidence rule: budget of promoting a canary that is --rollback-threshold times slower")
 	fs.DurationVar(&f.scrape, "scrape-interval", f.config.ScrapeInterval(), "how often Prometheus scrapes the fleets' histograms, a whole number of seconds that divides a minute (10s, 15s, 20s, 30s, 60s): each minute is read whole, from the last sample before it")
 	fs.DurationVar(&f.settle, "settle", engine.DefaultSettle, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
-	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles shown for both fleets, comma-separated")
+	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles computed for both fleets, comma-separated; given, the table shows them (default: the JSON output has them all, the table p99 and p99.9)")
 	fs.Float64Var(&f.config.VerdictQuantile, "verdict-quantile", f.config.VerdictQuantile, "quantile whose canary/baseline ratio judges a minute")
 	fs.Float64Var(&f.config.PromoteThreshold, "promote-threshold", f.config.PromoteThreshold, "a minute is good when ratio <= this")
 	fs.Float64Var(&f.config.RollbackThreshold, "rollback-threshold", f.config.RollbackThreshold, "a minute is bad when ratio >= this")
@@ -115,6 +139,7 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	} else if err != nil {
 		return fail(stderr, err)
 	}
+	fs.Visit(func(fl *flag.Flag) { f.quantilesSet = f.quantilesSet || fl.Name == "quantiles" })
 	// From here on, nothing printed holds a secret: the URL is redacted
 	// where it is named, and every message is scrubbed of the secrets read.
 	scrub := newScrubber(urlSecrets(f.prometheus)...)
@@ -165,7 +190,11 @@ func judge(args []string, stdout, stderr io.Writer) int {
 		// Written at once, and checked: a table lost to a full disk or
 		// a closed pipe must not leave exit 0 (promote) behind.
 		var table bytes.Buffer
-		printTable(&table, res, byPod)
+		shown := []float64{0.99, 0.999}
+		if f.quantilesSet {
+			shown = res.Config.Quantiles
+		}
+		printTable(&table, res, byPod, shown)
 		if _, err := stdout.Write(table.Bytes()); err != nil {
 			return failScrubbed(stderr, scrub, err)
 		}
@@ -297,7 +326,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	if f.output != "table" && f.output != "json" {
 		return req, nil, fmt.Errorf("--output %q is not table or json", f.output)
 	}
-	if err := selector.ValidMetricName(f.metric); err != nil {
+	if err := prom.ValidHistogramName(f.metric); err != nil {
 		return req, nil, fmt.Errorf("--metric: %w", err)
 	}
 	if f.podLabel != "" {
@@ -371,6 +400,12 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 		}
 		if err := engine.CheckStarted(req.Since, now); err != nil {
 			return req, nil, fmt.Errorf("--since: %w", err)
+		}
+		// After the window a person asked for with --at, a start is a
+		// mistake; the gate holds instead, as for a revision first seen
+		// after the window (docs/integrations.md).
+		if f.at != "" && req.Since.After(req.Window.Last) {
+			return req, nil, fmt.Errorf("--since: %s is after the end of the window asked for with --at (%s): a deployment is judged only over minutes after its start", req.Since.Format(time.RFC3339), req.Window.Last.UTC().Format(time.RFC3339))
 		}
 	}
 	var lbErr *engine.LoadBalancerError
@@ -485,12 +520,26 @@ func failScrubbed(stderr io.Writer, scrub func(string) string, err error) int {
 	return exitError
 }
 
-func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution) {
+// printTable writes the reference output, a row a minute, with the
+// quantiles shown of both fleets (the reference's: p99 and p99.9), then
+// the decision. A range longer than a day names each minute's day too.
+func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution, shown []float64) {
 	cfg := res.Config
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	idx99, idx999 := quantileIndex(cfg, 0.99), quantileIndex(cfg, 0.999)
-	vq := verdict.QuantileLabel(cfg.VerdictQuantile)
-	fmt.Fprintf(tw, "minute\trps_old\trps_new\tp99_old\tp99_new\tp999_old\tp999_new\tratio(%s)\tverdict\tevidence\trecent\tdecision\t\n", vq)
+	var header strings.Builder
+	header.WriteString("minute\trps_old\trps_new\t")
+	idx := make([]int, len(shown))
+	for i, q := range shown {
+		idx[i] = quantileIndex(cfg, q)
+		label := strings.ReplaceAll(verdict.QuantileLabel(q), ".", "")
+		fmt.Fprintf(&header, "%s_old\t%s_new\t", label, label)
+	}
+	fmt.Fprintf(&header, "ratio(%s)\tverdict\tevidence\trecent\tdecision\t\n", verdict.QuantileLabel(cfg.VerdictQuantile))
+	io.WriteString(tw, header.String())
+	minute := "15:04"
+	if n := len(res.Minutes); n > 0 && res.Minutes[n-1].Time.Sub(res.Minutes[0].Time) >= 24*time.Hour {
+		minute = "01-02 15:04"
+	}
 	for _, m := range res.Minutes {
 		v := string(m.Verdict)
 		if m.Verdict == verdict.Bad {
@@ -505,10 +554,11 @@ func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution) {
 		if m.Window.RecentMinutes > 0 && !math.IsInf(m.Window.RecentStatistic, 0) {
 			recent = strconv.FormatFloat(m.Window.RecentStatistic, 'f', 1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Time.Format("15:04"),
-			rps(m.Baseline), rps(m.Canary),
-			ms(m.Baseline, idx99), ms(m.Canary, idx99), ms(m.Baseline, idx999), ms(m.Canary, idx999),
-			ratio(m.Ratio), v, strconv.FormatFloat(m.Window.Statistic, 'f', 1, 64), recent, m.Decision)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t", m.Time.UTC().Format(minute), rps(m.Baseline), rps(m.Canary))
+		for _, i := range idx {
+			fmt.Fprintf(tw, "%s\t%s\t", ms(m.Baseline, i), ms(m.Canary, i))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", ratio(m.Ratio), v, strconv.FormatFloat(m.Window.Statistic, 'f', 1, 64), recent, m.Decision)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -72,6 +72,7 @@ func TestJudgeFlagValidation(t *testing.T) {
 		"metric": {
 			{args: []string{"--metric", "sum(up)"}, want: "--metric"},
 			{args: []string{"--metric", ""}, want: "--metric, --baseline and --canary are required"},
+			{args: []string{"--metric", "http_request_duration_seconds_bucket"}, want: "--metric: give the histogram name without _bucket (http_request_duration_seconds)"},
 			{args: []string{"--metric", "http_request_duration_seconds"}},
 		},
 		"baseline": {
@@ -98,6 +99,8 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--window", "5500m", "--range", "5496m"}},
 			{args: []string{"--window", "90h", "--good-needed", "45"}},
 			{args: []string{"--window", "1m", "--good-needed", "1", "--bad-limit", "1"}},
+			{args: []string{"--window", "8d"}, want: "between 1m and 168h"},
+			{args: []string{"--window", "1d"}},
 		},
 		"at": {
 			{args: []string{"--at", "1e20"}, want: "--at: \"1e20\" is not a time between 2000-01-01T00:00:00Z and " + at(flagNow.Add(futureSlack))},
@@ -117,6 +120,9 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--since", "2001-09-09T01:46:40+25:00"}, want: "--since"},
 			{args: []string{"--since", at(flagNow.Add(time.Hour))}, want: "--since"},
 			{args: []string{"--since", at(flagNow.Add(-30 * time.Minute))}},
+			// A start after the window asked for is a mistake, not a hold.
+			{args: []string{"--since", at(flagNow.Add(-30 * time.Minute)), "--at", at(flagNow.Add(-time.Hour))}, want: "--since: " + at(flagNow.Add(-30*time.Minute)) + " is after the end of the window asked for"},
+			{args: []string{"--since", at(flagNow.Add(-time.Hour)), "--at", at(flagNow.Add(-time.Hour))}},
 		},
 		"range": {
 			{args: []string{"--range", "90s"}, want: "--range"},
@@ -125,6 +131,8 @@ func TestJudgeFlagValidation(t *testing.T) {
 			{args: []string{"--range", "168h", "--window", "168h"}, want: "more than the 11000 points"},
 			{args: []string{"--range", "168h"}},
 			{args: []string{"--range", "3h"}},
+			{args: []string{"--range", "7d"}},
+			{args: []string{"--range", "1w1d"}, want: "--range"},
 		},
 		"rule": {
 			{args: []string{"--rule", "majority"}, want: "rule (--rule)"},

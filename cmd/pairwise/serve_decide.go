@@ -57,7 +57,7 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 		if get("baseline") == "" || get("canary") == "" {
 			return req, errors.New("metric needs baseline and canary label matchers, e.g. canary={service=\"checkout\",track=\"canary\"}")
 		}
-		if err := selector.ValidMetricName(get("metric")); err != nil {
+		if err := prom.ValidHistogramName(get("metric")); err != nil {
 			return req, fmt.Errorf("metric: %w", err)
 		}
 		req.Metric = get("metric")
@@ -93,9 +93,9 @@ func parseDecision(get func(string) string, canaries map[string]rulegen.Queries,
 		cfg = verdict.Default()
 	}
 	if w := get("window"); w != "" {
-		d, err := time.ParseDuration(w)
+		d, err := engine.ParseDuration(w)
 		if err != nil {
-			return req, fmt.Errorf("window %q is not a duration such as 60m", w)
+			return req, fmt.Errorf("window: %w", err)
 		}
 		if err := wholeMinutes("window", d, maxServeWindow); err != nil {
 			return req, err

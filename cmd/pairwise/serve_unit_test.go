@@ -236,6 +236,7 @@ func TestParseDecision(t *testing.T) {
 		{"canary=checkout&since=1e20", "since: "},
 		{"canary=checkout&at=2026-07-01T00:00:00Z", "at: "},
 		{"canary=checkout&since=2026-06-01T12:03:00Z", "since: 2026-06-01T12:03:00Z is after the clock"},
+		{`metric=m_bucket&baseline={a="b"}&canary={a="c"}`, "metric: give the histogram name without _bucket (m)"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.q, func(t *testing.T) {

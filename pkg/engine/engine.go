@@ -248,7 +248,7 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if err := req.Config.Validate(); err != nil {
 		return nil, 0, err
 	}
-	if err := selector.ValidMetricName(req.Metric); err != nil {
+	if err := prom.ValidHistogramName(req.Metric); err != nil {
 		return nil, 0, err
 	}
 	if err := selector.Apart(req.Baseline, req.Canary); err != nil {

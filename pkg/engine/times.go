@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // EarliestTime is the earliest time a user may name (a deployment start, a
@@ -61,4 +63,18 @@ func CheckStarted(since, now time.Time) error {
 		return fmt.Errorf("%s is after the clock (%s): a deployment that has not started cannot be judged", since.UTC().Format(time.RFC3339), now.UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	return nil
+}
+
+// ParseDuration reads a duration as Go writes it (90m, 1h30m) or as
+// Prometheus does (7d, 1w, 1d12h): users of both type either.
+func ParseDuration(text string) (time.Duration, error) {
+	text = strings.TrimSpace(text)
+	if d, err := time.ParseDuration(text); err == nil {
+		return d, nil
+	}
+	d, err := model.ParseDuration(text)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 60m, 90m, 24h or 7d", text)
+	}
+	return time.Duration(d), nil
 }

@@ -43,3 +43,25 @@ func TestParseTime(t *testing.T) {
 		t.Errorf("CheckStarted at the clock: %v", err)
 	}
 }
+
+// Durations as Go and Prometheus write them, for --window, --range and the
+// gate's window=.
+func TestParseDuration(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want time.Duration
+	}{
+		{"60m", time.Hour}, {"1h30m", 90 * time.Minute}, {" 168h ", 168 * time.Hour},
+		{"7d", 7 * 24 * time.Hour}, {"1w", 7 * 24 * time.Hour}, {"1d12h", 36 * time.Hour},
+		{"-5m", -5 * time.Minute}, // Go's form; the callers' ranges refuse it
+	} {
+		if got, err := ParseDuration(tt.text); err != nil || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tt.text, got, err, tt.want)
+		}
+	}
+	for _, text := range []string{"", "7", "seven days", "1.5d", "d"} {
+		if got, err := ParseDuration(text); err == nil || !strings.Contains(err.Error(), "not a duration such as") {
+			t.Errorf("ParseDuration(%q) = %v, %v; want an error", text, got, err)
+		}
+	}
+}

@@ -133,7 +133,7 @@ func parseQuery(raw json.RawMessage, queryType string, from, to time.Time, defau
 	if m.Metric == "" {
 		return nil, bad("metric", "choose the histogram metric to analyse")
 	}
-	if err := selector.ValidMetricName(m.Metric); err != nil {
+	if err := prom.ValidHistogramName(m.Metric); err != nil {
 		return nil, bad("metric", "%v", err)
 	}
 	var err error

@@ -16,7 +16,7 @@ func nativeSeries(m *matrixData, groupLabel string) (map[string]Series, error) {
 	out := map[string]Series{}
 	for _, s := range m.Result {
 		if len(s.Values) > 0 && len(s.Histograms) == 0 {
-			return nil, fmt.Errorf("%w: the metric has float samples, not native histograms; choose the classic kind", ErrNotFound)
+			return nil, fmt.Errorf("%w: the metric has float samples, not native histograms: read a classic histogram with the classic kind, by its name without _bucket; a counter or a gauge is not a latency histogram", ErrNotFound)
 		}
 		key := s.Metric[groupLabel]
 		series := out[key]

@@ -87,6 +87,19 @@ func (c *Client) FleetRequests(ctx context.Context, metric string, sel, failed s
 	return out, nil
 }
 
+// ValidHistogramName checks the name of a latency histogram as the judge,
+// the gate, the data source and the rule pack take it: a metric name
+// without the classic series' _bucket suffix, which Pairwise adds itself.
+func ValidHistogramName(metric string) error {
+	if err := selector.ValidMetricName(metric); err != nil {
+		return err
+	}
+	if base, ok := strings.CutSuffix(metric, "_bucket"); ok {
+		return fmt.Errorf("give the histogram name without _bucket (%s), not %q", base, metric)
+	}
+	return nil
+}
+
 // ValidCounterName checks the name of a request counter: a metric name,
 // not a classic histogram's _bucket series (each request would count once
 // per bucket at or above its latency; its _count series is the counter).

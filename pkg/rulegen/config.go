@@ -223,11 +223,8 @@ func (g Generic) resolve() (*resolvedGeneric, error) {
 	if !canaryName.MatchString(g.Name) {
 		return nil, fmt.Errorf("name: %q must start with a letter or digit and hold only letters, digits, '_', '.' and '-'", g.Name)
 	}
-	if err := selector.ValidMetricName(g.Metric); err != nil {
+	if err := prom.ValidHistogramName(g.Metric); err != nil {
 		return nil, fmt.Errorf("metric: %w", err)
-	}
-	if strings.HasSuffix(g.Metric, "_bucket") {
-		return nil, fmt.Errorf("metric: give the histogram name without _bucket, not %q", g.Metric)
 	}
 	switch prom.Kind(g.Histogram) {
 	case prom.Native, prom.Classic:
@@ -402,11 +399,8 @@ func (c Canary) resolve(defaults verdict.Config, generic map[string]*resolvedGen
 		}
 		c = r.Canary
 	}
-	if err := selector.ValidMetricName(c.Metric); err != nil {
+	if err := prom.ValidHistogramName(c.Metric); err != nil {
 		return r, fmt.Errorf("metric: %w", err)
-	}
-	if strings.HasSuffix(c.Metric, "_bucket") {
-		return r, fmt.Errorf("metric: give the histogram name without _bucket, not %q", c.Metric)
 	}
 	var err error
 	if r.baseline, err = parseFleet(c.Baseline); err != nil {
