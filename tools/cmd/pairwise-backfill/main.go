@@ -12,7 +12,10 @@
 // evaluation time, each rule reading everything recorded before it (the
 // earlier rules of this evaluation, and earlier evaluations of every group),
 // native histograms included. Alerting rules write their ALERTS and
-// ALERTS_FOR_STATE series as Prometheus does; no notification is sent.
+// ALERTS_FOR_STATE series as Prometheus does; no notification is sent. No
+// alert state is restored from an earlier run: every alert is inactive at
+// --start, so one already active before it counts its for: again from
+// there.
 //
 // Evaluation times are Prometheus's: each group's interval (its own
 // interval, else --interval) at the offset Prometheus derives from the
@@ -260,6 +263,19 @@ func backfill(ctx context.Context, o options, stderr io.Writer) (summary, error)
 	loaded, errs := manager.LoadGroups(o.interval, labels.EmptyLabels(), "", nil, false, o.ruleFiles...)
 	if len(errs) > 0 {
 		return summary{}, fmt.Errorf("load rules: %w", errors.Join(errs...))
+	}
+	// An alerting rule writes its ALERTS and ALERTS_FOR_STATE samples only
+	// once it is marked restored (rules.AlertingRule.Eval). A Prometheus
+	// marks it so when the group's first run has restored the `for` state of
+	// its alerts from ALERTS_FOR_STATE; Group.Eval, called here, never does.
+	// The backfill starts with no alert active, which is what a restored
+	// rule with no state holds.
+	for _, g := range loaded {
+		for _, r := range g.Rules() {
+			if a, ok := r.(*rules.AlertingRule); ok {
+				a.SetRestored(true)
+			}
+		}
 	}
 	evals, err := schedule(loaded, o)
 	if err != nil {

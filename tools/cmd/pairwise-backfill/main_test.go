@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/tsdb/fileutil"
@@ -505,5 +508,168 @@ func TestSignalStopsTheRunCleanly(t *testing.T) {
 	}
 	if diff := changes(before, snapshot(t, dir)); len(diff) > 0 {
 		t.Errorf("the data directory changed:\n%s", strings.Join(diff, "\n"))
+	}
+}
+
+// The generated rule pack over pairwise-gen's regression: the rollback
+// alert's ALERTS and ALERTS_FOR_STATE series are written, firing at every
+// evaluation whose recorded decision is 2 (the alert has no for:, and the
+// canary reports throughout), and only there or within its keep_firing_for
+// (10m) after one. The dashboard's rollback annotation selects them.
+// Unrestored, as Group.Eval leaves freshly loaded alerting rules, they
+// wrote neither series.
+func TestBackfillWritesTheRollbackAlert(t *testing.T) {
+	gen := filepath.Join(t.TempDir(), "pairwise-gen")
+	if b, err := exec.Command("go", "build", "-o", gen, "../pairwise-gen").CombinedOutput(); err != nil {
+		t.Fatalf("go build ../pairwise-gen: %v\n%s", err, b)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	// The canary twice as slow from minute 15: the decision holds, then
+	// rolls back.
+	if b, err := exec.Command(gen, "--out", dir, "--quiet", "--scenario", "regression", "--pods", "2", "--minutes", "40",
+		"--start", start.Format(time.RFC3339), "--regression-factor", "2", "--regression-start-minute", "15").CombinedOutput(); err != nil {
+		t.Fatalf("pairwise-gen: %v\n%s", err, b)
+	}
+	from, to := start.Add(2*time.Minute), start.Add(40*time.Minute-time.Nanosecond)
+	if err := run(context.Background(), []string{"--tsdb", dir, "--rules", "../../../rules/pairwise.rules.yml", "--quiet",
+		"--start", from.Format(time.RFC3339Nano), "--end", to.Format(time.RFC3339Nano)}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := tsdb.OpenDBReadOnly(dir, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	type sample struct {
+		t int64
+		v float64
+	}
+	// read returns the samples of every series the matchers select, by
+	// canary, stale markers left out.
+	read := func(ms ...*labels.Matcher) map[string][]sample {
+		t.Helper()
+		byCanary := map[string][]sample{}
+		ss := q.Select(context.Background(), true, nil, ms...)
+		for ss.Next() {
+			c := ss.At().Labels().Get("canary")
+			if _, ok := byCanary[c]; ok {
+				t.Fatalf("more than one series of canary %q for %v: %s", c, ms, ss.At().Labels())
+			}
+			byCanary[c] = nil
+			it := ss.At().Iterator(nil)
+			for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
+				if vt != chunkenc.ValFloat {
+					t.Fatalf("%s: a %s sample, want floats", ss.At().Labels(), vt)
+				}
+				ts, v := it.At()
+				if !value.IsStaleNaN(v) {
+					byCanary[c] = append(byCanary[c], sample{ts, v})
+				}
+			}
+		}
+		if err := ss.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return byCanary
+	}
+	rollback := labels.MustNewMatcher(labels.MatchEqual, "alertname", "PairwiseCanaryRollback")
+	decisions := read(labels.MustNewMatcher(labels.MatchEqual, "__name__", "canary:http_request_duration_seconds:decision_60m"))
+	alerts := read(labels.MustNewMatcher(labels.MatchEqual, "__name__", "ALERTS"), rollback,
+		labels.MustNewMatcher(labels.MatchEqual, "alertstate", "firing"))
+	forState := read(labels.MustNewMatcher(labels.MatchEqual, "__name__", "ALERTS_FOR_STATE"), rollback)
+
+	// The dashboard's annotation of the rollback alert.
+	var dash struct {
+		Annotations struct {
+			List []struct{ Name, Expr string }
+		}
+	}
+	b, err := os.ReadFile("../../../dashboards/canary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	var annotation string
+	for _, a := range dash.Annotations.List {
+		if strings.Contains(a.Expr, "PairwiseCanaryRollback") {
+			annotation = a.Expr
+		}
+	}
+	if annotation == "" {
+		t.Fatal("dashboards/canary.json: no annotation reading the PairwiseCanaryRollback alert")
+	}
+
+	const keepFiringFor = 10 * time.Minute
+	if len(decisions) != 2 {
+		t.Fatalf("decisions of %d canaries, want the pack's 2 (native and classic)", len(decisions))
+	}
+	for canary, ds := range decisions {
+		var rollbacks, holds int
+		firing := map[int64]bool{}
+		for _, s := range alerts[canary] {
+			firing[s.t] = true
+		}
+		var lastRollback int64
+		rolledBack := false
+		for _, d := range ds {
+			at := time.UnixMilli(d.t).UTC().Format(time.RFC3339)
+			switch {
+			case d.v == 2:
+				rollbacks++
+				lastRollback, rolledBack = d.t, true
+				if !firing[d.t] {
+					t.Errorf("%s at %s: decision 2 (rollback), no firing ALERTS sample", canary, at)
+				}
+			case firing[d.t] && (!rolledBack || d.t-lastRollback > keepFiringFor.Milliseconds()):
+				t.Errorf("%s at %s: decision %v, not within %s after a rollback decision, yet ALERTS fires", canary, at, d.v, keepFiringFor)
+			default:
+				holds++
+			}
+			delete(firing, d.t)
+		}
+		if rollbacks == 0 || holds == 0 {
+			t.Errorf("%s: %d rollback and %d other decisions, want both (the data do not exercise the alert)", canary, rollbacks, holds)
+		}
+		for ts := range firing {
+			t.Errorf("%s: a firing ALERTS sample at %s, where no decision is recorded", canary, time.UnixMilli(ts).UTC().Format(time.RFC3339))
+		}
+		// ALERTS_FOR_STATE: a sample with each ALERTS one, holding when
+		// the alert became active (the first of its run of evaluations a
+		// minute apart), in seconds.
+		fs := forState[canary]
+		if len(fs) != len(alerts[canary]) {
+			t.Errorf("%s: %d ALERTS_FOR_STATE samples, want one per firing ALERTS sample (%d)", canary, len(fs), len(alerts[canary]))
+		} else {
+			var active int64
+			for i, s := range fs {
+				if s.t != alerts[canary][i].t {
+					t.Errorf("%s: ALERTS_FOR_STATE sample %d at %d, ALERTS at %d", canary, i, s.t, alerts[canary][i].t)
+					break
+				}
+				if i == 0 || s.t-fs[i-1].t > time.Minute.Milliseconds() {
+					active = s.t / 1000
+				}
+				if s.v != float64(active) {
+					t.Errorf("%s at %s: ALERTS_FOR_STATE %v, want %d (the run's first evaluation)", canary, time.UnixMilli(s.t).UTC().Format(time.RFC3339), s.v, active)
+				}
+			}
+		}
+		// The annotation, its $canary set, selects the firing series.
+		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector(strings.ReplaceAll(annotation, "$canary", canary))
+		if err != nil {
+			t.Fatalf("the dashboard's annotation %q: %v", annotation, err)
+		}
+		if got := read(ms...)[canary]; !slices.Equal(got, alerts[canary]) {
+			t.Errorf("%s: the dashboard's annotation %s selects %d samples, want the %d firing ALERTS samples", canary, annotation, len(got), len(alerts[canary]))
+		}
 	}
 }
