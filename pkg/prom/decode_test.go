@@ -291,3 +291,22 @@ func TestExactDecimalIsStrconv(t *testing.T) {
 		t.Fatalf("the fast path took %d of %d texts", fast, len(texts))
 	}
 }
+
+// The histogram's name as the judge, the gate, the data source and the rule
+// pack take it: without _bucket, which a user copying a classic series'
+// name brings along.
+func TestValidHistogramName(t *testing.T) {
+	for _, tt := range []struct{ name, err string }{
+		{"http_request_duration_seconds", ""},
+		{"http.server.request.duration", ""},
+		{"bucket_fill_seconds", ""},
+		{"http_request_duration_seconds_bucket", `give the histogram name without _bucket (http_request_duration_seconds), not "http_request_duration_seconds_bucket"`},
+		{"sum(up)", "invalid metric name"},
+		{"", "invalid metric name"},
+	} {
+		err := ValidHistogramName(tt.name)
+		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("ValidHistogramName(%q) = %v, want %q", tt.name, err, tt.err)
+		}
+	}
+}
