@@ -490,7 +490,11 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 func explain(url string, timeout time.Duration, creds prom.Credentials, err error) error {
 	switch {
 	case errors.Is(err, prom.ErrOverloaded):
-		return fmt.Errorf("Prometheus at %s is overloaded or rate-limiting and asked to retry later: try again later, or raise --timeout so its Retry-After fits (%v)", url, err)
+		advice := "try again later"
+		if errors.Is(err, prom.ErrRetryPastDeadline) {
+			advice += ", or raise --timeout so its Retry-After fits"
+		}
+		return fmt.Errorf("Prometheus at %s is overloaded or rate-limiting and asked to retry later: %s (%v)", url, advice, err)
 	case errors.Is(err, prom.ErrServer):
 		return fmt.Errorf("Prometheus at %s answered with a server error: it is reachable, but failed the query; see its log (%v)", url, err)
 	case errors.Is(err, prom.ErrUnavailable):

@@ -58,6 +58,10 @@ var (
 	// with Retry-After) and the wait did not fit within the query's deadline,
 	// or the retries ran out. It wraps ErrUnavailable.
 	ErrOverloaded error = &subError{"prometheus asked to retry later", ErrUnavailable}
+	// ErrRetryPastDeadline: the wait Prometheus asked for did not fit
+	// within the query's deadline (a longer timeout would have waited). It
+	// wraps ErrOverloaded.
+	ErrRetryPastDeadline error = &subError{"prometheus asked to retry later", ErrOverloaded}
 )
 
 // subError is a sentinel that is also its parent for errors.Is.

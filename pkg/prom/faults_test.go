@@ -68,7 +68,7 @@ func TestHTTPFaults(t *testing.T) {
 		{name: "Retry-After beyond the deadline fails at once, saying so",
 			faults:   []testenv.Fault{{Status: 503, Header: map[string]string{"Retry-After": "120"}}},
 			timeout:  3 * time.Second,
-			want:     ErrOverloaded,
+			want:     ErrRetryPastDeadline,
 			contains: []string{"Retry-After 120", "beyond the", "left of the query's deadline"},
 			requests: 1, maxTime: time.Second},
 		{name: "retries are bounded",

@@ -200,7 +200,7 @@ func (c *Client) do(ctx context.Context, build func(context.Context) (*http.Requ
 		}
 		if deadline, ok := ctx.Deadline(); ok {
 			if left := time.Until(deadline); later.Wait >= left {
-				return fmt.Errorf("%w: %v, beyond the %s left of the query's deadline", ErrOverloaded, later, left.Round(time.Millisecond))
+				return fmt.Errorf("%w: %v, beyond the %s left of the query's deadline", ErrRetryPastDeadline, later, left.Round(time.Millisecond))
 			}
 		} else if later.Wait > MaxRetryWait {
 			return fmt.Errorf("%w: %v, longer than the %s this client waits", ErrOverloaded, later, MaxRetryWait)
