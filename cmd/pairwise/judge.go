@@ -41,6 +41,13 @@ type judgeFlags struct {
 	quantilesSet bool
 }
 
+// ruleOnlyFlags names the window rule each of these flags applies to: given
+// with the other rule, it is ignored, and the judge says so.
+var ruleOnlyFlags = map[string]string{
+	"false-rollback": verdict.RuleEvidence, "min-rollback-minutes": verdict.RuleEvidence,
+	"good-needed": verdict.RuleReference, "bad-limit": verdict.RuleReference,
+}
+
 // durationFlag is a duration flag that reads Go's form (90m, 168h) and
 // Prometheus's (7d, 1w).
 type durationFlag struct{ d *time.Duration }
@@ -101,7 +108,7 @@ func newJudgeFlags(stderr io.Writer) (*flag.FlagSet, *judgeFlags) {
 	fs.DurationVar(&f.scrape, "scrape-interval", f.config.ScrapeInterval(), "how often Prometheus scrapes the fleets' histograms, a whole number of seconds that divides a minute (10s, 15s, 20s, 30s, 60s): each minute is read whole, from the last sample before it")
 	fs.DurationVar(&f.settle, "settle", engine.DefaultSettle, "with the default --at, how long a minute must be over before it is judged (the last scrape must land), 0 to 1h")
 	fs.StringVar(&f.output, "output", "table", "output format: table or json")
-	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles computed for both fleets, comma-separated; given, the table shows them (default: the JSON output has them all, the table p99 and p99.9)")
+	fs.StringVar(&f.quantiles, "quantiles", joinFloats(f.config.Quantiles), "quantiles computed for both fleets, comma-separated, with --verdict-quantile; given, the table shows them all (by default the JSON output has them all, the table the verdict quantile and the next: p99 and p99.9)")
 	fs.Float64Var(&f.config.VerdictQuantile, "verdict-quantile", f.config.VerdictQuantile, "quantile whose canary/baseline ratio judges a minute")
 	fs.Float64Var(&f.config.PromoteThreshold, "promote-threshold", f.config.PromoteThreshold, "a minute is good when ratio <= this")
 	fs.Float64Var(&f.config.RollbackThreshold, "rollback-threshold", f.config.RollbackThreshold, "a minute is bad when ratio >= this")
@@ -139,7 +146,13 @@ func judge(args []string, stdout, stderr io.Writer) int {
 	} else if err != nil {
 		return fail(stderr, err)
 	}
-	fs.Visit(func(fl *flag.Flag) { f.quantilesSet = f.quantilesSet || fl.Name == "quantiles" })
+	var ignored []string
+	fs.Visit(func(fl *flag.Flag) {
+		f.quantilesSet = f.quantilesSet || fl.Name == "quantiles"
+		if rule, ok := ruleOnlyFlags[fl.Name]; ok && rule != f.config.Rule {
+			ignored = append(ignored, fmt.Sprintf("pairwise: warning: --%s applies to the %s rule only; the %s rule ignores it", fl.Name, rule, f.config.Rule))
+		}
+	})
 	// From here on, nothing printed holds a secret: the URL is redacted
 	// where it is named, and every message is scrubbed of the secrets read.
 	scrub := newScrubber(urlSecrets(f.prometheus)...)
@@ -157,6 +170,9 @@ func judge(args []string, stdout, stderr io.Writer) int {
 		return failScrubbed(stderr, scrub, err)
 	}
 	client.Credentials = mergeCredentials(client.Credentials, creds)
+	for _, w := range ignored {
+		fmt.Fprintln(stderr, w)
+	}
 	f.warnURLCredential(stderr, scrub)
 	if over := now.Add(-engine.DefaultSettle).Truncate(time.Minute); f.at != "" && req.Window.Last.After(over) {
 		// --at ahead of the clock (the demo judges backfilled minutes up
@@ -190,9 +206,15 @@ func judge(args []string, stdout, stderr io.Writer) int {
 		// Written at once, and checked: a table lost to a full disk or
 		// a closed pipe must not leave exit 0 (promote) behind.
 		var table bytes.Buffer
-		shown := []float64{0.99, 0.999}
-		if f.quantilesSet {
-			shown = res.Config.Quantiles
+		// The reference output's columns: the verdict quantile and the
+		// next one computed (p99 and p99.9 by default), or those asked for.
+		shown := res.Config.Quantiles
+		if !f.quantilesSet {
+			vq := res.Config.VerdictQuantile
+			shown = []float64{vq}
+			if i := slices.IndexFunc(res.Config.Quantiles, func(q float64) bool { return q > vq }); i >= 0 {
+				shown = append(shown, res.Config.Quantiles[i])
+			}
 		}
 		printTable(&table, res, byPod, shown)
 		if _, err := stdout.Write(table.Bytes()); err != nil {
@@ -368,6 +390,7 @@ func (f *judgeFlags) request(now time.Time) (engine.Request, *prom.Client, error
 	if err := cfg.Validate(); err != nil {
 		return req, nil, namedConfigError(err)
 	}
+	cfg = cfg.ShowingVerdictQuantile()
 	at, settle := now, f.settle
 	if f.at != "" {
 		if at, err = parseTime(f.at, now); err != nil {
@@ -526,7 +549,7 @@ func failScrubbed(stderr io.Writer, scrub func(string) string, err error) int {
 
 // printTable writes the reference output, a row a minute, with the
 // quantiles shown of both fleets (the reference's: p99 and p99.9), then
-// the decision. A range longer than a day names each minute's day too.
+// the decision. Minutes of more than one day (UTC) are named with their day.
 func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution, shown []float64) {
 	cfg := res.Config
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -541,7 +564,7 @@ func printTable(w io.Writer, res *engine.Result, byPod *engine.Attribution, show
 	fmt.Fprintf(&header, "ratio(%s)\tverdict\tevidence\trecent\tdecision\t\n", verdict.QuantileLabel(cfg.VerdictQuantile))
 	io.WriteString(tw, header.String())
 	minute := "15:04"
-	if n := len(res.Minutes); n > 0 && res.Minutes[n-1].Time.Sub(res.Minutes[0].Time) >= 24*time.Hour {
+	if n := len(res.Minutes); n > 0 && !res.Minutes[0].Time.UTC().Truncate(24*time.Hour).Equal(res.Minutes[n-1].Time.UTC().Truncate(24*time.Hour)) {
 		minute = "01-02 15:04"
 	}
 	for _, m := range res.Minutes {

@@ -362,3 +362,45 @@ func TestJudgeTenant(t *testing.T) {
 		t.Errorf("a tenant with a line break: exit %d, %s", code, errOut)
 	}
 }
+
+// TestJudgeTableFollowsTheFlags: the table shows the quantiles --quantiles
+// names (the reference output's p99 and p99.9 otherwise), a range over a
+// day names each minute's day, and a flag the chosen rule ignores is said
+// to be ignored.
+func TestJudgeTableFollowsTheFlags(t *testing.T) {
+	fake := testenv.FakePrometheus(t, testenv.FakeOptions{})
+	for _, tt := range []struct {
+		name    string
+		extra   []string
+		header  string
+		want    []string
+		notWant []string
+	}{
+		{name: "defaults", header: "minute rps_old rps_new p99_old p99_new p999_old p999_new ratio(p99) verdict evidence recent decision", want: []string{" 11:01 "}, notWant: []string{"warning"}},
+		{name: "quantiles given", extra: []string{"--quantiles", "0.5,0.9"}, header: "minute rps_old rps_new p50_old p50_new p90_old p90_new p99_old p99_new ratio(p99) verdict evidence recent decision"},
+		{name: "another verdict quantile", extra: []string{"--verdict-quantile", "0.95"}, header: "minute rps_old rps_new p95_old p95_new p99_old p99_new ratio(p95) verdict evidence recent decision"},
+		{name: "a range over a day", extra: []string{"--window", "10m", "--range", "1d"}, want: []string{" 11-20 12:01 ", " 11-21 12:00 "}},
+		{name: "an evidence flag under the reference rule", extra: []string{"--rule", "reference", "--false-rollback", "0.01"}, want: []string{"pairwise: warning: --false-rollback applies to the evidence rule only; the reference rule ignores it"}},
+		{name: "a reference flag under the evidence rule", extra: []string{"--bad-limit", "3"}, want: []string{"pairwise: warning: --bad-limit applies to the reference rule only; the evidence rule ignores it"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runJudge(fakeArgs(fake.URL, tt.extra...)...)
+			if code > 2 {
+				t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("output lacks %q:\n%.3000s%s", w, out, errOut)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out+errOut, w) {
+					t.Errorf("output has %q:\n%.3000s%s", w, out, errOut)
+				}
+			}
+			if header, _, _ := strings.Cut(out, "\n"); tt.header != "" && strings.Join(strings.Fields(header), " ") != tt.header {
+				t.Errorf("header %q, want %q", header, tt.header)
+			}
+		})
+	}
+}

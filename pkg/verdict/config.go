@@ -273,14 +273,14 @@ func (o Overrides) Apply(c Config) Config {
 			*f.dst = *f.src
 		}
 	}
-	return c.showingVerdictQuantile()
+	return c.ShowingVerdictQuantile()
 }
 
-// showingVerdictQuantile returns c with its verdict quantile among the
+// ShowingVerdictQuantile returns c with its verdict quantile among the
 // quantiles shown, inserted in order when it is not: every minute's
 // figures, the panel's chart of the ratio and the judge's table read the
 // verdict quantile's column.
-func (c Config) showingVerdictQuantile() Config {
+func (c Config) ShowingVerdictQuantile() Config {
 	label := QuantileLabel(c.VerdictQuantile)
 	for _, q := range c.Quantiles {
 		if QuantileLabel(q) == label {
