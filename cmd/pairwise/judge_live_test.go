@@ -77,7 +77,9 @@ func judgeExitCodes(t *testing.T, regression, faster string) {
 		{name: "thresholds from flags", url: regression, at: judgeEnd, extra: []string{"--rule", "reference", "--rollback-threshold", "1.6"}, wantCode: 1, wantLine: "HOLD"},
 		// A canary chosen by pod name that takes the baseline's pods too:
 		// the selectors name different labels, so only the series tell.
-		{name: "fleets that share pods are refused", url: regression, at: judgeEnd, extra: []string{"--canary", `{service="checkout",pod=~"checkout-.+"}`}, wantCode: 3, wantErr: "are selected by both the baseline selector"},
+		// The baseline's 4 pods each expose their histogram in both forms
+		// (native and classic buckets) and count once.
+		{name: "fleets that share pods are refused", url: regression, at: judgeEnd, extra: []string{"--canary", `{service="checkout",pod=~"checkout-.+"}`}, wantCode: 3, wantErr: "4 series of http_request_duration_seconds at 2026-06-01T12:00:00Z are selected by both the baseline selector"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

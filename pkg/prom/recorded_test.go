@@ -2,7 +2,9 @@ package prom
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pairwise-canary/pairwise/internal/testenv"
 	"github.com/pairwise-canary/pairwise/pkg/selector"
@@ -107,8 +112,9 @@ func TestSharedSeriesMinutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One pod's native histogram and its classic +Inf bucket.
-	const want = 2
+	// One pod, whose histogram is written in both forms (a native
+	// histogram and classic buckets): one series.
+	const want = 1
 	for m := r.Start; !m.After(r.End); m = m.Add(time.Minute) {
 		inData := !m.Before(end.Add(-20 * time.Minute)) // its first samples are at 11:40:00
 		if n, ok := shared[m.Unix()]; ok != inData || (inData && n != want) {
@@ -118,6 +124,101 @@ func TestSharedSeriesMinutes(t *testing.T) {
 	apart, err := c.SharedSeries(context.Background(), metric, base, canary, r)
 	if err != nil || len(apart) != 0 {
 		t.Fatalf("fleets apart: %v, %v", apart, err)
+	}
+}
+
+// TestSharedSeriesCountsEachHistogramOnce: in a real Prometheus scraping
+// pods whose histogram is native only, classic only, or in both forms (as
+// client libraries expose it during a move to native histograms, stored
+// with always_scrape_classic_histograms), SharedSeriesQuery counts one
+// series per pod's histogram: a pod in both forms is not counted twice,
+// and two pods are two.
+func TestSharedSeriesCountsEachHistogramOnce(t *testing.T) {
+	const metric = "http_request_duration_seconds"
+	// Each target exposes two pods' histograms, of one form.
+	forms := map[string]prometheus.HistogramOpts{
+		"native":  {NativeHistogramBucketFactor: 1.1},
+		"classic": {Buckets: []float64{0.1, 1}},
+		"both":    {Buckets: []float64{0.1, 1}, NativeHistogramBucketFactor: 1.1},
+	}
+	var jobs strings.Builder
+	for _, form := range slices.Sorted(maps.Keys(forms)) {
+		opts := forms[form]
+		opts.Name, opts.Help = metric, "request latency"
+		opts.ConstLabels = prometheus.Labels{"service": "checkout"}
+		reg := prometheus.NewRegistry()
+		h := prometheus.NewHistogramVec(opts, []string{"pod"})
+		reg.MustRegister(h)
+		for i := range 2 {
+			h.WithLabelValues(fmt.Sprintf("%s-%d", form, i)).Observe(0.05)
+		}
+		srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		t.Cleanup(srv.Close)
+		fmt.Fprintf(&jobs, "  - job_name: %s\n    scrape_native_histograms: %v\n    always_scrape_classic_histograms: %v\n    static_configs:\n      - targets: [%q]\n",
+			form, opts.NativeHistogramBucketFactor > 1, len(opts.Buckets) > 0, strings.TrimPrefix(srv.URL, "http://"))
+	}
+	srv := testenv.Prometheus(t, testenv.PromOptions{Config: "global:\n  scrape_interval: 1s\nscrape_configs:\n" + jobs.String()})
+	// Every target's first scrape is in.
+	deadline := time.Now().Add(time.Minute)
+	for len(testenv.Query(t, srv.URL, "up == 1", time.Time{})) < len(forms) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the targets were not scraped within a minute")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The forms stored are those meant: a native series for the native
+	// and both pods, a +Inf bucket for the classic and both pods.
+	pods := func(query string) []string {
+		var out []string
+		for _, s := range testenv.Query(t, srv.URL, query, time.Time{}) {
+			out = append(out, s.Metric["pod"])
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := pods("histogram_count("+metric+")"), []string{"both-0", "both-1", "native-0", "native-1"}; !slices.Equal(got, want) {
+		t.Fatalf("native histograms of %v, want %v", got, want)
+	}
+	if got, want := pods(metric+`_bucket{le="+Inf"}`), []string{"both-0", "both-1", "classic-0", "classic-1"}; !slices.Equal(got, want) {
+		t.Fatalf("classic +Inf buckets of %v, want %v", got, want)
+	}
+	base, err := selector.Parse(`{service="checkout"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, canary string
+		want         int // 0: no series
+	}{
+		{"native only", `{pod=~"native-.+"}`, 2},
+		{"classic only", `{pod=~"classic-.+"}`, 2},
+		{"both forms", `{pod=~"both-.+"}`, 2},
+		{"one pod in both forms", `{pod="both-0"}`, 1},
+		{"every form", `{pod=~".+"}`, 6},
+		{"none", `{pod="other"}`, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			canary, err := selector.Parse(tt.canary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			query := SharedSeriesQuery(metric, base, canary)
+			res := testenv.Query(t, srv.URL, query, time.Time{})
+			got := 0
+			if len(res) > 1 {
+				t.Fatalf("%s: %d series, not one count", query, len(res))
+			}
+			if len(res) == 1 {
+				v, err := res[0].Float()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = int(v)
+			}
+			if got != tt.want {
+				t.Errorf("%s counts %d, want %d", query, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -356,11 +356,15 @@ const SpanParts = 64
 // select (within Prometheus's lookback): native histograms (read through
 // histogram_count, which Prometheus decodes without their buckets), and
 // classic buckets by their +Inf bucket; nothing when there are none. A
-// series is in both fleets when it matches every matcher of both
-// selectors, so one selector of them all finds it, and reads no series
-// that is in one fleet only. Fleets must not share one: a pod in both
-// fleets puts the same requests on both sides of the comparison. metric
-// must be valid (selector.ValidMetricName).
+// histogram exposed in both forms (client libraries do during a move to
+// native histograms, and Prometheus stores both with
+// always_scrape_classic_histograms) counts once: its +Inf bucket is left
+// out where a native series has the same labels but le (or ignoring(le);
+// or ignores __name__ already). A series is in both fleets when it matches
+// every matcher of both selectors, so one selector of them all finds it,
+// and reads no series that is in one fleet only. Fleets must not share
+// one: a pod in both fleets puts the same requests on both sides of the
+// comparison. metric must be valid (selector.ValidMetricName).
 func SharedSeriesQuery(metric string, a, b selector.Selector) string {
 	both := slices.Clone(a)
 	for _, m := range b {
@@ -368,7 +372,7 @@ func SharedSeriesQuery(metric string, a, b selector.Selector) string {
 			both = append(both, m)
 		}
 	}
-	return "count(histogram_count(" + countedSeries(metric, both, Native) + ") or " + countedSeries(metric, both, Classic) + ")"
+	return "count(histogram_count(" + countedSeries(metric, both, Native) + ") or ignoring(le) " + countedSeries(metric, both, Classic) + ")"
 }
 
 // SharedSeries is SharedSeriesQuery's count at each whole minute of r
