@@ -375,6 +375,19 @@ func analyze(ctx context.Context, src Source, req Request) (res *Result, seen in
 	if sp.warning != "" {
 		res.Warnings = append(res.Warnings, sp.warning)
 	}
+	// One fleet without a sample in all the minutes read holds every
+	// window (fleet-missing), as a canary not started yet should; a
+	// selector with a typo looks the same, so say which one.
+	for i, f := range results[:2] {
+		if len(f.series) == 0 {
+			name, sel := "baseline", req.Baseline
+			if i == 1 {
+				name, sel = "canary", req.Canary
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the %s selector %s selects no histogram samples of %s between %s and %s: unless that fleet is still to start, check its labels",
+				name, sel, req.Metric, sp.judged.First.Format(time.RFC3339), sp.judged.Last.Format(time.RFC3339)))
+		}
+	}
 	for _, f := range results {
 		res.Served = append(res.Served, f.served)
 		if f.warning != "" {

@@ -127,6 +127,9 @@ func TestAnalyze(t *testing.T) {
 				if res.Decision != verdict.Hold || res.Counts.NoData != 10 || len(res.Flags) != 1 || res.Flags[0] != verdict.FlagFleetMissing {
 					t.Fatalf("%s %+v %v", res.Decision, res.Counts, res.Flags)
 				}
+				if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], `the canary selector {track="canary"} selects no histogram samples of m between`) {
+					t.Fatalf("warnings %q", res.Warnings)
+				}
 			}},
 		{name: "no data at all is an error", src: &fleetSource{}, wantErr: "no data in the window"},
 		{name: "one failing fleet fails the analysis and cancels the other",
