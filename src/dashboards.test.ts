@@ -86,4 +86,20 @@ describe('dashboards/canary.json', () => {
       expect(fields.find((f) => f.name === 'pods')!.unit).not.toBe('s');
     }
   });
+
+  it("gives each Pairwise panel's queries one analysis: only their query type differs", () => {
+    // The panel refuses frames of queries that differ (queriesDisagree); the shipped dashboard must not need that.
+    const panels = dashboard.panels.filter((p) => p.type === 'pairwise-canary-panel');
+    expect(panels.length).toBeGreaterThan(0);
+    for (const panel of panels) {
+      const analyses = new Set(
+        (panel.targets ?? []).map((t) => {
+          const { refId: _refId, queryType: _queryType, ...rest } = t as Record<string, unknown>;
+          return JSON.stringify(rest);
+        })
+      );
+      expect(panel.targets?.map((t) => t.queryType)).toEqual(['minutes', 'decision', 'pods']);
+      expect(analyses.size).toBe(1);
+    }
+  });
 });

@@ -16,7 +16,10 @@ export function AppRoot(_props: AppRootProps) {
       </p>
       <ol>
         <li>Add a Pairwise data source pointing at your Prometheus (or Mimir/Thanos) HTTP API.</li>
-        <li>Import the bundled &quot;Pairwise canary&quot; dashboard, or add the Pairwise canary panel to yours.</li>
+        <li>
+          Import the bundled &quot;Pairwise canary&quot; dashboard (Administration &gt; Plugins and data &gt; Plugins
+          &gt; Pairwise, tab Dashboards), or add the Pairwise canary panel to yours.
+        </li>
         <li>Set the metric and the baseline and canary selectors in the query.</li>
       </ol>
       <TextLink href="/connections/datasources/new" inline={false}>

@@ -157,7 +157,7 @@ export interface PairwiseOptions extends DataSourceJsonData {
   httpHeaderName1?: string;
   /** Set by Grafana's Auth component for "Forward OAuth identity", which Pairwise does not offer. */
   oauthPassThru?: boolean;
-  /** Legacy: Pairwise 1.0's URL key, moved to the data source `url` when the settings page opens. */
+  /** Legacy: the URL key of Pairwise's first releases, moved to the data source `url` when the settings page opens. */
   prometheusUrl?: string;
   /** Legacy: moved to `timeout`. */
   timeoutSeconds?: number;

@@ -8,9 +8,14 @@ const LINKS = ['Links'];
 
 export const plugin = new PanelPlugin<PairwisePanelOptions>(PairwisePanel)
   .useFieldConfig({
+    // Only the unit (of the latencies: s, ms, µs or ns) and the decimals are read.
     disableStandardOptions: [
       FieldConfigProperty.Min,
       FieldConfigProperty.Max,
+      FieldConfigProperty.FieldMinMax,
+      FieldConfigProperty.DisplayName,
+      FieldConfigProperty.Actions,
+      FieldConfigProperty.Filterable,
       FieldConfigProperty.Color,
       FieldConfigProperty.Thresholds,
       FieldConfigProperty.Mappings,

@@ -42,7 +42,7 @@ const RULES: Array<SelectableValue<WindowRule>> = [
   {
     label: 'Reference',
     value: 'reference',
-    description: "The chapter's rule: bad minutes roll back, good minutes promote",
+    description: 'Counts minutes: bad minutes (ratio at or above the rollback threshold) roll back, good minutes promote',
   },
 ];
 

@@ -79,6 +79,22 @@ describe('PairwisePanel', () => {
     givePrometheus([{ uid: 'prom-default', isDefault: true }]);
   });
 
+  it('says why there are no minutes: no frames asks for the query, a failed query gives its error', () => {
+    const { rerender } = render(<PairwisePanel {...createProps({}, [])} />);
+    expect(screen.getByText(/check the query's metric and selectors/)).toBeInTheDocument();
+    const failed = createProps({}, []);
+    failed.data = {
+      ...failed.data,
+      state: LoadingState.Error,
+      errors: [{ message: 'Prometheus at http://prometheus:9090 is unreachable', refId: 'minutes' }],
+    };
+    rerender(<PairwisePanel {...failed} />);
+    expect(
+      screen.getByText(/The Pairwise query failed: Prometheus at http:\/\/prometheus:9090 is unreachable/)
+    ).toBeInTheDocument();
+    expect(screen.queryByText(/check the query's metric and selectors/)).not.toBeInTheDocument();
+  });
+
   it('says what to check when there is no data', () => {
     render(<PairwisePanel {...createProps({}, [])} />);
     expect(screen.getByText(/Pairwise needs a minutes frame from the Pairwise data source/)).toBeInTheDocument();

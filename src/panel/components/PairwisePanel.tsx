@@ -46,7 +46,10 @@ export function PairwisePanel({ id, data, options, fieldConfig, width, height, t
   const annotations = useMemo(() => readAnnotations(data.annotations), [data.annotations]);
 
   if (viewModel.status === 'empty') {
-    return <PanelDataErrorView panelId={id} fieldConfig={fieldConfig} data={data} message={viewModel.message} />;
+    // A failed query is why there are no minutes: say so, not "check the selectors".
+    const failed = data.errors?.find((e) => e.message)?.message;
+    const message = failed ? `The Pairwise query failed: ${failed}` : viewModel.message;
+    return <PanelDataErrorView panelId={id} fieldConfig={fieldConfig} data={data} message={message} />;
   }
   if (viewModel.status === 'invalid') {
     return (

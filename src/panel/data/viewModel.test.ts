@@ -198,6 +198,38 @@ describe('buildViewModel', () => {
     );
   });
 
+  it('refuses to show the frames of queries that differ as one analysis', () => {
+    const decision = (custom: object) => ({
+      ...decisionFrame(START, {
+        decision: 'rollback',
+        good: 0,
+        bad: 5,
+        neutral: 0,
+        insufficient: 0,
+        noData: 0,
+        warmup: 0,
+        worstMinute: START,
+        worstRatio: 1.5,
+        reason: 'r',
+      }),
+      meta: { custom },
+    });
+    const minutes = minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }]);
+    // The same analysis (and a decision frame without meta, as older backends wrote it): shown.
+    expect(buildViewModel([minutes, decision(SAMPLE_META)], options).status).toBe('ok');
+    expect(buildViewModel([minutes, decision({})], options).status).toBe('ok');
+    const other = {
+      ...SAMPLE_META,
+      metric: 'rpc_duration_seconds',
+      canarySelector: '{app="checkout",track="canary2"}',
+    };
+    expect(buildViewModel([minutes, decision(other)], options)).toEqual({
+      status: 'invalid',
+      message:
+        "The decision query and the minutes query differ in their metric, canary selector: the panel would show two analyses as one. Give the panel's queries the same settings; only their query type differs.",
+    });
+  });
+
   it("names flags the frame's meta does not by the contract's texts, and unknown ones by their code", () => {
     const frames = (reason: string) => [
       minutesFrame(START, [{ ratio: 1, verdict: 'neutral' }]),

@@ -530,6 +530,38 @@ function readPods(frame: DataFrame | undefined): Map<number, PodSpread[]> {
   return byTime;
 }
 
+/** What makes frames one analysis's: the panel's queries are edited one by one, and frames of queries that differ in these must not be shown as one canary. */
+const SAME_ANALYSIS: Array<[key: string, label: string]> = [
+  ['metric', 'metric'],
+  ['baselineSelector', 'baseline selector'],
+  ['canarySelector', 'canary selector'],
+  ['since', 'deployment start'],
+  ['settings', 'verdict settings'],
+];
+
+/** Says how the decision or pods frame's query differs from the minutes frame's, or null when they are one analysis's. */
+export function queriesDisagree(
+  minutes: DataFrame,
+  others: Partial<Record<'decision' | 'pods', DataFrame>>
+): string | null {
+  const custom = (frame: DataFrame) => (frame.meta?.custom ?? {}) as Record<string, unknown>;
+  const ours = custom(minutes);
+  for (const kind of ['decision', 'pods'] as const) {
+    const frame = others[kind];
+    if (!frame) {
+      continue;
+    }
+    const theirs = custom(frame);
+    const differ = SAME_ANALYSIS.filter(
+      ([key]) => key in theirs && key in ours && JSON.stringify(theirs[key]) !== JSON.stringify(ours[key])
+    ).map(([, label]) => label);
+    if (differ.length > 0) {
+      return `The ${kind} query and the minutes query differ in their ${differ.join(', ')}: the panel would show two analyses as one. Give the panel's queries the same settings; only their query type differs.`;
+    }
+  }
+  return null;
+}
+
 /** Builds the whole panel's view model from the frames, once. Computes no verdicts. */
 export function buildViewModel(series: DataFrame[] | undefined, options: ViewModelOptions): ViewModel {
   const frames = findFrames(series ?? []);
@@ -546,6 +578,10 @@ export function buildViewModel(series: DataFrame[] | undefined, options: ViewMod
       status: 'invalid',
       message: `The minutes frame is missing the field${missing.length === 1 ? '' : 's'} ${missing.join(', ')}. Pairwise expects the frames of the Pairwise data source.`,
     };
+  }
+  const disagreement = queriesDisagree(minutesFrame, frames);
+  if (disagreement) {
+    return { status: 'invalid', message: disagreement };
   }
 
   const timeZone = options.timeZone ?? 'utc';
