@@ -293,7 +293,8 @@ const NUMBER_MESSAGES: Record<NumberField, string> = {
   quantiles: 'Quantiles are fractions between 0 and 1 (0.99 is p99).',
   verdictQuantile: 'The verdict quantile is a fraction between 0 and 1 (0.99 is p99).',
   promoteThreshold: 'The promote threshold is a positive ratio, e.g. 0.95.',
-  rollbackThreshold: 'The rollback threshold is a ratio above 1 (a heavier tail) and above the promote threshold, e.g. 1.10.',
+  rollbackThreshold:
+    'The rollback threshold is a ratio above 1 (a heavier tail) and above the promote threshold, e.g. 1.10.',
   windowMinutes: `The window is a whole number of minutes from ${limit('windowMinutes').min} to ${limit('windowMinutes').max}.`,
   goodNeeded: 'Good minutes needed must be between 1 and the window length.',
   badLimit: 'The bad-minute limit must be between 1 and the window length.',

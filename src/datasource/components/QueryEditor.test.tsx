@@ -145,7 +145,9 @@ describe('QueryEditor', () => {
 
   it('flags a rollback threshold below the promote threshold', async () => {
     await renderEditor(createProps({ promoteThreshold: 1.2, rollbackThreshold: 1.1 }));
-    expect(screen.getByText(/rollback threshold is a ratio above 1 \(a heavier tail\) and above the promote threshold/)).toBeInTheDocument();
+    expect(
+      screen.getByText(/rollback threshold is a ratio above 1 \(a heavier tail\) and above the promote threshold/)
+    ).toBeInTheDocument();
   });
 
   it('offers the alerting format and its numeric fields', async () => {

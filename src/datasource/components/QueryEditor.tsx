@@ -42,7 +42,8 @@ const RULES: Array<SelectableValue<WindowRule>> = [
   {
     label: 'Reference',
     value: 'reference',
-    description: 'Counts minutes: bad minutes (ratio at or above the rollback threshold) roll back, good minutes promote',
+    description:
+      'Counts minutes: bad minutes (ratio at or above the rollback threshold) roll back, good minutes promote',
   },
 ];
 
