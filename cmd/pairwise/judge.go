@@ -530,6 +530,8 @@ func explain(url string, timeout time.Duration, creds prom.Credentials, err erro
 		return fmt.Errorf("Prometheus at %s refused the request: it needs credentials; pass --bearer-token-file (or $%s), or --basic-auth-user with $%s or --basic-auth-password-file (%v)", url, envBearerToken, envBasicAuthPassword, err)
 	case errors.Is(err, prom.ErrAuth):
 		return fmt.Errorf("Prometheus at %s refused the credentials sent (%s): check them (%v)", url, creds, err)
+	case errors.Is(err, prom.ErrMethodRefused):
+		return fmt.Errorf("%s refuses the POST requests the judge queries with (%v)", url, err)
 	case errors.Is(err, prom.ErrNotProm):
 		return fmt.Errorf("%s does not answer like the Prometheus HTTP API; check the URL (%v)", url, err)
 	}

@@ -61,6 +61,8 @@ func TestJudgeHTTPFaults(t *testing.T) {
 			code: 3, want: []string{"overloaded or rate-limiting", "HTTP 429 Too Many Requests without Retry-After"}, notWant: []string{"raise --timeout"}},
 		{name: "Retry-After within the deadline, retries run out", fault: &testenv.Fault{Status: 503, Header: map[string]string{"Retry-After": "0"}},
 			code: 3, want: []string{"overloaded or rate-limiting", "try again later", "still after 3 retries"}, notWant: []string{"raise --timeout"}},
+		{name: "405: a proxy that refuses POST", fault: &testenv.Fault{Status: 405, Body: "method not allowed"},
+			code: 3, want: []string{"refuses the POST requests the judge queries with", "HTTP 405 Method Not Allowed to a POST of /api/v1/query"}, notWant: []string{"check the URL"}},
 		{name: "502 from a proxy", fault: &testenv.Fault{Status: 502, Body: "bad gateway"},
 			code: 3, want: []string{"cannot reach Prometheus", "HTTP 502 Bad Gateway"}},
 		{name: "a hang", fault: &testenv.Fault{Hang: true}, extra: []string{"--timeout", "1s"},

@@ -489,6 +489,8 @@ func errorResponse(err error) backend.DataResponse {
 		return down(backend.StatusTimeout, "Prometheus did not answer in time: shorten the range or raise the timeout on the data source's settings page ("+err.Error()+")")
 	case errors.Is(err, prom.ErrAuth):
 		return down(backend.StatusBadGateway, "Prometheus refused the credentials: check Authentication on the data source's settings page ("+err.Error()+")")
+	case errors.Is(err, prom.ErrMethodRefused):
+		return down(backend.StatusBadGateway, "The URL refuses the POST requests Pairwise queries with: allow POST to the query API on the proxy before Prometheus ("+err.Error()+")")
 	case errors.Is(err, prom.ErrNotProm):
 		return down(backend.StatusBadGateway, "The URL does not serve the Prometheus HTTP API: point Connection > URL at the query endpoint (for Mimir, the /prometheus prefix) ("+err.Error()+")")
 	case errors.Is(err, prom.ErrUnavailable):
@@ -510,6 +512,11 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: d.scrubbed(d.configErr)}, nil
 	}
 	version, err := d.client.BuildInfo(ctx)
+	if err == nil {
+		// The queries are POSTs, which a proxy that lets buildinfo's GET
+		// through may still refuse.
+		err = d.client.QueryProbe(ctx)
+	}
 	if err != nil {
 		var msg string
 		switch {
@@ -517,6 +524,10 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 			msg = "Grafana's deadline for the health check passed before Prometheus answered (the limit is Grafana's, not the timeout under Additional settings): check Connection > URL and the network."
 		case errors.Is(err, prom.ErrAuth):
 			msg = "Prometheus refused the credentials (401/403): check Authentication (basic auth user and password, or the bearer token) and the custom headers on the settings page."
+		case errors.Is(err, prom.ErrBadQuery):
+			msg = "Prometheus at " + prom.RedactURL(d.client.BaseURL) + " is reachable but refused the smallest query (vector(1)): check that Connection > URL is the query endpoint and the server's limits."
+		case errors.Is(err, prom.ErrMethodRefused):
+			msg = "The URL answers, but refuses the POST requests Pairwise queries with (HTTP 405): allow POST to /api/v1/query_range and /api/v1/query on the proxy before Prometheus."
 		case errors.Is(err, prom.ErrNotProm):
 			msg = "The URL answers, but not with the Prometheus HTTP API: set Connection > URL to the query endpoint (for Mimir, the /prometheus prefix; for Thanos, the querier)."
 		case errors.Is(err, prom.ErrTimeout):

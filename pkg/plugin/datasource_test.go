@@ -440,6 +440,15 @@ func TestHealthSaysPrometheusWasReached(t *testing.T) {
 			}
 		}, want: "Grafana's deadline for the health check passed"},
 		{name: "nothing listens", closed: true, handler: func(http.ResponseWriter, *http.Request) {}, want: "Cannot reach Prometheus"},
+		// buildinfo's GET answers, the queries' POSTs are refused: the check must send a query.
+		{name: "a proxy that lets only GET through", handler: func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"status":"success","data":{"version":"3.13.5"}}`)
+		}, want: "refuses the POST requests Pairwise queries with (HTTP 405): allow POST"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)

@@ -47,7 +47,8 @@ func (l recordingLogger) all() string {
 }
 
 // authProxy stands in for the authenticating proxy that usually fronts
-// Prometheus: it wants a bearer token and answers buildinfo.
+// Prometheus: it wants a bearer token and answers buildinfo and the health
+// check's query.
 func authProxy(t *testing.T, token, basicPassword string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, basic := r.BasicAuth()
@@ -58,6 +59,8 @@ func authProxy(t *testing.T, token, basicPassword string) *httptest.Server {
 		switch r.URL.Path {
 		case "/api/v1/status/buildinfo":
 			w.Write([]byte(`{"status":"success","data":{"version":"3.13.5"}}`))
+		case "/api/v1/query_range":
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 		default:
 			w.WriteHeader(http.StatusBadRequest)
 			w.Write([]byte(`{"status":"error","errorType":"bad_data","error":"nothing here"}`))

@@ -62,6 +62,10 @@ var (
 	// within the query's deadline (a longer timeout would have waited). It
 	// wraps ErrOverloaded.
 	ErrRetryPastDeadline error = &subError{"prometheus asked to retry later", ErrOverloaded}
+	// ErrMethodRefused: the server refused the request's method (HTTP 405),
+	// as a proxy that lets only GET through refuses the POSTs every query
+	// is. It wraps ErrNotProm.
+	ErrMethodRefused error = &subError{"the server refused the request's method", ErrNotProm}
 )
 
 // subError is a sentinel that is also its parent for errors.Is.
@@ -308,6 +312,15 @@ func (c *Client) rangeQueryStep(ctx context.Context, query string, start, end ti
 		return nil, fmt.Errorf("%w: range query returned %q, not a matrix", ErrNotProm, data.ResultType)
 	}
 	return &data, nil
+}
+
+// QueryProbe sends the smallest query the way every analysis sends its
+// queries (a POST to /api/v1/query_range): a server can answer BuildInfo's
+// GET and still refuse the queries. CheckHealth uses it.
+func (c *Client) QueryProbe(ctx context.Context) error {
+	now := time.Now().Truncate(time.Minute)
+	_, err := c.rangeQueryStep(ctx, "vector(1)", now, now, time.Minute)
+	return err
 }
 
 // BuildInfo asks Prometheus for its version; CheckHealth uses it.

@@ -289,6 +289,8 @@ func (c *Client) once(httpClient *http.Client, req *http.Request, into any) erro
 	status := statusText(code)
 
 	switch code {
+	case http.StatusMethodNotAllowed:
+		return fmt.Errorf("%w: %s answered %s to a %s of %s: Pairwise sends its queries as POST; allow POST to the query API (a proxy before Prometheus may let only GET through)", ErrMethodRefused, host, status, req.Method, req.URL.Path)
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// The body is not quoted (a login page may echo what was sent),
 		// except Mimir's and Cortex's word for a missing tenant.
