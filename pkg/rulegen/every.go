@@ -113,7 +113,7 @@ func (r resolved) everyRules(runbookBase string) []rule {
 			comment: "evidence rule, every canary by " + by + ": the minute's inputs, each voting quantile's threshold and its bucket bound, each fleet's scrape scale, a series per term (label " + termLabel + ")"},
 		{record: n.counts, expr: r.evidenceCounts(r.minuteEvidence(m, r.recordedInputs())), labels: labels,
 			comment: "evidence rule, every canary by " + by + ": each voting quantile's counts of the minute and the canary's share, a series per term (label " + termLabel + ")"},
-		{record: n.terms, expr: r.terms(recordedRows{r, n.counts}), labels: labels,
+		{record: n.terms, expr: r.terms(lastRows{r, n.counts}), labels: labels,
 			comment: "the minute's evidence, a series per term"},
 	}
 	out = append(out, r.dispersionRules(labels)...)

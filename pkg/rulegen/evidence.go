@@ -563,7 +563,7 @@ func (r resolved) dispersionRules(labels [][2]string) []rule {
 	}
 	n := r.minuteNames()
 	return []rule{
-		{record: n.residuals, expr: r.residuals(recordedRows{r, n.counts}), labels: labels,
+		{record: n.residuals, expr: r.residuals(lastRows{r, n.counts}), labels: labels,
 			comment: "evidence rule: each vote's canary tail count of the minute standardized against identical fleets, (k - fK) / sqrt(f(1-f)K) of its k of the K observations beyond the threshold at share f (label " + quantileLabel + ")"},
 		{record: n.changes, expr: r.changes(), labels: labels,
 			comment: fmt.Sprintf("its squared change from the minute before, at most %s, when both minutes have one; the window's dispersion reads them", fmtBoundary(r.config.ChangeCap()))},

@@ -570,7 +570,7 @@ func (r resolved) minuteRules(m minuteExprs, labels [][2]string) []rule {
 				comment: "evidence rule: the minute's inputs, a series per term (label " + termLabel + "): each voting quantile's threshold (the quantile of both fleets merged) and the bound of the merged histogram's bucket that holds it, each fleet's scrape scale (n/(n+1) x the range's minutes, n its series' mean samples in the minute); the counts below read them"},
 			rule{record: n.counts, expr: r.evidenceCounts(r.minuteEvidence(m, r.recordedInputs())), labels: labels,
 				comment: "evidence rule: each voting quantile's threshold counts of the minute (the fleets' observations beyond it) and the canary's share, a series per term (label " + termLabel + "); absent when the minute carries none"},
-			rule{record: n.terms, expr: r.terms(recordedRows{r, n.counts}), labels: labels,
+			rule{record: n.terms, expr: r.terms(lastRows{r, n.counts}), labels: labels,
 				comment: "evidence rule: the minute's evidence, a series per term (label " + termLabel + "); absent when the minute carries none"})
 		out = append(out, r.dispersionRules(labels)...)
 	}
